@@ -1,0 +1,1 @@
+"""Privacy criteria: classic baselines and worst-case background knowledge."""

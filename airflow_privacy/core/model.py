@@ -1,0 +1,312 @@
+"""The release model: a :class:`ReleaseSpec` and its sufficient statistics, a :class:`Bucketization`.
+
+A *release* is a table of records. Its QI-groups (equivalence classes, or buckets of an
+Anatomy-style release) are the distinct combinations of the *group columns*. Every engine
+works on the bucketization only: for each group ``b`` the count ``n_b(s)`` of every sensitive
+value ``s`` (Martin et al. 2007, section 2.1, notation ``n_b``, ``n_b(s)``). The same
+statistics come from a pandas frame, an Arrow table, or a SQL ``GROUP BY`` pushed down to a
+warehouse (:meth:`Bucketization.from_counts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from airflow_privacy.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class ReleaseSpec:
+    """Which columns of a release mean what.
+
+    ``group_columns`` define the QI-groups (generalized QI columns, or a bucket id);
+    ``quasi_identifiers`` are the columns an adversary can link on (defaults to the group
+    columns); ``sensitive`` is the one sensitive attribute; ``hierarchies`` optionally maps a
+    QI column to the path of its ARX hierarchy file.
+    """
+
+    sensitive: str
+    group_columns: tuple[str, ...]
+    quasi_identifiers: tuple[str, ...] = ()
+    hierarchies: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.sensitive:
+            raise InputError("the sensitive column name is empty")
+        if not self.group_columns:
+            raise InputError("at least one group column is required (--group COL)")
+        object.__setattr__(self, "group_columns", tuple(self.group_columns))
+        object.__setattr__(self, "quasi_identifiers", tuple(self.quasi_identifiers))
+        dupes = sorted({c for c in self.group_columns if self.group_columns.count(c) > 1})
+        if dupes:
+            raise InputError(f"group column {dupes[0]!r} is given more than once")
+        if self.sensitive in self.group_columns:
+            raise InputError(
+                f"column {self.sensitive!r} cannot be both the sensitive column and a group column"
+            )
+
+    @property
+    def qis(self) -> tuple[str, ...]:
+        """The quasi-identifiers: explicit ones, or the group columns."""
+        return self.quasi_identifiers or self.group_columns
+
+    def required_columns(self) -> tuple[str, ...]:
+        """Columns a release table must have for this spec."""
+        return (*self.group_columns, self.sensitive)
+
+
+@dataclass(frozen=True)
+class Bucketization:
+    """Per-group sensitive-value counts: the sufficient statistics of a release.
+
+    ``counts[g, v]`` is ``n_b(s)`` for group ``groups[g]`` and value ``values[v]``. Every
+    group has at least one record. Random-worlds assumption (Martin et al. 2007, section
+    2.2): every assignment of a group's sensitive multiset to its people is equally likely,
+    and groups are independent.
+    """
+
+    group_columns: tuple[str, ...]
+    sensitive: str
+    groups: tuple[tuple[str, ...], ...]
+    values: tuple[str, ...]
+    counts: IntArray
+
+    def __post_init__(self) -> None:
+        counts = np.asarray(self.counts, dtype=np.int64)
+        if counts.ndim != 2:
+            raise InputError("counts must be a 2-D array (groups x sensitive values)")
+        if counts.shape != (len(self.groups), len(self.values)):
+            raise InputError(
+                f"counts has shape {counts.shape}, expected "
+                f"({len(self.groups)} groups, {len(self.values)} values)"
+            )
+        if counts.shape[0] == 0:
+            raise InputError("the release has no records")
+        if (counts < 0).any():
+            raise InputError("counts must be non-negative")
+        empty = np.flatnonzero(counts.sum(axis=1) == 0)
+        if empty.size:
+            raise InputError(f"group {self.groups[int(empty[0])]!r} has no records")
+        counts.setflags(write=False)
+        object.__setattr__(self, "counts", counts)
+
+    # ------------------------------------------------------------------ views
+    @property
+    def n_groups(self) -> int:
+        return int(self.counts.shape[0])
+
+    @property
+    def n_records(self) -> int:
+        return int(self.counts.sum())
+
+    @property
+    def sizes(self) -> IntArray:
+        """``n_b`` for every group."""
+        return self.counts.sum(axis=1)
+
+    def sorted_counts(self) -> IntArray:
+        """Each group's counts in decreasing order: ``n_b(s_b^0) >= n_b(s_b^1) >= ...``."""
+        return -np.sort(-self.counts, axis=1)
+
+    def value_order(self) -> IntArray:
+        """Per group, the value indices in decreasing order of frequency (stable by label)."""
+        return np.argsort(-self.counts, axis=1, kind="stable")
+
+    def group_label(self, g: int) -> str:
+        """Human-readable descriptor of group ``g``: ``age=20-39, sex=*``."""
+        return ", ".join(f"{c}={v}" for c, v in zip(self.group_columns, self.groups[g], strict=True))
+
+    # ------------------------------------------------------------ constructors
+    @classmethod
+    def from_arrow(cls, table: pa.Table, spec: ReleaseSpec) -> Bucketization:
+        """Count a release held as an Arrow table (the fast path used by the CLI)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        _check_columns(table.column_names, spec)
+        if table.num_rows == 0:
+            raise InputError("the release is empty (0 records)")
+        for col in spec.required_columns():
+            nulls = table.column(col).null_count
+            if nulls:
+                raise InputError(
+                    f"column {col!r} has {nulls} missing value(s); fill or drop them first"
+                )
+
+        def encode(col: str) -> tuple[IntArray, list[str]]:
+            arr = table.column(col)
+            if not pa.types.is_string(arr.type) and not pa.types.is_large_string(arr.type):
+                if pa.types.is_dictionary(arr.type):
+                    arr = arr.cast(pa.string())
+                else:
+                    arr = pc.cast(arr, pa.string())
+            enc = pc.dictionary_encode(arr).combine_chunks()
+            idx = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+            return idx, [str(x) for x in enc.dictionary.to_pylist()]
+
+        s_idx, s_labels = encode(spec.sensitive)
+        g_codes: list[IntArray] = []
+        g_labels: list[list[str]] = []
+        for col in spec.group_columns:
+            idx, labels = encode(col)
+            g_codes.append(idx)
+            g_labels.append(labels)
+        group_idx, group_keys = _combine_codes(g_codes, [len(lbl) for lbl in g_labels])
+        groups = tuple(
+            tuple(g_labels[j][int(key[j])] for j in range(len(g_labels))) for key in group_keys
+        )
+        return cls._from_indices(spec, group_idx, len(groups), groups, s_idx, s_labels)
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, spec: ReleaseSpec) -> Bucketization:
+        """Count a release held as a pandas DataFrame."""
+        import pyarrow as pa
+
+        _check_columns([str(c) for c in frame.columns], spec)
+        sub = frame[list(spec.required_columns())]
+        return cls.from_arrow(pa.Table.from_pandas(sub, preserve_index=False), spec)
+
+    @classmethod
+    def from_counts(
+        cls,
+        rows: Iterable[Sequence[Any]],
+        group_columns: Sequence[str],
+        sensitive: str,
+    ) -> Bucketization:
+        """Build from ``(group values..., sensitive value, count)`` rows.
+
+        This is the shape of ``SELECT g1, g2, s, COUNT(*) FROM release GROUP BY g1, g2, s``,
+        so the check can be pushed down to a warehouse and only counts travel.
+        """
+        spec = ReleaseSpec(sensitive=sensitive, group_columns=tuple(group_columns))
+        width = len(spec.group_columns) + 2
+        group_pos: dict[tuple[str, ...], int] = {}
+        value_pos: dict[str, int] = {}
+        cells: dict[tuple[int, int], int] = {}
+        for i, row in enumerate(rows):
+            if len(row) != width:
+                raise InputError(f"count row {i} has {len(row)} fields, expected {width}")
+            *gvals, sval, cnt = row
+            if any(v is None for v in gvals) or sval is None:
+                raise InputError(f"count row {i} has a missing group or sensitive value")
+            try:
+                c = int(cnt)
+            except (TypeError, ValueError):
+                raise InputError(f"count row {i}: count {cnt!r} is not an integer") from None
+            if c < 0 or c != cnt:
+                raise InputError(f"count row {i}: count {cnt!r} is not a non-negative integer")
+            gkey = tuple(str(v) for v in gvals)
+            g = group_pos.setdefault(gkey, len(group_pos))
+            v = value_pos.setdefault(str(sval), len(value_pos))
+            cells[(g, v)] = cells.get((g, v), 0) + c
+        if not cells:
+            raise InputError("the release is empty (no count rows)")
+        counts = np.zeros((len(group_pos), len(value_pos)), dtype=np.int64)
+        for (g, v), c in cells.items():
+            counts[g, v] += c
+        keep = counts.sum(axis=1) > 0
+        groups = tuple(k for k, ok in zip(group_pos, keep, strict=True) if ok)
+        return cls(spec.group_columns, sensitive, groups, tuple(value_pos), counts[keep])
+
+    @classmethod
+    def from_group_counts(
+        cls,
+        counts: Sequence[Sequence[int]] | IntArray,
+        values: Sequence[str] | None = None,
+        sensitive: str = "s",
+    ) -> Bucketization:
+        """Build from a plain matrix of counts (groups named ``0``, ``1``, ...): for tests
+        and for callers that already hold the statistics."""
+        arr = np.asarray(counts, dtype=np.int64)
+        if arr.ndim != 2:
+            raise InputError("counts must be a 2-D array (groups x sensitive values)")
+        labels = tuple(values) if values is not None else tuple(f"v{j}" for j in range(arr.shape[1]))
+        groups = tuple((str(g),) for g in range(arr.shape[0]))
+        return cls(("group",), sensitive, groups, labels, arr)
+
+    @classmethod
+    def _from_indices(
+        cls,
+        spec: ReleaseSpec,
+        group_idx: IntArray,
+        n_groups: int,
+        groups: tuple[tuple[str, ...], ...],
+        s_idx: IntArray,
+        s_labels: list[str],
+    ) -> Bucketization:
+        n_values = len(s_labels)
+        flat = np.bincount(group_idx * n_values + s_idx, minlength=n_groups * n_values)
+        counts = flat.reshape(n_groups, n_values).astype(np.int64)
+        return cls(spec.group_columns, spec.sensitive, groups, tuple(s_labels), counts)
+
+    # ---------------------------------------------------------------- output
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form (JSON-serializable)."""
+        return {
+            "group_columns": list(self.group_columns),
+            "sensitive": self.sensitive,
+            "values": list(self.values),
+            "groups": [
+                {"key": list(key), "counts": [int(c) for c in row]}
+                for key, row in zip(self.groups, self.counts, strict=True)
+            ],
+        }
+
+
+def _check_columns(present: Sequence[str], spec: ReleaseSpec) -> None:
+    have = set(present)
+    for col in spec.group_columns:
+        if col not in have:
+            raise InputError(
+                f"group column {col!r} does not exist (columns: {', '.join(present)})"
+            )
+    if spec.sensitive not in have:
+        raise InputError(
+            f"sensitive column {spec.sensitive!r} does not exist (columns: {', '.join(present)})"
+        )
+
+
+def _combine_codes(codes: list[IntArray], cards: list[int]) -> tuple[IntArray, IntArray]:
+    """Combine per-column dictionary codes into one group index (first-appearance order).
+
+    Returns ``(group index per row, key matrix)`` where row ``g`` of the key matrix holds the
+    per-column codes of group ``g``.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if len(codes) == 1:
+        idx = codes[0]
+        return idx, np.arange(cards[0], dtype=np.int64).reshape(-1, 1)
+    radix_ok = float(np.prod([max(c, 1) for c in cards], dtype=np.float64)) < 2.0**62
+    if radix_ok:
+        combined = np.zeros_like(codes[0])
+        for c, card in zip(codes, cards, strict=True):
+            combined = combined * max(card, 1) + c
+        enc = pc.dictionary_encode(pa.array(combined))
+        group_idx = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        uniq = np.asarray(enc.dictionary.to_numpy(zero_copy_only=False), dtype=np.int64)
+        keys = np.zeros((uniq.size, len(codes)), dtype=np.int64)
+        rest = uniq.copy()
+        for j in range(len(codes) - 1, -1, -1):
+            card = max(cards[j], 1)
+            keys[:, j] = rest % card
+            rest //= card
+        return group_idx, keys
+    stacked = np.stack(codes, axis=1)
+    uniq_rows, first, inverse = np.unique(stacked, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return rank[inverse.reshape(-1)].astype(np.int64), uniq_rows[order]
