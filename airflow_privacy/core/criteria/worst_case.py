@@ -23,8 +23,21 @@ in docs/paper-errata.md. Everything returned is plain data.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from airflow_privacy.core.criteria.result import CriterionResult
+from airflow_privacy.core.model import Bucketization
+from airflow_privacy.errors import InputError
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
 
 Knowledge = Literal["implications", "negations"]
 
@@ -73,3 +86,447 @@ class DisclosureResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """Maximum disclosure for ``k`` pieces of knowledge, both kinds."""
+
+    k: int
+    implications: DisclosureResult
+    negations: DisclosureResult
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------- validation
+def _check_k(k: object, name: str = "k") -> int:
+    if isinstance(k, bool) or not isinstance(k, int | np.integer):
+        raise InputError(f"{name} must be a whole number >= 0, got {k!r}")
+    if k < 0:
+        raise InputError(f"{name} must be >= 0, got {k}")
+    return int(k)
+
+
+def _check_c(c: object) -> float:
+    if isinstance(c, bool) or not isinstance(c, int | float | np.floating | np.integer):
+        raise InputError(f"c must be a number in (0, 1], got {c!r}")
+    cf = float(c)
+    if not (0.0 < cf <= 1.0):
+        raise InputError(f"c must be in (0, 1], got {c}")
+    return cf
+
+
+# --------------------------------------------------------------------- Minimize1 (3.3.1)
+_CHUNK = 16384
+
+
+def _log_minimize1(sizes: IntArray, prefix: IntArray, h_max: int) -> FloatArray:
+    """``log Minimize1(b, 0, h, h)`` for every profile and every budget ``h = 0..h_max``.
+
+    ``prefix[u, j]`` is the sum of the ``j`` largest counts of profile ``u`` (``j = 0..h_max``).
+    Lemma 12: with person profile ``k_0 >= k_1 >= ...`` the minimum probability that every
+    atom is false is ``prod_i (n - i - prefix[k_i]) / (n - i)``. The recursion over persons
+    ``F_i(cap, rem) = min(stop, min_{kappa <= min(cap, rem)} phi(i, kappa) F_{i+1}(kappa, rem - kappa))``
+    is evaluated with the running minimum over ``cap`` (O(1) per state), vectorized over
+    profiles in chunks. ``stop`` (log 1) allows fewer atoms, which never hurts the adversary
+    since Minimize1 is non-increasing in the budget. People are distinct, so ``i < n``.
+    """
+    n_prof = sizes.shape[0]
+    out = np.zeros((n_prof, h_max + 1), dtype=np.float64)
+    if h_max == 0:
+        return out
+    for start in range(0, n_prof, _CHUNK):
+        n = sizes[start : start + _CHUNK].astype(np.float64)
+        pre = prefix[start : start + _CHUNK, 1:].T.astype(np.float64)  # (h_max, U)
+        width = n.shape[0]
+        f_next = np.zeros((h_max + 1, h_max + 1, width))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for i in range(h_max - 1, -1, -1):
+                avail = n - i
+                valid = avail > 0
+                log_phi = np.where(
+                    valid,
+                    np.log(np.maximum(avail - pre, 0.0)) - np.log(np.where(valid, avail, 1.0)),
+                    np.inf,
+                )
+                f_cur = np.zeros((h_max + 1, h_max + 1, width))
+                for rem in range(1, h_max - i + 1):
+                    best = np.zeros(width)
+                    for cap in range(1, rem + 1):
+                        best = np.fmin(best, log_phi[cap - 1] + f_next[cap, rem - cap])
+                        f_cur[cap, rem] = best
+                    f_cur[rem + 1 :, rem] = best
+                f_next = f_cur
+        for h in range(1, h_max + 1):
+            out[start : start + _CHUNK, h] = f_next[h, h]
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _best_partition(n: int, top: tuple[int, ...], h: int) -> tuple[Fraction, tuple[int, ...]]:
+    """Exact ``Minimize1(b, 0, h, h)`` and a minimizing person profile (Lemma 12).
+
+    ``top`` holds the group's counts in decreasing order (at least ``h`` entries, zero
+    padded). Exact rationals: this is the value the engine reports for a witness.
+    """
+    prefix = [0]
+    for c in top:
+        prefix.append(prefix[-1] + c)
+
+    @lru_cache(maxsize=None)
+    def best(i: int, cap: int, rem: int) -> tuple[Fraction, tuple[int, ...]]:
+        result: tuple[Fraction, tuple[int, ...]] = (Fraction(1), ())
+        if rem == 0 or i >= n:
+            return result
+        for kappa in range(1, min(cap, rem) + 1):
+            phi = Fraction(max(n - i - prefix[kappa], 0), n - i)
+            sub_value, sub_parts = best(i + 1, kappa, rem - kappa)
+            value = phi * sub_value
+            if value < result[0]:
+                result = (value, (kappa, *sub_parts))
+        return result
+
+    return best(0, h, h)
+
+
+# --------------------------------------------------------------------- Minimize2 (3.3.3)
+@dataclass(frozen=True)
+class _Tables:
+    """Per-group log costs: ``g[b, h] = log Minimize1(b, h)`` (h atoms, target elsewhere) and
+    ``t[b, h] = log(Minimize1(b, h + 1) * n_b / n_b(s_b^0))`` (target in b, h other atoms)."""
+
+    g: FloatArray
+    t: FloatArray
+    top: IntArray  # sorted counts, top (k_max + 1) columns, zero padded
+    sizes: IntArray
+
+
+def _tables(b: Bucketization, k_max: int) -> _Tables:
+    h_max = k_max + 1
+    sorted_counts = b.sorted_counts()
+    width = sorted_counts.shape[1]
+    if width >= h_max:
+        top = sorted_counts[:, :h_max]
+    else:
+        top = np.zeros((b.n_groups, h_max), dtype=np.int64)
+        top[:, :width] = sorted_counts
+    sizes = b.sizes
+    keys = np.column_stack([sizes, top])
+    uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    prefix = np.zeros((uniq.shape[0], h_max + 1), dtype=np.int64)
+    prefix[:, 1:] = np.cumsum(uniq[:, 1:], axis=1)
+    log_m1 = _log_minimize1(uniq[:, 0], prefix, h_max)[inverse]
+    log_ratio = np.log(sizes.astype(np.float64)) - np.log(top[:, 0].astype(np.float64))
+    return _Tables(
+        g=log_m1[:, : k_max + 1], t=log_m1[:, 1:] + log_ratio[:, None], top=top, sizes=sizes
+    )
+
+
+def _candidates(tab: _Tables, k_max: int) -> IntArray:
+    """Groups that can appear in an optimal allocation.
+
+    At most ``k_max + 1`` groups are used (``k_max`` atoms outside the target's group, each
+    used group holding at least one, plus the target's group). So for every role and budget
+    ``h`` only the ``k_max + 1`` groups with the smallest cost can be needed: an optimum
+    using any other group ``b`` with ``h`` atoms can swap it for an unused group among those
+    ``k_max + 1`` whose cost is no larger.
+    """
+    n_groups = tab.g.shape[0]
+    keep = k_max + 1
+    if n_groups <= keep:
+        return np.arange(n_groups, dtype=np.int64)
+    chosen: list[IntArray] = []
+    for h in range(k_max + 1):
+        chosen.append(np.argpartition(tab.t[:, h], keep - 1)[:keep])
+        if h >= 1:
+            chosen.append(np.argpartition(tab.g[:, h], keep - 1)[:keep])
+    return np.unique(np.concatenate(chosen)).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class _Allocation:
+    target_group: int
+    atoms_per_group: dict[int, int]  # group -> atoms placed there (target's group: besides A)
+
+
+@np.errstate(invalid="ignore")
+def _minimize2(tab: _Tables, k_max: int) -> list[_Allocation]:
+    """Min-plus knapsack over candidate groups, for every budget ``k = 0..k_max`` at once.
+
+    ``D0[x]``: least log cost of ``x`` atoms with the target not yet placed; ``D1[x]``: with
+    the target placed. A group takes ``h >= 1`` atoms (cost ``g``), or holds the target with
+    ``h >= 0`` further atoms (cost ``t``), or nothing. Ties keep the earlier, smaller choice.
+    """
+    cands = _candidates(tab, k_max)
+    size = k_max + 1
+    inf = np.inf
+    d0 = np.full(size, inf)
+    d0[0] = 0.0
+    d1 = np.full(size, inf)
+    # back pointers: for candidate step c, state (flag, x): (h, role) with role 0 none,
+    # 1 non-target, 2 target
+    back_h = np.zeros((len(cands), 2, size), dtype=np.int64)
+    back_role = np.zeros((len(cands), 2, size), dtype=np.int8)
+    for step, grp in enumerate(cands):
+        g = tab.g[grp]  # inf + -inf gives nan, and nan never compares as better
+        t = tab.t[grp]
+        n0 = d0.copy()
+        n1 = d1.copy()
+        for h in range(size):
+            if h >= 1:
+                cand0 = d0[: size - h] + g[h]
+                better0 = cand0 < n0[h:]
+                n0[h:] = np.where(better0, cand0, n0[h:])
+                back_h[step, 0, h:][better0] = h
+                back_role[step, 0, h:][better0] = 1
+                cand1 = d1[: size - h] + g[h]
+                better1 = cand1 < n1[h:]
+                n1[h:] = np.where(better1, cand1, n1[h:])
+                back_h[step, 1, h:][better1] = h
+                back_role[step, 1, h:][better1] = 1
+            cand_t = d0[: size - h] + t[h]
+            better_t = cand_t < n1[h:]
+            n1[h:] = np.where(better_t, cand_t, n1[h:])
+            back_h[step, 1, h:][better_t] = h
+            back_role[step, 1, h:][better_t] = 2
+        d0, d1 = n0, n1
+    results: list[_Allocation] = []
+    for k in range(k_max + 1):
+        x = int(np.argmin(d1[: k + 1]))  # first minimum: fewest atoms
+        flag = 1
+        target = -1
+        placed: dict[int, int] = {}
+        for step in range(len(cands) - 1, -1, -1):
+            role = int(back_role[step, flag, x])
+            if role == 0:
+                continue
+            h = int(back_h[step, flag, x])
+            grp = int(cands[step])
+            if role == 2:
+                target = grp
+                flag = 0
+            if h:
+                placed[grp] = h
+            x -= h
+        results.append(_Allocation(target_group=target, atoms_per_group=placed))
+    return results
+
+
+def _group_atoms(
+    b: Bucketization, group: int, parts: tuple[int, ...], order: IntArray, skip_first: bool
+) -> list[Atom]:
+    """Atoms of Lemma 12's configuration: person ``i`` takes the ``parts[i]`` most frequent
+    values of the group. Atoms on values absent from the group are dropped (always false,
+    so they carry no knowledge)."""
+    atoms: list[Atom] = []
+    for person, kappa in enumerate(parts):
+        for j in range(kappa):
+            if skip_first and person == 0 and j == 0:
+                continue
+            v = int(order[j])
+            if b.counts[group, v] > 0:
+                atoms.append(Atom(group=group, person=person, value=b.values[v]))
+    return atoms
+
+
+def _implication_result(b: Bucketization, tab: _Tables, alloc: _Allocation, k: int) -> DisclosureResult:
+    order = b.value_order()
+    j = alloc.target_group
+    n_j = int(tab.sizes[j])
+    top_j = tuple(int(x) for x in tab.top[j])
+    h_j = alloc.atoms_per_group.get(j, 0)
+    m1_target, parts_target = _best_partition(n_j, top_j, h_j + 1)
+    ratio = m1_target * Fraction(n_j, top_j[0])
+    atoms = _group_atoms(b, j, parts_target or (1,), order[j], skip_first=True)
+    groups = [j]
+    for grp, h in sorted(alloc.atoms_per_group.items()):
+        if grp == j:
+            continue
+        m1, parts = _best_partition(int(tab.sizes[grp]), tuple(int(x) for x in tab.top[grp]), h)
+        ratio *= m1
+        atoms.extend(_group_atoms(b, grp, parts, order[grp], skip_first=False))
+        groups.append(grp)
+    target = Atom(group=j, person=0, value=b.values[int(order[j][0])])
+    value = Fraction(1) / (1 + ratio)
+    witness = Witness("implications", target, tuple(atoms), tuple(groups))
+    return DisclosureResult("implications", k, float(value), witness)
+
+
+def _negation_result(b: Bucketization, k: int) -> DisclosureResult:
+    """Negation-only knowledge (k negated atoms, the l-diversity adversary).
+
+    The worst case rules out the target's own ``k`` most frequent competing values:
+    ``max_b n_b(s_b^0) / (n_b - sum_{j=1..k} n_b(s_b^j))``. (Negated atoms about other people
+    never do better; the property tests check this against exhaustive enumeration.) The
+    maximum is found in floats and settled exactly among near-ties.
+    """
+    sc = b.sorted_counts()
+    num = sc[:, 0]
+    den = b.sizes - sc[:, 1 : k + 1].sum(axis=1)
+    ratio = num / den
+    near = np.flatnonzero(ratio >= float(ratio.max()) * (1 - 1e-12))
+    best = max(
+        (int(g) for g in near), key=lambda g: (Fraction(int(num[g]), int(den[g])), -g)
+    )
+    order = b.value_order()[best]
+    atoms = tuple(
+        Atom(group=best, person=0, value=b.values[int(v)])
+        for v in order[1 : k + 1]
+        if b.counts[best, int(v)] > 0
+    )
+    target = Atom(group=best, person=0, value=b.values[int(order[0])])
+    value = Fraction(int(num[best]), int(den[best]))
+    return DisclosureResult(
+        "negations", k, float(value), Witness("negations", target, atoms, (best,))
+    )
+
+
+# ------------------------------------------------------------------------ public API
+def disclosure_curve(b: Bucketization, k_max: int) -> list[CurvePoint]:
+    """Maximum disclosure for ``k = 0..k_max`` implications and negations, in one pass."""
+    k_max = _check_k(k_max, "k_max")
+    tab = _tables(b, k_max)
+    allocations = _minimize2(tab, k_max)
+    return [
+        CurvePoint(
+            k=k,
+            implications=_implication_result(b, tab, allocations[k], k),
+            negations=_negation_result(b, k),
+        )
+        for k in range(k_max + 1)
+    ]
+
+
+def max_disclosure(
+    b: Bucketization, k: int, knowledge: Knowledge = "implications"
+) -> DisclosureResult:
+    """Maximum disclosure of ``b`` against ``k`` basic implications (Definition 6, Theorem 9)
+    or, with ``knowledge="negations"``, against ``k`` negated atoms; with its witness."""
+    k = _check_k(k)
+    if knowledge == "negations":
+        return _negation_result(b, k)
+    if knowledge != "implications":
+        raise InputError(f"knowledge must be 'implications' or 'negations', got {knowledge!r}")
+    tab = _tables(b, k)
+    return _implication_result(b, tab, _minimize2(tab, k)[k], k)
+
+
+def is_ck_safe(b: Bucketization, c: float, k: int) -> bool:
+    """Definition 13: ``b`` is (c,k)-safe iff its maximum disclosure w.r.t. k basic
+    implications is less than ``c``."""
+    c = _check_c(c)
+    return max_disclosure(b, k).max_disclosure < c
+
+
+# ------------------------------------------------------------ exact evaluation of knowledge
+_MAX_EXACT_ATOMS = 20
+
+
+def _falling(x: int, m: int) -> int:
+    out = 1
+    for i in range(m):
+        out *= x - i
+    return out
+
+
+def _prob_all_false(
+    b: Bucketization, group: int, atoms: Sequence[tuple[int, int]], forced: tuple[int, int] | None
+) -> Fraction:
+    """``Pr(forced and no atom of ``atoms`` holds)`` within one group, by inclusion-exclusion.
+
+    Atoms are ``(person, value index)``. ``Pr(a set of atoms all hold)`` is 0 if it gives one
+    person two values, else ``prod_v falling(n(v), m_v) / falling(n, m)`` where ``m_v`` people
+    are assigned value ``v`` (random worlds, Martin et al. section 2.2).
+    """
+    counts = [int(c) for c in b.counts[group]]
+    n = sum(counts)
+    uniq = sorted(set(atoms))
+    if len(uniq) > _MAX_EXACT_ATOMS:
+        raise InputError(
+            f"exact evaluation supports at most {_MAX_EXACT_ATOMS} atoms per group, got {len(uniq)}"
+        )
+    total = Fraction(0)
+    for mask in range(1 << len(uniq)):
+        chosen = [uniq[i] for i in range(len(uniq)) if mask >> i & 1]
+        if forced is not None:
+            chosen.append(forced)
+        people: dict[int, int] = {}
+        ok = True
+        for person, v in chosen:
+            if people.setdefault(person, v) != v:
+                ok = False
+                break
+        if not ok:
+            continue
+        per_value: dict[int, int] = {}
+        for v in people.values():
+            per_value[v] = per_value.get(v, 0) + 1
+        num = 1
+        for v, m in per_value.items():
+            num *= _falling(counts[v], m)
+        term = Fraction(num, _falling(n, len(people)))
+        total += -term if bin(mask).count("1") % 2 else term
+    return total
+
+
+def posterior(
+    b: Bucketization,
+    target: Atom,
+    atoms: Sequence[Atom],
+    knowledge: Knowledge = "implications",
+) -> Fraction:
+    """Exact ``Pr(target | B and knowledge)`` for specific knowledge about specific people.
+
+    ``knowledge="implications"``: the adversary knows ``A_i -> target`` for each atom
+    (section 3.3: ``Pr(A) / (Pr(A) + Pr(not A and AND not A_i))``); ``"negations"``: he knows
+    ``not A_i`` for each atom. Raises :class:`InputError` for atoms outside the release or
+    for knowledge that no table consistent with the release satisfies. Cost is exponential
+    in the number of atoms per group (at most 20).
+    """
+    index = {v: j for j, v in enumerate(b.values)}
+
+    def resolve(a: Atom) -> tuple[int, int, int]:
+        if not 0 <= a.group < b.n_groups:
+            raise InputError(f"atom {a}: group {a.group} does not exist")
+        size = int(b.sizes[a.group])
+        if not 0 <= a.person < size:
+            raise InputError(f"atom {a}: group {a.group} has {size} people (0..{size - 1})")
+        if a.value not in index:
+            raise InputError(f"atom {a}: {a.value!r} is not a value of {b.sensitive!r}")
+        return a.group, a.person, index[a.value]
+
+    tg, tp, tv = resolve(target)
+    by_group: dict[int, list[tuple[int, int]]] = {}
+    for a in atoms:
+        g, p, v = resolve(a)
+        by_group.setdefault(g, []).append((p, v))
+    by_group.setdefault(tg, [])
+
+    def product(extra_target: bool) -> Fraction:
+        out = Fraction(1)
+        for g, group_atoms in by_group.items():
+            if g == tg:
+                if extra_target:
+                    out *= _prob_all_false(b, g, group_atoms, (tp, tv))
+                else:
+                    out *= _prob_all_false(b, g, [*group_atoms, (tp, tv)], None)
+            else:
+                out *= _prob_all_false(b, g, group_atoms, None)
+        return out
+
+    if knowledge == "implications":
+        p_a = Fraction(int(b.counts[tg, tv]), int(b.sizes[tg]))
+        denominator = p_a + product(extra_target=False)
+        if denominator == 0:
+            raise InputError("the knowledge is inconsistent with the release")
+        return p_a / denominator
+    if knowledge == "negations":
+        both = product(extra_target=True)
+        evidence = both + product(extra_target=False)
+        if evidence == 0:
+            raise InputError("the knowledge is inconsistent with the release")
+        return both / evidence
+    raise InputError(f"knowledge must be 'implications' or 'negations', got {knowledge!r}")
