@@ -530,3 +530,89 @@ def posterior(
             raise InputError("the knowledge is inconsistent with the release")
         return both / evidence
     raise InputError(f"knowledge must be 'implications' or 'negations', got {knowledge!r}")
+
+
+# ----------------------------------------------------------------- criteria and wording
+def describe_witness(b: Bucketization, result: DisclosureResult) -> str:
+    """The witness in words a data steward can act on."""
+    w = result.witness
+    t = w.target
+    target_group = b.group_label(t.group)
+
+    def who(a: Atom) -> str:
+        if a.group == t.group:
+            return f"person #{a.person + 1} of the same group"
+        return f"person #{a.person + 1} of group '{b.group_label(a.group)}'"
+
+    facts: list[str] = []
+    for a in w.atoms:
+        if a.group == t.group and a.person == t.person:
+            facts.append(f"the target does not have '{a.value}'")
+        elif w.knowledge == "negations":
+            facts.append(f"{who(a)} does not have '{a.value}'")
+        else:
+            facts.append(f"if {who(a)} has '{a.value}', then the target has '{t.value}'")
+    if facts:
+        listed = "; ".join(f"({i}) {f}" for i, f in enumerate(facts, start=1))
+        prefix = f"an adversary who knows that {listed}"
+    else:
+        prefix = "an adversary with no background knowledge"
+    return (
+        f"{prefix} concludes that a person in group '{target_group}' "
+        f"has '{t.value}' with probability {result.max_disclosure:.4g}"
+    )
+
+
+def _witness_dict(b: Bucketization, result: DisclosureResult) -> dict[str, Any]:
+    w = result.witness
+    return {
+        "knowledge": w.knowledge,
+        "target": {
+            "group": w.target.group,
+            "group_label": b.group_label(w.target.group),
+            "person": w.target.person,
+            "value": w.target.value,
+        },
+        "atoms": [
+            {"group": a.group, "group_label": b.group_label(a.group), "person": a.person,
+             "value": a.value}
+            for a in w.atoms
+        ],
+        "groups": [{"group": g, "group_label": b.group_label(g)} for g in w.groups],
+        "explanation": describe_witness(b, result),
+    }
+
+
+def _safety_result(
+    b: Bucketization, criterion: str, c: float, k: int, knowledge: Knowledge
+) -> CriterionResult:
+    c = _check_c(c)
+    k = _check_k(k)
+    res = max_disclosure(b, k, knowledge)
+    safe = res.max_disclosure < c
+    pieces = "basic implications" if knowledge == "implications" else "negated atoms"
+    verdict = "below" if safe else "not below"
+    reason = (
+        f"maximum disclosure against {k} {pieces} is {res.max_disclosure:.4g}, "
+        f"{verdict} c = {c:g}: {describe_witness(b, res)}"
+    )
+    return CriterionResult(
+        criterion=criterion,
+        safe=safe,
+        parameters={"c": c, "k": k},
+        value=res.max_disclosure,
+        reason=reason,
+        max_disclosure=res.max_disclosure,
+        witness=_witness_dict(b, res),
+        details={"groups": b.n_groups, "records": b.n_records},
+    )
+
+
+def check_ck_safety(b: Bucketization, c: float, k: int) -> CriterionResult:
+    """(c,k)-safety (Definition 13) as a :class:`CriterionResult` with its witness."""
+    return _safety_result(b, "ck-safety", c, k, "implications")
+
+
+def check_negation_safety(b: Bucketization, c: float, k: int) -> CriterionResult:
+    """Safety against ``k`` negated atoms (the l-diversity adversary), same shape."""
+    return _safety_result(b, "negation-safety", c, k, "negations")
