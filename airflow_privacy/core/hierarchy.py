@@ -162,7 +162,9 @@ class Hierarchy:
                 row.append("*")
             rows.append(row)
         width = max(len(r) for r in rows)
-        rows = [r if len(r) == width else [*r[:-1], *([r[-1]] * (width - len(r) + 1))] for r in rows]
+        rows = [
+            r if len(r) == width else [*r[:-1], *([r[-1]] * (width - len(r) + 1))] for r in rows
+        ]
         return cls.from_rows(column, rows)
 
 
@@ -179,7 +181,9 @@ def generalize_table(
     out = table
     for col, level in levels.items():
         if col not in table.column_names:
-            raise InputError(f"column {col!r} does not exist (columns: {', '.join(table.column_names)})")
+            raise InputError(
+                f"column {col!r} does not exist (columns: {', '.join(table.column_names)})"
+            )
         if col not in hierarchies:
             raise InputError(f"no hierarchy for column {col!r}")
         idx = out.column_names.index(col)

@@ -117,7 +117,8 @@ def read_release_frame(
     path: str | Path, columns: Sequence[str] | None = None, fmt: Format | None = None
 ) -> pd.DataFrame:
     """Like :func:`read_release`, as a pandas DataFrame."""
-    return read_release(path, columns, fmt).to_pandas()
+    frame: pd.DataFrame = read_release(path, columns, fmt).to_pandas()
+    return frame
 
 
 def write_release(frame: pd.DataFrame, path: str | Path) -> Path:

@@ -1,4 +1,5 @@
-"""The release model: a :class:`ReleaseSpec` and its sufficient statistics, a :class:`Bucketization`.
+"""The release model: a :class:`ReleaseSpec` and its sufficient statistics (a
+:class:`Bucketization`).
 
 A *release* is a table of records. Its QI-groups (equivalence classes, or buckets of an
 Anatomy-style release) are the distinct combinations of the *group columns*. Every engine
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -110,14 +112,17 @@ class Bucketization:
     def n_records(self) -> int:
         return int(self.counts.sum())
 
-    @property
+    @cached_property
     def sizes(self) -> IntArray:
         """``n_b`` for every group."""
-        return self.counts.sum(axis=1)
+        out: IntArray = self.counts.sum(axis=1)
+        out.setflags(write=False)
+        return out
 
     def sorted_counts(self) -> IntArray:
         """Each group's counts in decreasing order: ``n_b(s_b^0) >= n_b(s_b^1) >= ...``."""
-        return -np.sort(-self.counts, axis=1)
+        out: IntArray = -np.sort(-self.counts, axis=1)
+        return out
 
     def value_order(self) -> IntArray:
         """Per group, the value indices in decreasing order of frequency (stable by label)."""
@@ -125,7 +130,9 @@ class Bucketization:
 
     def group_label(self, g: int) -> str:
         """Human-readable descriptor of group ``g``: ``age=20-39, sex=*``."""
-        return ", ".join(f"{c}={v}" for c, v in zip(self.group_columns, self.groups[g], strict=True))
+        return ", ".join(
+            f"{c}={v}" for c, v in zip(self.group_columns, self.groups[g], strict=True)
+        )
 
     # ------------------------------------------------------------ constructors
     @classmethod
@@ -231,7 +238,9 @@ class Bucketization:
         arr = np.asarray(counts, dtype=np.int64)
         if arr.ndim != 2:
             raise InputError("counts must be a 2-D array (groups x sensitive values)")
-        labels = tuple(values) if values is not None else tuple(f"v{j}" for j in range(arr.shape[1]))
+        labels = (
+            tuple(values) if values is not None else tuple(f"v{j}" for j in range(arr.shape[1]))
+        )
         groups = tuple((str(g),) for g in range(arr.shape[0]))
         return cls(("group",), sensitive, groups, labels, arr)
 
@@ -268,9 +277,7 @@ def _check_columns(present: Sequence[str], spec: ReleaseSpec) -> None:
     have = set(present)
     for col in spec.group_columns:
         if col not in have:
-            raise InputError(
-                f"group column {col!r} does not exist (columns: {', '.join(present)})"
-            )
+            raise InputError(f"group column {col!r} does not exist (columns: {', '.join(present)})")
     if spec.sensitive not in have:
         raise InputError(
             f"sensitive column {spec.sensitive!r} does not exist (columns: {', '.join(present)})"

@@ -71,7 +71,9 @@ def _negation_safety(b: Bucketization, p: Mapping[str, Any]) -> CriterionResult:
 CRITERIA: dict[str, CriterionSpec] = {
     spec.name: spec
     for spec in (
-        CriterionSpec("k-anonymity", ("k",), (), "every group has at least k records", _k_anonymity),
+        CriterionSpec(
+            "k-anonymity", ("k",), (), "every group has at least k records", _k_anonymity
+        ),
         CriterionSpec(
             "distinct-l-diversity", ("l",), (), "every group has at least l distinct values",
             _distinct,

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -128,7 +128,8 @@ def _log_minimize1(sizes: IntArray, prefix: IntArray, h_max: int) -> FloatArray:
     ``prefix[u, j]`` is the sum of the ``j`` largest counts of profile ``u`` (``j = 0..h_max``).
     Lemma 12: with person profile ``k_0 >= k_1 >= ...`` the minimum probability that every
     atom is false is ``prod_i (n - i - prefix[k_i]) / (n - i)``. The recursion over persons
-    ``F_i(cap, rem) = min(stop, min_{kappa <= min(cap, rem)} phi(i, kappa) F_{i+1}(kappa, rem - kappa))``
+    ``F_i(cap, rem) = min(stop, min_{kappa <= min(cap, rem)} phi(i, kappa) F_{i+1}(kappa,
+    rem - kappa))``
     is evaluated with the running minimum over ``cap`` (O(1) per state), vectorized over
     profiles in chunks. ``stop`` (log 1) allows fewer atoms, which never hurts the adversary
     since Minimize1 is non-increasing in the budget. People are distinct, so ``i < n``.
@@ -175,7 +176,7 @@ def _best_partition(n: int, top: tuple[int, ...], h: int) -> tuple[Fraction, tup
     for c in top:
         prefix.append(prefix[-1] + c)
 
-    @lru_cache(maxsize=None)
+    @cache
     def best(i: int, cap: int, rem: int) -> tuple[Fraction, tuple[int, ...]]:
         result: tuple[Fraction, tuple[int, ...]] = (Fraction(1), ())
         if rem == 0 or i >= n:
@@ -332,7 +333,9 @@ def _group_atoms(
     return atoms
 
 
-def _implication_result(b: Bucketization, tab: _Tables, alloc: _Allocation, k: int) -> DisclosureResult:
+def _implication_result(
+    b: Bucketization, tab: _Tables, alloc: _Allocation, k: int
+) -> DisclosureResult:
     order = b.value_order()
     j = alloc.target_group
     n_j = int(tab.sizes[j])
@@ -368,9 +371,7 @@ def _negation_result(b: Bucketization, k: int) -> DisclosureResult:
     den = b.sizes - sc[:, 1 : k + 1].sum(axis=1)
     ratio = num / den
     near = np.flatnonzero(ratio >= float(ratio.max()) * (1 - 1e-12))
-    best = max(
-        (int(g) for g in near), key=lambda g: (Fraction(int(num[g]), int(den[g])), -g)
-    )
+    best = max((int(g) for g in near), key=lambda g: (Fraction(int(num[g]), int(den[g])), -g))
     order = b.value_order()[best]
     atoms = tuple(
         Atom(group=best, person=0, value=b.values[int(v)])
@@ -574,8 +575,12 @@ def _witness_dict(b: Bucketization, result: DisclosureResult) -> dict[str, Any]:
             "value": w.target.value,
         },
         "atoms": [
-            {"group": a.group, "group_label": b.group_label(a.group), "person": a.person,
-             "value": a.value}
+            {
+                "group": a.group,
+                "group_label": b.group_label(a.group),
+                "person": a.person,
+                "value": a.value,
+            }
             for a in w.atoms
         ],
         "groups": [{"group": g, "group_label": b.group_label(g)} for g in w.groups],

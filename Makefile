@@ -1,0 +1,51 @@
+# Set-up and everyday commands. `make demo` and `make test` work on a fresh machine:
+# they create the virtualenv at .venv (and pyCANON's own at .venv-pycanon) when missing.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PYCANON_VENV := .venv-pycanon
+
+.PHONY: demo test lint typecheck check bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# core install: enough for the CLI and the demo
+$(VENV)/.core-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+# everything: Airflow, Great Expectations, psycopg, pytest, hypothesis, ruff, mypy
+$(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.core-installed
+
+$(PYCANON_VENV)/.installed: benchmarks/pycanon_env.sh
+	bash benchmarks/pycanon_env.sh
+	touch $@
+
+## The main job: build sample releases of the bundled Adult data and check them.
+demo: $(VENV)/.core-installed
+	$(BIN)/airflow-privacy demo --out build/demo
+
+## The test suite (unit, property, CLI, pyCANON cross-check).
+test: $(VENV)/.dev-installed $(PYCANON_VENV)/.installed
+	AIRFLOW_PRIVACY_PYCANON=1 $(BIN)/python -m pytest -q; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing on purpose"; exit 1; fi; \
+	exit $$rc
+
+lint: $(VENV)/.dev-installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(VENV)/.dev-installed
+	$(BIN)/mypy
+
+check: lint typecheck test
+
+bench: $(VENV)/.dev-installed $(PYCANON_VENV)/.installed
+	$(BIN)/python -m benchmarks.run_all
+
+clean:
+	rm -rf build .pytest_cache .mypy_cache .ruff_cache .hypothesis
