@@ -129,12 +129,12 @@ def build_parser() -> argparse.ArgumentParser:
 # ----------------------------------------------------------------------------- commands
 def _load(args: argparse.Namespace, progress: _Progress) -> Any:
     from airflow_privacy.core.io import column_names, read_release
-    from airflow_privacy.core.model import Bucketization, ReleaseSpec, _check_columns
+    from airflow_privacy.core.model import Bucketization, ReleaseSpec, check_columns
 
     spec = ReleaseSpec(sensitive=args.sensitive, group_columns=tuple(args.groups))
     path = Path(args.release)
+    check_columns(column_names(path, args.input_format, args.delimiter), spec)
     progress(f"reading {path}")
-    _check_columns(column_names(path, args.input_format, args.delimiter), spec)
     table = read_release(path, spec.required_columns(), args.input_format, args.delimiter)
     b = Bucketization.from_arrow(table, spec)
     progress(f"{b.n_records:,} records in {b.n_groups:,} groups, {len(b.values)} sensitive values")

@@ -141,7 +141,7 @@ class Bucketization:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        _check_columns(table.column_names, spec)
+        check_columns(table.column_names, spec)
         if table.num_rows == 0:
             raise InputError("the release is empty (0 records)")
         for col in spec.required_columns():
@@ -180,7 +180,7 @@ class Bucketization:
         """Count a release held as a pandas DataFrame."""
         import pyarrow as pa
 
-        _check_columns([str(c) for c in frame.columns], spec)
+        check_columns([str(c) for c in frame.columns], spec)
         sub = frame[list(spec.required_columns())]
         return cls.from_arrow(pa.Table.from_pandas(sub, preserve_index=False), spec)
 
@@ -273,7 +273,7 @@ class Bucketization:
         }
 
 
-def _check_columns(present: Sequence[str], spec: ReleaseSpec) -> None:
+def check_columns(present: Sequence[str], spec: ReleaseSpec) -> None:
     have = set(present)
     for col in spec.group_columns:
         if col not in have:
