@@ -118,3 +118,37 @@ def test_counts_are_read_only() -> None:
     b = Bucketization.from_group_counts(np.array([[1, 2]]))
     with pytest.raises(ValueError):
         b.counts[0, 0] = 5
+
+
+@pytest.mark.parametrize("direct", [True, False])
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(-3, 3), st.sampled_from(["a", "b"]), st.sampled_from(["x", "y", "z"])
+        ),
+        min_size=1,
+        max_size=80,
+    )
+)
+def test_counting_paths_agree_on_typed_columns(
+    direct: bool, rows: list[tuple[int, str, str]]
+) -> None:
+    """Integer, dictionary and string columns, histogram or hashing: the same counts."""
+    import airflow_privacy.core.counting as counting
+
+    table = pa.table(
+        {
+            "num": pa.array([r[0] for r in rows], pa.int16()),
+            "cat": pa.array([r[1] for r in rows]).dictionary_encode(),
+            "s": pa.array([r[2] for r in rows]),
+        }
+    )
+    saved = counting._DIRECT_CELLS
+    counting._DIRECT_CELLS = saved if direct else 0
+    try:
+        b = Bucketization.from_arrow(table, ReleaseSpec("s", ("num", "cat")))
+    finally:
+        counting._DIRECT_CELLS = saved
+    expected = Counter(((str(n), c), s) for n, c, s in rows)
+    assert as_dict(b) == dict(expected)

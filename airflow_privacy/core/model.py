@@ -124,6 +124,12 @@ class Bucketization:
         out: IntArray = -np.sort(-self.counts, axis=1)
         return out
 
+    def row_order(self, g: int) -> IntArray:
+        """Value indices of group ``g`` in decreasing order of frequency (ties: label order),
+        i.e. ``s_b^0, s_b^1, ...``."""
+        out: IntArray = np.argsort(-self.counts[g], kind="stable")
+        return out
+
     def value_order(self) -> IntArray:
         """Per group, the value indices in decreasing order of frequency (stable by label)."""
         return np.argsort(-self.counts, axis=1, kind="stable")
@@ -138,9 +144,6 @@ class Bucketization:
     @classmethod
     def from_arrow(cls, table: pa.Table, spec: ReleaseSpec) -> Bucketization:
         """Count a release held as an Arrow table (the fast path used by the CLI)."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         check_columns(table.column_names, spec)
         if table.num_rows == 0:
             raise InputError("the release is empty (0 records)")
@@ -151,29 +154,10 @@ class Bucketization:
                     f"column {col!r} has {nulls} missing value(s); fill or drop them first"
                 )
 
-        def encode(col: str) -> tuple[IntArray, list[str]]:
-            arr = table.column(col)
-            if not pa.types.is_string(arr.type) and not pa.types.is_large_string(arr.type):
-                if pa.types.is_dictionary(arr.type):
-                    arr = arr.cast(pa.string())
-                else:
-                    arr = pc.cast(arr, pa.string())
-            enc = pc.dictionary_encode(arr).combine_chunks()
-            idx = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-            return idx, [str(x) for x in enc.dictionary.to_pylist()]
+        from airflow_privacy.core.counting import count_groups
 
-        s_idx, s_labels = encode(spec.sensitive)
-        g_codes: list[IntArray] = []
-        g_labels: list[list[str]] = []
-        for col in spec.group_columns:
-            idx, labels = encode(col)
-            g_codes.append(idx)
-            g_labels.append(labels)
-        group_idx, group_keys = _combine_codes(g_codes, [len(lbl) for lbl in g_labels])
-        groups = tuple(
-            tuple(g_labels[j][int(key[j])] for j in range(len(g_labels))) for key in group_keys
-        )
-        return cls._from_indices(spec, group_idx, len(groups), groups, s_idx, s_labels)
+        groups, labels, counts = count_groups(table, spec.group_columns, spec.sensitive)
+        return cls(spec.group_columns, spec.sensitive, groups, labels, counts)
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, spec: ReleaseSpec) -> Bucketization:
@@ -244,21 +228,6 @@ class Bucketization:
         groups = tuple((str(g),) for g in range(arr.shape[0]))
         return cls(("group",), sensitive, groups, labels, arr)
 
-    @classmethod
-    def _from_indices(
-        cls,
-        spec: ReleaseSpec,
-        group_idx: IntArray,
-        n_groups: int,
-        groups: tuple[tuple[str, ...], ...],
-        s_idx: IntArray,
-        s_labels: list[str],
-    ) -> Bucketization:
-        n_values = len(s_labels)
-        flat = np.bincount(group_idx * n_values + s_idx, minlength=n_groups * n_values)
-        counts = flat.reshape(n_groups, n_values).astype(np.int64)
-        return cls(spec.group_columns, spec.sensitive, groups, tuple(s_labels), counts)
-
     # ---------------------------------------------------------------- output
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form (JSON-serializable)."""
@@ -282,38 +251,3 @@ def check_columns(present: Sequence[str], spec: ReleaseSpec) -> None:
         raise InputError(
             f"sensitive column {spec.sensitive!r} does not exist (columns: {', '.join(present)})"
         )
-
-
-def _combine_codes(codes: list[IntArray], cards: list[int]) -> tuple[IntArray, IntArray]:
-    """Combine per-column dictionary codes into one group index (first-appearance order).
-
-    Returns ``(group index per row, key matrix)`` where row ``g`` of the key matrix holds the
-    per-column codes of group ``g``.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if len(codes) == 1:
-        idx = codes[0]
-        return idx, np.arange(cards[0], dtype=np.int64).reshape(-1, 1)
-    radix_ok = float(np.prod([max(c, 1) for c in cards], dtype=np.float64)) < 2.0**62
-    if radix_ok:
-        combined = np.zeros_like(codes[0])
-        for c, card in zip(codes, cards, strict=True):
-            combined = combined * max(card, 1) + c
-        enc = pc.dictionary_encode(pa.array(combined))
-        group_idx = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-        uniq = np.asarray(enc.dictionary.to_numpy(zero_copy_only=False), dtype=np.int64)
-        keys = np.zeros((uniq.size, len(codes)), dtype=np.int64)
-        rest = uniq.copy()
-        for j in range(len(codes) - 1, -1, -1):
-            card = max(cards[j], 1)
-            keys[:, j] = rest % card
-            rest //= card
-        return group_idx, keys
-    stacked = np.stack(codes, axis=1)
-    uniq_rows, first, inverse = np.unique(stacked, axis=0, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    return rank[inverse.reshape(-1)].astype(np.int64), uniq_rows[order]
