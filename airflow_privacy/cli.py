@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from collections.abc import Sequence
@@ -155,11 +156,27 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         payload = result.to_dict()
         payload["release"] = {"path": str(args.release), "records": b.n_records,
                               "groups": b.n_groups}  # fmt: skip
-        json.dump(payload, out, indent=2)
-        out.write("\n")
+        _write_json(payload, out)
     else:
         out.write(_render_result(result, args.release, b.n_records, b.n_groups))
     return EXIT_SAFE if result.safe else EXIT_UNSAFE
+
+
+def _json_safe(value: Any) -> Any:
+    """Strict JSON: infinite values (e.g. recursive (c,l)'s ratio for a group with fewer than
+    l values) become the strings "inf" / "-inf"; NaN becomes null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _write_json(payload: dict[str, Any], out: TextIO) -> None:
+    json.dump(_json_safe(payload), out, indent=2, allow_nan=False)
+    out.write("\n")
 
 
 def _render_result(result: Any, release: str, records: int, groups: int) -> str:
@@ -199,8 +216,7 @@ def _cmd_disclosure(args: argparse.Namespace, out: TextIO) -> int:
                 for p in curve
             ],
         }
-        json.dump(payload, out, indent=2)
-        out.write("\n")
+        _write_json(payload, out)
         return EXIT_SAFE
     out.write(f"maximum disclosure of {args.release} ({b.n_records:,} records, "
               f"{b.n_groups:,} groups)\n")  # fmt: skip

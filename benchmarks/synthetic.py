@@ -11,13 +11,18 @@ VALUES = tuple(f"diagnosis-{j:02d}" for j in range(14))
 
 
 def synthetic_counts(
-    n_groups: int, min_size: int = 40, max_size: int = 80, n_values: int = 14, seed: int = 0
+    n_groups: int,
+    min_size: int = 40,
+    max_size: int = 80,
+    n_values: int = 14,
+    seed: int = 0,
+    alpha: float = 3.0,
 ) -> npt.NDArray[np.int64]:
     """Per-group counts: sizes uniform in [min_size, max_size], values drawn from a
-    per-group Dirichlet(1) distribution (skewed, like real QI-groups)."""
+    per-group Dirichlet(alpha) distribution (skewed, like real QI-groups)."""
     rng = np.random.default_rng(seed)
     sizes = rng.integers(min_size, max_size + 1, size=n_groups)
-    probs = rng.dirichlet(np.ones(n_values), size=n_groups)
+    probs = rng.dirichlet(np.full(n_values, alpha), size=n_groups)
     counts = np.stack([rng.multinomial(int(n), p) for n, p in zip(sizes, probs, strict=True)])
     return counts.astype(np.int64)
 

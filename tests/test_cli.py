@@ -245,3 +245,15 @@ def test_demo_writes_releases_and_reports(
     assert (tmp_path / "demo" / "adult_age20.parquet").exists()
     assert "ck-safety (c=0.7, k=3): SAFE" in out
     assert "UNSAFE" in out  # the finer release is blocked
+
+
+def test_json_is_strict_even_for_infinite_values(
+    fig3_csv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # recursive (c,l) with l larger than any group's distinct count: the ratio is infinite
+    argv = ["check", *base(fig3_csv), "--criterion", "recursive-cl-diversity", "--c", "2",
+            "--l", "6", "--format", "json"]  # fmt: skip
+    code, out, _ = run(argv, capsys)
+    assert code == 1
+    data = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+    assert data["value"] == "inf"

@@ -1,0 +1,547 @@
+"""Classic syntactic privacy criteria, computed from a :class:`Bucketization` only.
+
+These are the baselines every anonymization tool reports. Each check is a handful of
+vectorized numpy operations on the ``groups x values`` count matrix ``counts[g, v]`` (the
+``n_b(s)`` of Martin et al. 2007), so it costs ``O(groups x values)`` whatever the number of
+records, and the same statistics can come from a file, an Arrow table or a warehouse
+``GROUP BY`` (:meth:`Bucketization.from_counts`).
+
+Definitions (docs/classic-criteria.md has the details and the differences with pyCANON):
+
+* **k-anonymity** (Samarati & Sweeney 1998; Sweeney, "k-anonymity: a model for protecting
+  privacy", IJUFKS 2002): every QI-group has at least ``k`` records.
+* **distinct l-diversity** (Machanavajjhala, Gehrke, Kifer, Venkitasubramaniam,
+  "l-Diversity: Privacy Beyond k-Anonymity", ICDE 2006 / TKDD 2007, section 4.1, the
+  "distinct" instantiation): every group has at least ``l`` distinct sensitive values.
+* **entropy l-diversity** (same paper, Definition 4.1): every group has
+  ``-sum_s p(q*, s) log p(q*, s) >= log l``.
+* **recursive (c,l)-diversity** (same paper, Definition 4.2): with the group's counts sorted
+  ``r_1 >= r_2 >= ... >= r_m``, every group has ``r_1 < c (r_l + r_{l+1} + ... + r_m)``.
+* **t-closeness** (Li, Li, Venkatasubramanian, "t-Closeness: Privacy Beyond k-Anonymity and
+  l-Diversity", ICDE 2007, Definition 2 and section 4.2): the Earth Mover's Distance between
+  every group's sensitive distribution and the whole table's is at most ``t``, with the
+  equal ground distance for categorical values and the ordered distance for numerical ones.
+
+Every check returns a :class:`CriterionResult` whose ``witness`` is the weakest group.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from airflow_privacy.core.criteria.result import CriterionResult
+from airflow_privacy.core.model import Bucketization
+from airflow_privacy.errors import InputError
+
+__all__ = [
+    "ENTROPY_REL_TOL",
+    "distinct_l_diversity",
+    "entropy_l_diversity",
+    "k_anonymity",
+    "recursive_cl_diversity",
+    "t_closeness",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: Relative tolerance of the entropy l-diversity comparison: a group passes iff
+#: ``exp(H) >= l * (1 - ENTROPY_REL_TOL)``. Floating-point entropy of a group with exactly
+#: ``l`` equiprobable values can come out a few ulps below ``log l`` (``exp(log 4)`` is
+#: ``3.9999999999999996``); such a group satisfies the definition and must pass. The price is
+#: that a group whose ``exp(H)`` is below ``l`` by less than one part in 10^9 (only possible
+#: for a nearly perfectly uniform group) also passes; that shortfall has no privacy meaning.
+ENTROPY_REL_TOL = 1e-9
+
+# Above this bound the exact int64 numerators of the EMD could overflow; fall back to floats.
+_EXACT_EMD_LIMIT = 2**62
+
+
+# ---------------------------------------------------------------- validation
+
+
+def _integer_param(name: str, x: object, minimum: int) -> int:
+    """``x`` as an int ``>= minimum`` (integral floats such as ``5.0`` are accepted)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise InputError(f"{name} must be an integer >= {minimum}, got {x!r}")
+    xf = float(x)
+    if not math.isfinite(xf) or xf != math.floor(xf):
+        raise InputError(f"{name} must be an integer >= {minimum}, got {x!r}")
+    xi = int(xf) if not isinstance(x, numbers.Integral) else int(x)
+    if xi < minimum:
+        raise InputError(f"{name} must be an integer >= {minimum}, got {x!r}")
+    return xi
+
+
+def _real_param(name: str, x: object) -> float:
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise InputError(f"{name} must be a number, got {x!r}")
+    xf = float(x)
+    if not math.isfinite(xf):
+        raise InputError(f"{name} must be a finite number, got {x!r}")
+    return xf
+
+
+def _as_given(x: float) -> float:
+    """A parameter for ``parameters``: integral values as ``int`` (``3`` rather than ``3.0``)."""
+    return int(x) if x.is_integer() and abs(x) < 2**53 else x
+
+
+def _check_bucketization(b: object) -> Bucketization:
+    if not isinstance(b, Bucketization):
+        raise InputError(f"expected a Bucketization, got {type(b).__name__}")
+    return b
+
+
+# ------------------------------------------------------------------- helpers
+
+
+def _fmt(x: float) -> str:
+    """Compact number for messages: ``5``, ``0.2``, ``1.5``."""
+    if float(x).is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    return f"{x:.6g}"
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _present_values(b: Bucketization, g: int, limit: int = 10) -> list[str]:
+    """Labels of the values present in group ``g``, most frequent first (at most ``limit``)."""
+    row = b.counts[g]
+    order = np.argsort(-row, kind="stable")
+    return [b.values[int(v)] for v in order[:limit] if row[int(v)] > 0]
+
+
+def _failing_note(n_fail: int, n_groups: int) -> str:
+    return f" ({n_fail} of {_plural(n_groups, 'group')} fail)" if n_fail > 1 else ""
+
+
+# --------------------------------------------------------------- k-anonymity
+
+
+def k_anonymity(b: Bucketization, k: int) -> CriterionResult:
+    """k-anonymity: every QI-group has at least ``k`` records.
+
+    Sweeney, "k-anonymity: a model for protecting privacy" (IJUFKS 10(5), 2002), Definition
+    3: a release satisfies k-anonymity iff each sequence of QI values appears with at least
+    ``k`` occurrences. ``value`` is the smallest group size (the largest ``k`` the release
+    achieves); ``safe`` iff ``value >= k``. Raises :class:`InputError` unless ``k`` is an
+    integer ``>= 1``.
+    """
+    b = _check_bucketization(b)
+    k = _integer_param("k", k, 1)
+    sizes = b.sizes
+    g = int(np.argmin(sizes))
+    value = int(sizes[g])
+    failing = sizes < k
+    n_fail = int(failing.sum())
+    safe = value >= k
+    label = b.group_label(g)
+    if safe:
+        reason = (
+            f"every group has at least {_plural(value, 'record')} (smallest: group '{label}'), "
+            f"so the release is {k}-anonymous"
+        )
+    else:
+        reason = (
+            f"group '{label}' has {_plural(value, 'record')}; {k}-anonymity needs at least {k}"
+            f"{_failing_note(n_fail, b.n_groups)}: generalize or suppress the QI columns "
+            f"({', '.join(b.group_columns)}) further"
+        )
+    return CriterionResult(
+        criterion="k-anonymity",
+        safe=safe,
+        parameters={"k": k},
+        value=value,
+        reason=reason,
+        witness={"group": g, "label": label, "size": value},
+        details={
+            "groups": b.n_groups,
+            "records": b.n_records,
+            "failing_groups": n_fail,
+            "records_in_failing_groups": int(sizes[failing].sum()),
+            "mean_group_size": float(b.n_records / b.n_groups),
+        },
+    )
+
+
+# ------------------------------------------------------- distinct l-diversity
+
+
+def distinct_l_diversity(b: Bucketization, l: int) -> CriterionResult:  # noqa: E741
+    """Distinct l-diversity: every group has at least ``l`` distinct sensitive values.
+
+    Machanavajjhala et al., "l-Diversity: Privacy Beyond k-Anonymity" (ICDE 2006; TKDD 1(1),
+    2007), section 4.1: the simplest instantiation of the l-diversity principle ("each
+    q*-block contains at least l well-represented values", with well-represented read as
+    distinct). ``value`` is the minimum over groups of the number of distinct values;
+    ``safe`` iff ``value >= l``. Raises :class:`InputError` unless ``l`` is an integer
+    ``>= 1``.
+    """
+    b = _check_bucketization(b)
+    l = _integer_param("l", l, 1)  # noqa: E741
+    distinct = (b.counts > 0).sum(axis=1)
+    g = int(np.argmin(distinct))
+    value = int(distinct[g])
+    n_fail = int((distinct < l).sum())
+    safe = value >= l
+    label = b.group_label(g)
+    s = b.sensitive
+    if safe:
+        reason = (
+            f"every group has at least {value} distinct values of '{s}' (fewest: group "
+            f"'{label}'), so the release is distinct {l}-diverse"
+        )
+    else:
+        only = "only " if value > 1 else ""
+        reason = (
+            f"group '{label}' has {only}{_plural(value, 'distinct value')} of '{s}'; distinct "
+            f"{l}-diversity needs at least {l}{_failing_note(n_fail, b.n_groups)}: merge it "
+            f"with other groups by generalizing the QI columns further"
+        )
+    return CriterionResult(
+        criterion="distinct-l-diversity",
+        safe=safe,
+        parameters={"l": l},
+        value=value,
+        reason=reason,
+        witness={
+            "group": g,
+            "label": label,
+            "distinct_values": value,
+            "size": int(b.sizes[g]),
+            "values": _present_values(b, g),
+        },
+        details={
+            "groups": b.n_groups,
+            "failing_groups": n_fail,
+            "distinct_values_in_table": int((b.counts.sum(axis=0) > 0).sum()),
+        },
+    )
+
+
+# -------------------------------------------------------- entropy l-diversity
+
+
+def _group_entropies(counts: IntArray) -> FloatArray:
+    """Natural-log entropy of each row: ``log n - (1/n) sum_v c_v log c_v`` (``0 log 0 = 0``)."""
+    c = counts.astype(np.float64)
+    n = c.sum(axis=1)
+    clogc = c * np.log(np.where(c > 0, c, 1.0))
+    h: FloatArray = np.log(n) - clogc.sum(axis=1) / n
+    # A single-valued group is exactly 0; rounding must not make any entropy negative.
+    return np.maximum(h, 0.0)
+
+
+def entropy_l_diversity(b: Bucketization, l: float) -> CriterionResult:  # noqa: E741
+    """Entropy l-diversity: every group's sensitive entropy is at least ``log l``.
+
+    Machanavajjhala et al., "l-Diversity: Privacy Beyond k-Anonymity" (TKDD 2007),
+    Definition 4.1: a table is entropy l-diverse iff for every q*-block
+    ``-sum_s p(q*, s) log p(q*, s) >= log(l)``, with ``p(q*, s)`` the fraction of the block's
+    records with sensitive value ``s`` (natural log; the base does not matter as long as both
+    sides use it). ``value`` is ``min_g exp(H_g)``, the largest ``l`` the release achieves (a
+    real number, ``1`` for a single-valued group). ``safe`` iff
+    ``value >= l * (1 - ENTROPY_REL_TOL)``: the relative tolerance absorbs the rounding of
+    the floating-point entropy, so a group with exactly ``l`` equiprobable values passes.
+    Raises :class:`InputError` unless ``l`` is a real number ``>= 1``.
+    """
+    b = _check_bucketization(b)
+    l = _real_param("l", l)  # noqa: E741
+    if l < 1:
+        raise InputError(f"l must be a number >= 1, got {l!r}")
+    h = _group_entropies(b.counts)
+    g = int(np.argmin(h))
+    h_min = float(h[g])
+    value = math.exp(h_min)
+    threshold = l * (1.0 - ENTROPY_REL_TOL)
+    group_values = np.exp(h)
+    n_fail = int((group_values < threshold).sum())
+    safe = value >= threshold
+    label = b.group_label(g)
+    s = b.sensitive
+    top = _present_values(b, g, limit=1)[0]
+    share = float(b.counts[g].max() / b.sizes[g])
+    if safe:
+        reason = (
+            f"every group's '{s}' distribution has entropy at least log({_fmt(value)}) "
+            f"(lowest: group '{label}'), so the release is entropy {_fmt(l)}-diverse"
+        )
+    else:
+        reason = (
+            f"group '{label}' has entropy log({value:.3g}) < log({_fmt(l)}) in '{s}' "
+            f"('{top}' is {share:.0%} of its {_plural(int(b.sizes[g]), 'record')}); entropy "
+            f"{_fmt(l)}-diversity needs its values spread more evenly"
+            f"{_failing_note(n_fail, b.n_groups)}: generalize the QI columns further"
+        )
+    return CriterionResult(
+        criterion="entropy-l-diversity",
+        safe=safe,
+        parameters={"l": _as_given(l)},
+        value=value,
+        reason=reason,
+        witness={
+            "group": g,
+            "label": label,
+            "entropy": h_min,
+            "effective_values": value,
+            "size": int(b.sizes[g]),
+            "distinct_values": int((b.counts[g] > 0).sum()),
+            "most_frequent": top,
+            "most_frequent_share": share,
+        },
+        details={
+            "groups": b.n_groups,
+            "failing_groups": n_fail,
+            "min_entropy": h_min,
+            "required_entropy": math.log(l),
+            "relative_tolerance": ENTROPY_REL_TOL,
+        },
+    )
+
+
+# ---------------------------------------------------- recursive (c,l)-diversity
+
+
+def recursive_cl_diversity(b: Bucketization, c: float, l: int) -> CriterionResult:  # noqa: E741
+    """Recursive (c,l)-diversity: in every group ``r_1 < c (r_l + ... + r_m)``.
+
+    Machanavajjhala et al., "l-Diversity: Privacy Beyond k-Anonymity" (TKDD 2007),
+    Definition 4.2: with ``r_i`` the number of times the i-th most frequent sensitive value
+    appears in a q*-block (``r_1 >= r_2 >= ... >= r_m``), the block is recursive
+    (c,l)-diverse iff ``r_1 < c (r_l + r_{l+1} + ... + r_m)``. A block with fewer than ``l``
+    distinct values has an empty tail and fails for every ``c``.
+
+    ``value`` is ``max_g r_1 / (r_l + ... + r_m)``: the infimum of the ``c`` that make the
+    release recursive (c,l)-diverse for this ``l`` (any ``c`` strictly above it works); it is
+    ``inf`` when some group has fewer than ``l`` distinct values. ``safe`` iff ``value < c``
+    (strict, as in the definition). The ratio is one correctly rounded division of integers,
+    so a release whose ratio equals ``c`` written as a decimal (``3/10`` and ``c=0.3``) fails,
+    as the strict inequality says. Raises :class:`InputError` unless ``c > 0`` and ``l`` is an
+    integer ``>= 1``.
+    """
+    b = _check_bucketization(b)
+    c = _real_param("c", c)
+    if c <= 0:
+        raise InputError(f"c must be a number > 0, got {c!r}")
+    l = _integer_param("l", l, 1)  # noqa: E741
+    r = b.sorted_counts()
+    r1 = r[:, 0]
+    tail = r[:, l - 1 :].sum(axis=1) if l <= r.shape[1] else np.zeros_like(r1)
+    distinct = (r > 0).sum(axis=1)
+    with np.errstate(divide="ignore"):
+        ratio = np.where(tail > 0, r1 / np.where(tail > 0, tail, 1), np.inf)
+    g = int(np.argmax(ratio))
+    value = float(ratio[g])
+    n_fail = int((ratio >= c).sum())
+    n_short = int((distinct < l).sum())
+    safe = value < c
+    label = b.group_label(g)
+    s = b.sensitive
+    top = _present_values(b, g, limit=1)[0]
+    r1g, tailg, dg = int(r1[g]), int(tail[g]), int(distinct[g])
+    name = f"recursive ({_fmt(c)},{l})-diversity"
+    if safe:
+        reason = (
+            f"in every group the most frequent value of '{s}' is less than {_fmt(c)} times the "
+            f"records outside its {l - 1} most frequent values (tightest: group '{label}', "
+            f"ratio {value:.4g}), so the release is recursive ({_fmt(c)},{l})-diverse"
+        )
+    elif tailg == 0:
+        only = "only " if dg > 1 else ""
+        reason = (
+            f"group '{label}' has {only}{_plural(dg, 'distinct value')} of '{s}'; {name} needs "
+            f"at least {l}{_failing_note(n_fail, b.n_groups)}: generalize the QI columns further"
+        )
+    else:
+        from_l = f"from the {_ordinal(l)} most frequent on" if l > 1 else "in all"
+        reason = (
+            f"group '{label}' has '{top}' {r1g} times but only {_plural(tailg, 'record')} "
+            f"{from_l}; "
+            f"{name} needs {r1g} < {_fmt(c)} x {tailg}{_failing_note(n_fail, b.n_groups)}: "
+            f"generalize the QI columns further or raise c above {value:.4g}"
+        )
+    return CriterionResult(
+        criterion="recursive-cl-diversity",
+        safe=safe,
+        parameters={"c": _as_given(c), "l": l},
+        value=value,
+        reason=reason,
+        witness={
+            "group": g,
+            "label": label,
+            "r1": r1g,
+            "tail": tailg,
+            "ratio": value,
+            "most_frequent": top,
+            "distinct_values": dg,
+            "size": int(b.sizes[g]),
+        },
+        details={
+            "groups": b.n_groups,
+            "failing_groups": n_fail,
+            "groups_with_fewer_than_l_values": n_short,
+        },
+    )
+
+
+# -------------------------------------------------------------- t-closeness
+
+
+def _numeric_labels(values: tuple[str, ...]) -> list[float] | None:
+    """The labels as finite floats, or ``None`` if any does not parse as one."""
+    out: list[float] = []
+    for v in values:
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            return None
+        if not math.isfinite(x):
+            return None
+        out.append(x)
+    return out
+
+
+def _emd_per_group(counts: IntArray, ordered: bool) -> FloatArray:
+    """EMD between each row's distribution and the column totals' distribution.
+
+    ``counts`` has only the table's present values, in ground order when ``ordered``. With
+    ``n_g`` the group size and ``N``, ``C_v`` the table size and totals, the per-value
+    difference ``p_gv - q_v`` is ``(c_gv N - C_v n_g) / (n_g N)``: its numerators are
+    integers, so the EMD is one division of exact integers (correctly rounded) whenever they
+    fit in int64, and a plain float computation otherwise.
+    """
+    sizes = counts.sum(axis=1)
+    totals = counts.sum(axis=0)
+    n_total = int(totals.sum())
+    m = counts.shape[1]
+    if m <= 1:
+        return np.zeros(counts.shape[0], dtype=np.float64)
+    exact = m * n_total * n_total < _EXACT_EMD_LIMIT
+    if exact:
+        diff = counts * n_total - sizes[:, None] * totals[None, :]
+        if ordered:
+            num = np.abs(np.cumsum(diff, axis=1)).sum(axis=1)
+            den = sizes * n_total * (m - 1)
+        else:
+            num = np.abs(diff).sum(axis=1)
+            den = 2 * sizes * n_total
+        out: FloatArray = num / den
+        return out
+    p = counts / sizes[:, None].astype(np.float64)
+    q = totals / float(n_total)
+    d = p - q[None, :]
+    if ordered:
+        res: FloatArray = np.abs(np.cumsum(d, axis=1)).sum(axis=1) / (m - 1)
+    else:
+        res = 0.5 * np.abs(d).sum(axis=1)
+    return res
+
+
+def t_closeness(b: Bucketization, t: float, ordered: bool | None = None) -> CriterionResult:
+    """t-closeness: every group's sensitive distribution is within EMD ``t`` of the table's.
+
+    Li, Li, Venkatasubramanian, "t-Closeness: Privacy Beyond k-Anonymity and l-Diversity"
+    (ICDE 2007), Definition 2, with the Earth Mover's Distance of section 4.2 between a
+    group's distribution ``P`` and the whole table's ``Q`` over the ``m`` values present in
+    the table:
+
+    * equal ground distance (categorical values, ``ordered=False``): every two values are at
+      distance 1, and ``EMD = 1/2 sum_i |p_i - q_i|`` (total variation distance);
+    * ordered distance (numerical or ordinal values, ``ordered=True``): the i-th and j-th
+      smallest values are at distance ``|i - j| / (m - 1)``, and
+      ``EMD = 1/(m-1) sum_i |sum_{j<=i} (p_j - q_j)|`` with values sorted numerically.
+
+    ``ordered=None`` (auto) uses the ordered distance iff every value label parses as a
+    finite number; ``ordered=True`` requires that. With ``m = 1`` every distribution is the
+    table's and the EMD is 0. ``value`` is the largest EMD over groups; ``safe`` iff
+    ``value <= t``. The EMD is computed as one correctly rounded division of exact integers,
+    so a group whose EMD equals ``t`` written as a decimal passes. Raises
+    :class:`InputError` unless ``0 <= t <= 1``.
+    """
+    b = _check_bucketization(b)
+    t = _real_param("t", t)
+    if not 0.0 <= t <= 1.0:
+        raise InputError(f"t must be a number between 0 and 1, got {t!r}")
+    if ordered is not None and not isinstance(ordered, bool | np.bool_):
+        raise InputError(f"ordered must be True, False or None (auto), got {ordered!r}")
+    present = np.flatnonzero(b.counts.sum(axis=0) > 0)
+    labels = tuple(b.values[int(v)] for v in present)
+    numeric = _numeric_labels(labels)
+    if ordered is None:
+        use_ordered = numeric is not None
+    elif ordered and numeric is None:
+        bad = next(v for v in labels if _numeric_labels((v,)) is None)
+        raise InputError(
+            f"ordered=True needs numeric values of {b.sensitive!r}, but {bad!r} is not a number"
+        )
+    else:
+        use_ordered = bool(ordered)
+    cols = present
+    if use_ordered and numeric is not None:
+        cols = present[np.argsort(np.asarray(numeric, dtype=np.float64), kind="stable")]
+    counts = b.counts[:, cols]
+    emd = _emd_per_group(counts, use_ordered)
+    g = int(np.argmax(emd))
+    value = float(emd[g])
+    n_fail = int((emd > t).sum())
+    safe = value <= t
+
+    # Explain the worst group: the value whose share differs most from the table's.
+    sizes = b.sizes
+    p = counts[g] / float(sizes[g])
+    q = counts.sum(axis=0) / float(b.n_records)
+    j = int(np.argmax(np.abs(p - q)))
+    gap_label = b.values[int(cols[j])]
+    label = b.group_label(g)
+    s = b.sensitive
+    distance = "ordered" if use_ordered else "equal"
+    if safe:
+        reason = (
+            f"every group's '{s}' distribution is within EMD {value:.4g} of the whole table's "
+            f"({distance} distance; farthest: group '{label}'), so the release is "
+            f"{_fmt(t)}-close"
+        )
+    else:
+        reason = (
+            f"group '{label}' has '{gap_label}' at {p[j]:.1%} of its "
+            f"{_plural(int(sizes[g]), 'record')} vs {q[j]:.1%} in the whole table (EMD "
+            f"{value:.4g} with the {distance} distance); {_fmt(t)}-closeness needs at most "
+            f"{_fmt(t)}{_failing_note(n_fail, b.n_groups)}: generalize the QI columns further"
+        )
+    witness: dict[str, Any] = {
+        "group": g,
+        "label": label,
+        "emd": value,
+        "size": int(sizes[g]),
+        "largest_gap_value": gap_label,
+        "group_share": float(p[j]),
+        "table_share": float(q[j]),
+    }
+    return CriterionResult(
+        criterion="t-closeness",
+        safe=safe,
+        parameters={"t": _as_given(t), "ordered": ordered},
+        value=value,
+        reason=reason,
+        witness=witness,
+        details={
+            "groups": b.n_groups,
+            "failing_groups": n_fail,
+            "ground_distance": distance,
+            "distinct_values_in_table": len(labels),
+            "mean_emd": float(np.average(emd, weights=sizes)),
+        },
+    )
