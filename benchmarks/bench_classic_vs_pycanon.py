@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import json
 import os
 import platform
@@ -48,11 +49,17 @@ RESULTS = ROOT / "benchmarks" / "results" / "classic_vs_pycanon.json"
 
 
 def adult_dir() -> Path:
-    """The Adult data folder: ``$AIRFLOW_PRIVACY_ADULT_DIR`` or ``<repo>/../shared/data/adult``."""
+    """The Adult data folder: ``$AIRFLOW_PRIVACY_ADULT_DIR`` or the bundled sample data."""
     env = os.environ.get("AIRFLOW_PRIVACY_ADULT_DIR")
     if env:
         return Path(env)
-    return ROOT.parent / "shared" / "data" / "adult"
+    return ROOT / "airflow_privacy" / "data" / "adult"
+
+
+def adult_csv(data: Path) -> Path:
+    """``adult.csv`` in ``data``, or the bundled ``adult.csv.gz``."""
+    plain = data / "adult.csv"
+    return plain if plain.exists() else data / "adult.csv.gz"
 
 
 @dataclass(frozen=True)
@@ -130,7 +137,9 @@ def write_release_csv(release: ReleaseDef, out: Path, data: Path | None = None) 
         if level > 0:
             maps[col] = read_hierarchy(data / f"adult_hierarchy_{col}.csv", level)
     cols = release.columns
-    with (data / "adult.csv").open(newline="", encoding="utf-8") as fin:
+    source = adult_csv(data)
+    opener = gzip.open if source.suffix == ".gz" else open
+    with opener(source, "rt", newline="", encoding="utf-8") as fin:
         reader = csv.reader(fin, delimiter=";")
         header = next(reader)
         pos = [header.index(c) for c in cols]

@@ -71,7 +71,7 @@ def pycanon_python() -> Path:
 @pytest.fixture(scope="module")
 def adult() -> Path:
     data = bench.adult_dir()
-    if not (data / "adult.csv").exists():
+    if not bench.adult_csv(data).exists():
         pytest.skip(f"Adult data not found in {data} (set AIRFLOW_PRIVACY_ADULT_DIR)")
     return Path(data)
 
