@@ -244,10 +244,19 @@ def _candidates(tab: _Tables, k_max: int) -> IntArray:
         return np.arange(n_groups, dtype=np.int64)
     chosen: list[IntArray] = []
     for h in range(k_max + 1):
-        chosen.append(np.argpartition(tab.t[:, h], keep - 1)[:keep])
+        chosen.append(_smallest(tab.t[:, h], keep))
         if h >= 1:
-            chosen.append(np.argpartition(tab.g[:, h], keep - 1)[:keep])
+            chosen.append(_smallest(tab.g[:, h], keep))
     return np.unique(np.concatenate(chosen)).astype(np.int64)
+
+
+def _smallest(cost: FloatArray, keep: int) -> IntArray:
+    """Indices of the ``keep`` smallest costs, ties going to the smallest index, so the
+    witness does not depend on ``k_max`` (``argpartition`` alone breaks ties arbitrarily)."""
+    threshold = cost[np.argpartition(cost, keep - 1)[keep - 1]]
+    below = np.flatnonzero(cost < threshold)
+    tied = np.flatnonzero(cost == threshold)[: keep - below.size]
+    return np.concatenate([below, tied]).astype(np.int64)
 
 
 @dataclass(frozen=True)
