@@ -16,7 +16,7 @@ from pathlib import Path
 from airflow_privacy.core.criteria.worst_case import disclosure_curve
 from airflow_privacy.core.datasets import adult_release
 from airflow_privacy.core.model import Bucketization, ReleaseSpec
-from benchmarks.bench_worst_case import hardware
+from benchmarks.machine import hardware
 from benchmarks.paper_dp import max_disclosure_dp
 
 K_MAX = 13

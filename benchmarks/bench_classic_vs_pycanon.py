@@ -30,7 +30,6 @@ import csv
 import gzip
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -40,6 +39,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from benchmarks.machine import hardware
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNNER = ROOT / "benchmarks" / "pycanon_runner.py"
@@ -202,32 +203,6 @@ def run_pycanon(
 
 
 # ------------------------------------------------------------------- timing
-
-
-def hardware() -> dict[str, Any]:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem_gib: float | None = None
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                mem_gib = round(int(line.split()[1]) / 1024**2, 1)
-                break
-    except OSError:
-        pass
-    return {
-        "nproc": os.cpu_count(),
-        "cpu": cpu,
-        "ram_gib": mem_gib,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-    }
 
 
 def _time(fn: Callable[[], object], repeat: int) -> list[float]:

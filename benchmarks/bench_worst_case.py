@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import subprocess
 import sys
 import time
@@ -23,27 +22,11 @@ from pathlib import Path
 
 from airflow_privacy.core.criteria.worst_case import max_disclosure
 from airflow_privacy.core.model import Bucketization
+from benchmarks.machine import hardware
 from benchmarks.paper_dp import max_disclosure_dp
 from benchmarks.synthetic import synthetic_counts, write_release_parquet
 
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def hardware() -> dict[str, str]:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-        mem = Path("/proc/meminfo").read_text().splitlines()[0].split()[1]
-        ram = f"{int(mem) / 2**20:.1f} GiB"
-    except OSError:
-        ram = "unknown"
-    import os
-
-    return {"cpu": cpu, "cores": str(os.cpu_count()), "ram": ram,
-            "python": platform.python_version()}  # fmt: skip
 
 
 def main() -> None:
