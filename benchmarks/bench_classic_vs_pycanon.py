@@ -16,7 +16,7 @@ pyCANON runs in its own virtualenv (``benchmarks/pycanon_env.sh``) through
 imports are excluded). Medians over the repetitions are reported, with the ratio
 pyCANON / ours. Results go to ``benchmarks/results/classic_vs_pycanon.json``.
 
-Usage: ``.venv/bin/python benchmarks/bench_classic_vs_pycanon.py [--repeat-ours 30]
+Usage: ``.venv/bin/python -m benchmarks.bench_classic_vs_pycanon [--repeat-ours 30]
 [--repeat-pycanon 5] [--release NAME ...]``.
 
 The release definitions and :func:`write_release_csv` are plain Python (csv module only) and
