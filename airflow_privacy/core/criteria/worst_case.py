@@ -575,7 +575,7 @@ def describe_witness(b: Bucketization, result: DisclosureResult) -> str:
     )
 
 
-def _witness_dict(b: Bucketization, result: DisclosureResult) -> dict[str, Any]:
+def witness_dict(b: Bucketization, result: DisclosureResult) -> dict[str, Any]:
     w = result.witness
     return {
         "knowledge": w.knowledge,
@@ -619,7 +619,7 @@ def _safety_result(
         value=res.max_disclosure,
         reason=reason,
         max_disclosure=res.max_disclosure,
-        witness=_witness_dict(b, res),
+        witness=witness_dict(b, res),
         details={"groups": b.n_groups, "records": b.n_records},
     )
 

@@ -1,0 +1,65 @@
+"""The ``airflow-privacy`` command: a thin layer over :mod:`airflow_privacy.core`.
+
+Exit codes: 0 = safe / pass, 1 = unsafe / blocked, 2 = bad input or usage (with a one-line
+reason on stderr). ``--format json`` prints machine-readable output on stdout; progress
+goes to stderr (silence it with ``--quiet``).
+
+Each subcommand is a module of this package with ``NAME``, ``register(subparsers)`` and
+``run(args, out) -> exit code``; :data:`COMMANDS` lists them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+from typing import TextIO
+
+from airflow_privacy import __version__
+from airflow_privacy.cli.common import EXIT_INPUT, Parser
+from airflow_privacy.errors import InputError
+
+COMMANDS = (
+    "airflow_privacy.cli.check",
+    "airflow_privacy.cli.disclosure",
+    "airflow_privacy.cli.demo",
+)
+
+
+def _modules() -> list[ModuleType]:
+    return [importlib.import_module(name) for name in COMMANDS]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="airflow-privacy",
+        description="Decide whether a table may be published: worst-case background "
+        "knowledge, classic criteria.",
+    )
+    parser.add_argument("--version", action="version", version=f"airflow-privacy {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for module in _modules():
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Entry point; returns the exit code (also used by the tests)."""
+    stream = out or sys.stdout
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_INPUT
+    runners = {m.NAME: m.run for m in _modules()}
+    try:
+        code: int = runners[args.command](args, stream)
+        return code
+    except InputError as exc:
+        sys.stderr.write(f"airflow-privacy: error: {exc}\n")
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        sys.stderr.write("airflow-privacy: interrupted\n")
+        return 130

@@ -1,0 +1,72 @@
+"""``airflow-privacy disclosure``: the maximum-disclosure curve for k = 0..K."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, TextIO
+
+from airflow_privacy.cli.common import (
+    EXIT_SAFE,
+    Progress,
+    add_release_args,
+    load_bucketization,
+    number,
+    release_info,
+    write_json,
+)
+from airflow_privacy.errors import InputError
+
+NAME = "disclosure"
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        NAME, help="maximum disclosure for k = 0..K pieces of knowledge",
+        description="Maximum disclosure against k basic implications and k negated atoms, "
+        "for k = 0..K, with the witness of each.",
+    )  # fmt: skip
+    add_release_args(p)
+    p.add_argument("--k-max", type=number(int, "--k-max"), required=True, metavar="K")
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    from airflow_privacy.core.criteria.worst_case import (
+        describe_witness,
+        disclosure_curve,
+        witness_dict,
+    )
+
+    if args.k_max < 0:
+        raise InputError(f"--k-max must be >= 0, got {args.k_max}")
+    progress = Progress(args.quiet)
+    b = load_bucketization(args, progress)
+    progress(f"computing the disclosure curve for k = 0..{args.k_max}")
+    curve = disclosure_curve(b, args.k_max)
+    progress("done")
+    if args.format == "json":
+        payload = {
+            "release": release_info(args, b),
+            "curve": [
+                {
+                    "k": p.k,
+                    "implications": p.implications.max_disclosure,
+                    "negations": p.negations.max_disclosure,
+                    "implications_witness": witness_dict(b, p.implications),
+                    "negations_witness": witness_dict(b, p.negations),
+                }
+                for p in curve
+            ],
+        }
+        write_json(payload, out)
+        return EXIT_SAFE
+    out.write(
+        f"maximum disclosure of {args.release} ({b.n_records:,} records, {b.n_groups:,} groups)\n"
+    )
+    out.write("   k  implications  negations\n")
+    for p in curve:
+        out.write(
+            f"{p.k:4d}  {p.implications.max_disclosure:12.4f}  {p.negations.max_disclosure:9.4f}\n"
+        )
+    last = curve[-1]
+    out.write(f"at k = {last.k}: {describe_witness(b, last.implications)}\n")
+    return EXIT_SAFE
