@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+
+from airflow_privacy.serialization import json_safe
 
 if TYPE_CHECKING:
     from airflow_privacy.core.model import Bucketization
@@ -84,33 +85,18 @@ def add_output_args(p: argparse.ArgumentParser) -> None:
 
 def load_bucketization(args: argparse.Namespace, progress: Progress) -> Bucketization:
     """Read the release named by :func:`add_release_args` and count it."""
-    from airflow_privacy.core.io import column_names, read_release
-    from airflow_privacy.core.model import Bucketization, ReleaseSpec, check_columns
+    from airflow_privacy.core.io import read_bucketization
+    from airflow_privacy.core.model import ReleaseSpec
 
     spec = ReleaseSpec(sensitive=args.sensitive, group_columns=tuple(args.groups))
     path = Path(args.release)
-    check_columns(column_names(path, args.input_format, args.delimiter), spec)
-    progress(f"reading {path}")
-    table = read_release(path, spec.required_columns(), args.input_format, args.delimiter)
-    b = Bucketization.from_arrow(table, spec)
+    b = read_bucketization(path, spec, args.input_format, args.delimiter, progress)
     progress(f"{b.n_records:,} records in {b.n_groups:,} groups, {len(b.values)} sensitive values")
     return b
 
 
 def release_info(args: argparse.Namespace, b: Bucketization) -> dict[str, Any]:
     return {"path": str(args.release), "records": b.n_records, "groups": b.n_groups}
-
-
-def json_safe(value: Any) -> Any:
-    """Strict JSON: infinite values (e.g. recursive (c,l)'s ratio for a group with fewer than
-    l values) become the strings "inf" / "-inf"; NaN becomes null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    return value
 
 
 def write_json(payload: dict[str, Any], out: TextIO) -> None:

@@ -7,7 +7,7 @@ result is an Arrow table that :meth:`Bucketization.from_arrow` counts without pa
 from __future__ import annotations
 
 import gzip
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -16,6 +16,8 @@ from airflow_privacy.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
+
+    from airflow_privacy.core.model import Bucketization, ReleaseSpec
 
 Format = Literal["csv", "parquet"]
 _DELIMITERS = (",", ";", "\t", "|")
@@ -161,3 +163,24 @@ def _require(cols: Sequence[str], present: Sequence[str], path: Path) -> None:
             raise InputError(
                 f"column {c!r} does not exist in {path.name} (columns: {', '.join(present)})"
             )
+
+
+def read_bucketization(
+    path: str | Path,
+    spec: ReleaseSpec,
+    fmt: Format | None = None,
+    delimiter: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Bucketization:
+    """Read a release file and count it into per-group sensitive counts.
+
+    The header is checked first, so a missing column is reported by its role ("group column
+    'age' does not exist") before any data is read; ``progress`` hears when reading starts.
+    """
+    from airflow_privacy.core.model import Bucketization, check_columns
+
+    check_columns(column_names(path, fmt, delimiter), spec)
+    if progress is not None:
+        progress(f"reading {path}")
+    table = read_release(path, spec.required_columns(), fmt, delimiter)
+    return Bucketization.from_arrow(table, spec)

@@ -1,0 +1,1 @@
+"""Airflow operators: thin wrappers over :mod:`airflow_privacy.core`."""
