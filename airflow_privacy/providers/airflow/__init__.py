@@ -1,0 +1,38 @@
+"""The Apache Airflow provider: operators, the ledger hook and its connection type, plugin.
+
+``get_provider_info`` is the ``apache_airflow_provider`` entry point: Airflow's providers
+manager reads it to list the operators, hooks, connection type and plugin.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow_privacy import __version__
+
+OPERATOR_MODULES = ["airflow_privacy.providers.airflow.operators.check"]
+HOOK_MODULES: list[str] = []
+CONNECTION_TYPES: list[dict[str, Any]] = []
+PLUGINS: list[dict[str, str]] = []
+
+
+def get_provider_info() -> dict[str, Any]:
+    """Provider metadata in the format of Airflow's provider.yaml schema."""
+    return {
+        "package-name": "airflow-privacy",
+        "name": "Privacy (airflow-privacy)",
+        "description": "Gate scheduled data releases on worst-case privacy guarantees: "
+        "(c,k)-safety, privacy skyline, composition audit across releases, MaxEnt risk.",
+        "versions": [__version__],
+        "integrations": [
+            {
+                "integration-name": "Privacy",
+                "external-doc-url": "https://github.com/airflow-privacy/airflow-privacy",
+                "tags": ["software"],
+            }
+        ],
+        "operators": [{"integration-name": "Privacy", "python-modules": OPERATOR_MODULES}],
+        "hooks": [{"integration-name": "Privacy", "python-modules": HOOK_MODULES}],
+        "connection-types": CONNECTION_TYPES,
+        "plugins": PLUGINS,
+    }
