@@ -21,6 +21,10 @@ $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.core-installed
 
+.venv-anonypy/.installed: benchmarks/anonypy_env.sh
+	bash benchmarks/anonypy_env.sh
+	touch $@
+
 $(PYCANON_VENV)/.installed: benchmarks/pycanon_env.sh
 	bash benchmarks/pycanon_env.sh
 	touch $@
@@ -44,7 +48,7 @@ typecheck: $(VENV)/.dev-installed
 
 check: lint typecheck test
 
-bench: $(VENV)/.dev-installed $(PYCANON_VENV)/.installed
+bench: $(VENV)/.dev-installed $(PYCANON_VENV)/.installed .venv-anonypy/.installed
 	$(BIN)/python -m benchmarks.run_all
 
 clean:

@@ -9,6 +9,10 @@ BENCHMARKS = (
     "benchmarks.bench_adult_curve",
     "benchmarks.bench_classic_vs_pycanon",
     "benchmarks.bench_worst_case",
+    "benchmarks.bench_lattice",
+    "benchmarks.bench_mondrian",
+    "benchmarks.bench_composition_adult",
+    "benchmarks.bench_composition_ledger",
 )
 
 

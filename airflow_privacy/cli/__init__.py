@@ -25,6 +25,10 @@ COMMANDS = (
     "airflow_privacy.cli.check",
     "airflow_privacy.cli.disclosure",
     "airflow_privacy.cli.demo",
+    "airflow_privacy.cli.anonymize",
+    "airflow_privacy.cli.ledger",
+    "airflow_privacy.cli.audit",
+    "airflow_privacy.cli.maxent",
 )
 
 

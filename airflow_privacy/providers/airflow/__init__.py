@@ -9,10 +9,24 @@ from __future__ import annotations
 from typing import Any
 
 from airflow_privacy import __version__
+from airflow_privacy.providers.airflow.connection_fields import CONN_FIELDS, UI_FIELD_BEHAVIOUR
 
-OPERATOR_MODULES = ["airflow_privacy.providers.airflow.operators.check"]
-HOOK_MODULES: list[str] = []
-CONNECTION_TYPES: list[dict[str, Any]] = []
+OPERATOR_MODULES = [
+    "airflow_privacy.providers.airflow.operators.check",
+    "airflow_privacy.providers.airflow.operators.anonymize",
+    "airflow_privacy.providers.airflow.operators.composition",
+    "airflow_privacy.providers.airflow.operators.ledger",
+]
+HOOK_MODULES = ["airflow_privacy.providers.airflow.hooks.ledger"]
+CONNECTION_TYPES: list[dict[str, Any]] = [
+    {
+        "hook-class-name": "airflow_privacy.providers.airflow.hooks.ledger.PrivacyLedgerHook",
+        "hook-name": "Privacy ledger",
+        "connection-type": "privacy_ledger",
+        "conn-fields": CONN_FIELDS,
+        "ui-field-behaviour": UI_FIELD_BEHAVIOUR,
+    }
+]
 PLUGINS: list[dict[str, str]] = []
 
 

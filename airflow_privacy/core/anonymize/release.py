@@ -1,0 +1,77 @@
+"""Pieces every anonymizer shares: option checking, placeholder group labels, and the final
+check of the release exactly as ``airflow-privacy check`` will see it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from airflow_privacy.core.anonymize.criteria import CriteriaSet
+from airflow_privacy.core.criteria.result import CriterionResult
+from airflow_privacy.core.model import Bucketization, ReleaseSpec
+from airflow_privacy.errors import InputError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+IntArray = npt.NDArray[np.int64]
+Progress = Callable[[str], None]
+
+_PLACEHOLDERS: list[tuple[str]] = []
+
+
+def placeholder_groups(n: int) -> tuple[tuple[str], ...]:
+    """Group keys ``("0",), ("1",), ...`` for bucketizations checked during a search (real
+    labels are only built for the release)."""
+    while len(_PLACEHOLDERS) < n:
+        _PLACEHOLDERS.extend((str(i),) for i in range(len(_PLACEHOLDERS), max(n, 1024)))
+    return tuple(_PLACEHOLDERS[:n])
+
+
+def counts_bucketization(
+    counts: IntArray, values: tuple[str, ...], sensitive: str
+) -> Bucketization:
+    """A bucketization of a count matrix, groups named by their row number."""
+    return Bucketization(("group",), sensitive, placeholder_groups(counts.shape[0]), values, counts)
+
+
+def no_progress(_message: str) -> None:
+    return None
+
+
+def options(method: str, given: Mapping[str, Any], allowed: Mapping[str, Any]) -> dict[str, Any]:
+    """``allowed`` with the ``given`` overrides; unknown options are an error naming them."""
+    unknown = sorted(set(given) - set(allowed))
+    if unknown:
+        raise InputError(
+            f"option {unknown[0]!r} does not apply to method {method} "
+            f"(options: {', '.join(sorted(allowed)) or 'none'})"
+        )
+    out = dict(allowed)
+    out.update(given)
+    return out
+
+
+def check_seed(seed: object) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or int(seed) < 0:
+        raise InputError(f"seed must be a whole number >= 0, got {seed!r}")
+    return int(seed)
+
+
+def recheck(
+    release: pa.Table, group_columns: tuple[str, ...], sensitive: str, criteria: CriteriaSet
+) -> tuple[Bucketization, list[CriterionResult]]:
+    """Count the release by its group columns (as ``check --group`` does) and evaluate
+    every criterion; an anonymizer only returns a release that passes."""
+    spec = ReleaseSpec(sensitive=sensitive, group_columns=group_columns)
+    b = Bucketization.from_arrow(release, spec)
+    results = criteria.evaluate_all(b)
+    failed = [r for r in results if not r.safe]
+    if failed:  # an anonymizer bug, not bad input
+        raise RuntimeError(
+            f"internal error: the release fails {failed[0].criterion}: {failed[0].reason}"
+        )
+    return b, results

@@ -1,0 +1,123 @@
+"""Release files and manifests -> :class:`PublishedRelease` / :class:`Population`.
+
+A release written by the anonymizers comes with a manifest (``RELEASE.manifest.json``, the
+``to_dict()`` of :class:`airflow_privacy.core.anonymize.Manifest`): it names the QIs, the
+sensitive column, the method and the group columns, so a release can be read without
+repeating them. Explicit arguments win over the manifest; the manifest's method decides the
+kind (``bucketize`` -> bucketized, its extra group column being the bucket id).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from airflow_privacy.core.composition.locate import Population
+from airflow_privacy.core.composition.release import PublishedRelease, check_kind
+from airflow_privacy.errors import InputError
+
+MANIFEST_SUFFIX = ".manifest.json"
+
+
+def manifest_beside(release: str | Path) -> Path | None:
+    """``RELEASE.manifest.json`` when it exists (the operators' convention)."""
+    p = Path(f"{release}{MANIFEST_SUFFIX}")
+    return p if p.is_file() else None
+
+
+def read_json(path: str | Path, what: str) -> Any:
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{what} file {str(p)!r} does not exist")
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"cannot read {what} {str(p)!r}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class ReleaseFile:
+    """A release read from a file, with the manifest it came with (if any)."""
+
+    release: PublishedRelease
+    manifest: dict[str, Any] | None
+    bucket: str | None
+
+    def spec(self) -> dict[str, Any]:
+        r = self.release
+        return {"qis": list(r.qis), "sensitive": r.sensitive, "kind": r.kind, "bucket": self.bucket}
+
+
+def resolve_columns(
+    manifest: Mapping[str, Any] | None,
+    qis: Sequence[str] | None,
+    sensitive: str | None,
+    kind: str | None,
+    bucket: str | None,
+    source: str,
+) -> tuple[tuple[str, ...], str, str, str | None]:
+    """QIs, sensitive column, kind and bucket column from the arguments, else the manifest."""
+    m = manifest or {}
+    out_qis = tuple(qis) if qis else tuple(str(q) for q in m.get("qis", ()))
+    out_sens = sensitive or m.get("sensitive")
+    if not out_qis:
+        raise InputError(f"which columns of {source} are quasi-identifiers? pass --qi COL ...")
+    if not out_sens:
+        raise InputError(f"which column of {source} is sensitive? pass --sensitive COL")
+    method = str(m.get("method", ""))
+    out_kind = kind or ("bucketized" if method == "bucketize" else "generalized")
+    check_kind(out_kind)
+    out_bucket = bucket
+    if out_kind == "bucketized" and not out_bucket:
+        extra = [c for c in m.get("group_columns", ()) if c not in out_qis]
+        out_bucket = str(extra[0]) if len(extra) == 1 else None
+        if out_bucket is None:
+            raise InputError(f"which column of {source} is the bucket id? pass --bucket COL")
+    return out_qis, str(out_sens), out_kind, out_bucket
+
+
+def read_release_file(
+    path: str | Path,
+    *,
+    qis: Sequence[str] | None = None,
+    sensitive: str | None = None,
+    kind: str | None = None,
+    bucket: str | None = None,
+    manifest: str | Path | None = None,
+    name: str | None = None,
+    fmt: str | None = None,
+    delimiter: str | None = None,
+) -> ReleaseFile:
+    """Read a release file (CSV / Parquet) into its published groups."""
+    from airflow_privacy.core.io import read_release
+
+    mpath = Path(manifest) if manifest else manifest_beside(path)
+    mdata = read_json(mpath, "manifest") if mpath else None
+    if mdata is not None and not isinstance(mdata, dict):
+        raise InputError(f"manifest {str(mpath)!r} is not a JSON object")
+    label = name or Path(path).name
+    q, s, k, b = resolve_columns(mdata, qis, sensitive, kind, bucket, label)
+    cols = [*q, s, *([b] if b else [])]
+    table = read_release(path, cols, fmt, delimiter)  # type: ignore[arg-type]
+    release = PublishedRelease.from_arrow(table, q, s, k, b, name=label)
+    return ReleaseFile(release, mdata, b)
+
+
+def read_population_file(
+    path: str | Path,
+    qis: Sequence[str],
+    *,
+    id_column: str | None = None,
+    hash_key: bytes | None = None,
+    fmt: str | None = None,
+    delimiter: str | None = None,
+) -> Population:
+    """The people of a table of original records: exact QI values (and hashed identifiers)."""
+    from airflow_privacy.core.io import read_release
+
+    cols = [*dict.fromkeys(qis), *([id_column] if id_column else [])]
+    table = read_release(path, cols, fmt, delimiter)  # type: ignore[arg-type]
+    return Population.from_arrow(table, qis, id_column, hash_key, name=Path(path).name)

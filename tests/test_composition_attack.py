@@ -1,0 +1,512 @@
+"""The intersection attack against the paper's Table 1, the definitions (Algorithm 1,
+Definitions 6-9) and an exhaustive possible-worlds oracle (tests/composition_oracle.py)."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Sequence
+from fractions import Fraction
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from airflow_privacy.core.composition import (
+    Population,
+    PublishedRelease,
+    composition_audit,
+    gate,
+    hash_identifiers,
+)
+from airflow_privacy.errors import InputError
+from tests.composition_oracle import OGroup, OScenario, algorithm1, located_groups, posterior
+
+KEY = b"test-key"
+QIS = ("zip", "age", "nationality")
+
+# Table 1 of Ganta et al. 2008, verbatim: (a) is 4-anonymous, (b) 6-anonymous
+TABLE_1A = [
+    ("130**", "<30", "*", "AIDS"),
+    ("130**", "<30", "*", "Heart Disease"),
+    ("130**", "<30", "*", "Viral Infection"),
+    ("130**", "<30", "*", "Viral Infection"),
+    ("130**", "≥40", "*", "Cancer"),
+    ("130**", "≥40", "*", "Heart Disease"),
+    ("130**", "≥40", "*", "Viral Infection"),
+    ("130**", "≥40", "*", "Viral Infection"),
+    ("130**", "3*", "*", "Cancer"),
+    ("130**", "3*", "*", "Cancer"),
+    ("130**", "3*", "*", "Cancer"),
+    ("130**", "3*", "*", "Cancer"),
+]
+TABLE_1B = [
+    ("130**", "<35", "*", "AIDS"),
+    ("130**", "<35", "*", "Tuberculosis"),
+    ("130**", "<35", "*", "Flu"),
+    ("130**", "<35", "*", "Tuberculosis"),
+    ("130**", "<35", "*", "Cancer"),
+    ("130**", "<35", "*", "Cancer"),
+    ("130**", ">=35", "*", "Cancer"),
+    ("130**", ">=35", "*", "Cancer"),
+    ("130**", ">=35", "*", "Cancer"),
+    ("130**", ">=35", "*", "Tuberculosis"),
+    ("130**", ">=35", "*", "Viral Infection"),
+    ("130**", ">=35", "*", "Viral Infection"),
+]
+
+
+def table(rows: Sequence[tuple[str, ...]]) -> pa.Table:
+    cols = list(zip(*rows, strict=True))
+    return pa.table({n: list(c) for n, c in zip((*QIS, "condition"), cols, strict=True)})
+
+
+def hospitals() -> tuple[PublishedRelease, PublishedRelease]:
+    a = PublishedRelease.from_arrow(table(TABLE_1A), QIS, "condition", name="H1")
+    b = PublishedRelease.from_arrow(table(TABLE_1B), QIS, "condition", name="H2")
+    return a, b
+
+
+def test_table1_alice_has_aids() -> None:
+    h1, h2 = hospitals()
+    assert (h1.n_groups, h2.n_groups) == (3, 2)
+    alice = Population.from_records([{"zip": "13012", "age": 28, "nationality": "any"}], QIS)
+    res = composition_audit(alice, h1, [h2])
+    # Alice matches 4 records of H1 and 6 of H2; only AIDS is in both
+    assert [r.avg_group_size for r in res.releases] == [4.0, 6.0]
+    assert res.ea.tolist() == [[3, 4]]  # {AIDS, Heart Disease, Viral Infection}, 4 diseases
+    assert res.ea_hat.tolist() == [1]
+    assert res.anon_drop.tolist() == [2]  # min(3, 4) - 1
+    assert res.confidence.tolist() == [1.0]
+    assert res.intersections[0].tolist() == [v == "AIDS" for v in res.values]
+    assert res.posterior.tolist() == [1.0]
+    assert res.values[int(res.posterior_value[0])] == "AIDS"
+    assert (res.overlap_size, res.vp, res.vp_c(1.0), res.pvp_c(1.0)) == (1, 1, 1, 100.0)
+    worst = res.worst[0]
+    assert worst.intersection == ["AIDS"]
+    assert [r["groups"] for r in worst.releases] == [
+        ["zip=130**, age=<30, nationality=*"],
+        ["zip=130**, age=<35, nationality=*"],
+    ]
+    verdict = gate(res)
+    assert not verdict.safe and verdict.value == 100.0
+    assert "AIDS" in verdict.reason and "H2" in verdict.reason
+
+
+def test_table1_other_patients() -> None:
+    h1, h2 = hospitals()
+    people = [
+        {"zip": "13012", "age": 28, "nationality": "x"},  # Alice: AIDS, drop 2
+        {"zip": "13053", "age": 36, "nationality": "x"},  # 3* -> {Cancer} alone: drop 0, C=1
+        {"zip": "13068", "age": 45, "nationality": "x"},  # >=40 and >=35: {Heart?} no
+        {"zip": "13068", "age": 31, "nationality": "x"},  # 3* and <35: {Cancer}
+        {"zip": "14850", "age": 28, "nationality": "x"},  # zip not 130**: unlocatable
+    ]
+    res = composition_audit(Population.from_records(people, QIS), h1, [h2])
+    # person 2: {Cancer, Heart Disease, Viral Infection} ∩ {Cancer, Tuberculosis, Viral Infection}
+    assert res.ea.tolist()[:4] == [[3, 4], [1, 3], [3, 3], [1, 4]]
+    assert res.ea_hat.tolist()[:4] == [1, 1, 2, 1]
+    assert res.anon_drop.tolist()[:4] == [2, 0, 1, 0]
+    assert res.overlap_size == 4 and res.vp == 2
+    assert res.vp_c(1.0) == 3 and res.pvp_c(1.0) == 75.0
+    assert res.vp_c(0.5) == 4
+    # from H1 alone, only the homogeneous '3*' group pins people down
+    assert res.vp_c(1.0, alone=True) == 2 and res.vp_c(1.0, "posterior", alone=True) == 2
+    assert res.unlocatable == [
+        {"row": 4, "reason": "zip='14850' is covered by no published zip label"}
+    ]
+    assert res.releases[0].unlocatable == 1
+    assert res.averages["anon_drop"] == pytest.approx(3 / 4)
+
+
+def test_gate_threshold_and_measure() -> None:
+    h1, h2 = hospitals()
+    people = [{"zip": "13068", "age": 45, "nationality": "x"}]  # {Cancer, VI}: C = 1/2
+    res = composition_audit(Population.from_records(people, QIS), h1, [h2])
+    assert gate(res).safe  # no perfect breach
+    assert not gate(res, confidence=0.5).safe
+    assert gate(res, confidence=0.5, max_pvp=100).safe
+    # posterior: H1 {Cancer 1, VI 2}, H2 {Cancer 3, VI 2} -> Cancer 3/7, VI 4/7
+    assert res.posterior[0] == pytest.approx(4 / 7, abs=1e-12)
+    assert gate(res, confidence=0.55, measure="posterior").safe is False
+    assert gate(res, confidence=0.55).safe is True
+    with pytest.raises(InputError, match="confidence"):
+        gate(res, confidence=0)
+    with pytest.raises(InputError, match="percentage"):
+        gate(res, max_pvp=101)
+
+
+def test_bad_input_different_sensitive_and_missing_qi() -> None:
+    h1, h2 = hospitals()
+    other = PublishedRelease.from_arrow(
+        table(TABLE_1B).rename_columns([*QIS, "diagnosis"]), QIS, "diagnosis", name="H3"
+    )
+    alice = Population.from_records([{"zip": "13012", "age": 28, "nationality": "x"}], QIS)
+    with pytest.raises(InputError, match=r"sensitive attribute 'diagnosis'.*'condition'"):
+        composition_audit(alice, h1, [other])
+    fewer = PublishedRelease.from_arrow(table(TABLE_1B), ("zip", "age"), "condition", name="H4")
+    with pytest.raises(
+        InputError, match="QI 'nationality' of the candidate is missing from release 'H4'"
+    ):
+        composition_audit(alice, h1, [fewer])
+    res = composition_audit(alice, h1, [fewer], missing_qi="suppressed")
+    assert res.ea_hat.tolist() == [1]
+    nozip = Population.from_records([{"age": 28, "nationality": "x"}], ("age", "nationality"))
+    with pytest.raises(
+        InputError, match="QI 'zip' of release 'H1' is not a column of the population"
+    ):
+        composition_audit(nozip, h1, [h2])
+    with pytest.raises(InputError, match="identifier hashes"):
+        composition_audit(alice, h1, [h2], overlap="known")
+
+
+# --------------------------------------------------------- scenarios -> engine inputs
+
+
+def _interval_release(s: OScenario, j: int, name: str, labels: list[str]) -> PublishedRelease:
+    groups = [((labels[g],), dict(s.multiset(j, g))) for g in range(len(s.releases[j]))]
+    return PublishedRelease.from_groups(("age",), "s", groups, name=name)
+
+
+def _fits(lo: int, hi: int):  # type: ignore[no-untyped-def]
+    return lambda qi: lo <= int(qi[0]) <= hi
+
+
+@st.composite
+def release_cuts(draw: st.DrawFn, people: list[tuple[int, int]]) -> tuple[list[OGroup], list[str]]:
+    """Contiguous groups of people sorted by age (distinct ages): descriptors ``lo-hi``."""
+    people = sorted(people, key=lambda p: p[1])
+    cuts = draw(st.sets(st.integers(1, max(1, len(people) - 1)), max_size=len(people) - 1))
+    bounds = [0, *sorted(c for c in cuts if c < len(people)), len(people)]
+    groups, labels = [], []
+    for a, b in itertools.pairwise(bounds):
+        chunk = people[a:b]
+        lo, hi = chunk[0][1], chunk[-1][1]
+        groups.append(OGroup(tuple(p for p, _ in chunk), fits=_fits(lo, hi)))
+        labels.append(f"{lo}-{hi}")
+    return groups, labels
+
+
+@st.composite
+def model_scenarios(draw: st.DrawFn) -> tuple[OScenario, list[list[str]]]:
+    """Person 0 (age 50) is in every release; everyone else is in exactly one release
+    (assumption 3 of the posterior's model), ages distinct within a release."""
+    n_rel = draw(st.integers(2, 3))
+    domain = ["a", "b", "c"][: draw(st.integers(2, 3))]
+    ages = [50]
+    values = [draw(st.sampled_from(domain))]
+    releases, labels = [], []
+    for _ in range(n_rel):
+        k = draw(st.integers(1, 3 if n_rel == 2 else 2))
+        own = draw(
+            st.lists(
+                st.integers(40, 60).filter(lambda a: a != 50), min_size=k, max_size=k, unique=True
+            )
+        )
+        ids = []
+        for a in own:
+            ages.append(a)
+            values.append(draw(st.sampled_from(domain)))
+            ids.append(len(ages) - 1)
+        groups, labs = draw(release_cuts([(0, 50), *((p, ages[p]) for p in ids)]))
+        releases.append(tuple(groups))
+        labels.append(labs)
+    s = OScenario(tuple((str(a),) for a in ages), tuple(values), tuple(releases))
+    return s, labels
+
+
+def _engine(
+    s: OScenario, labels: list[list[str]], overlap: str = "known"
+) -> tuple[object, list[int]]:
+    releases = [_interval_release(s, j, f"R{j}", labels[j]) for j in range(len(s.releases))]
+    people = s.people(0)
+    pop = Population(
+        {"age": tuple(s.qis[p][0] for p in people)},
+        len(people),
+        id_hashes=tuple(hash_identifiers([str(p) for p in people], KEY)),
+    )
+    members = [
+        frozenset(hash_identifiers([str(p) for p in s.people(j)], KEY))
+        for j in range(1, len(s.releases))
+    ]
+    res = composition_audit(
+        pop,
+        releases[0],
+        releases[1:],
+        overlap=overlap,  # type: ignore[arg-type]
+        prior_members=members,
+    )
+    return res, people
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(model_scenarios())
+def test_engine_matches_possible_worlds_when_the_model_holds(
+    case: tuple[OScenario, list[list[str]]],
+) -> None:
+    s, labels = case
+    res, people = _engine(s, labels)
+    row = people.index(0)
+    exact = posterior(s, 0)
+    engine_set = {v for v, ok in zip(res.values, res.intersections[row], strict=True) if ok}  # type: ignore[attr-defined]
+    assert engine_set == set(exact)  # S_i is exactly the set of possible values
+    assert res.posterior[row] == pytest.approx(float(max(exact.values())), abs=1e-9)  # type: ignore[attr-defined]
+    best = res.values[int(res.posterior_value[row])]  # type: ignore[attr-defined]
+    assert exact[best] == max(exact.values())
+    # Ganta's confidence never exceeds the posterior
+    assert res.confidence[row] <= res.posterior[row] + 1e-12  # type: ignore[attr-defined]
+    d = algorithm1(s, s.qis[0], [True] * len(s.releases))
+    assert d is not None
+    assert res.ea_hat[row] == d.ea_hat and res.anon_drop[row] == d.anon_drop  # type: ignore[attr-defined]
+    assert res.confidence[row] == pytest.approx(float(d.confidence), abs=1e-12)  # type: ignore[attr-defined]
+    assert [int(x) for x in res.ea[row]] == [d.ea[j] for j in range(len(s.releases))]  # type: ignore[attr-defined]
+
+
+@st.composite
+def shared_scenarios(draw: st.DrawFn) -> tuple[OScenario, list[list[str]]]:
+    """Several people shared between releases (group-mates may meet again)."""
+    n_people = draw(st.integers(3, 6))
+    domain = ["a", "b", "c"][: draw(st.integers(2, 3))]
+    ages = draw(st.lists(st.integers(20, 40), min_size=n_people, max_size=n_people, unique=True))
+    values = [draw(st.sampled_from(domain)) for _ in range(n_people)]
+    releases, labels = [], []
+    for _ in range(draw(st.integers(2, 3))):
+        present = draw(st.sets(st.integers(0, n_people - 1), min_size=2, max_size=n_people))
+        groups, labs = draw(release_cuts([(p, ages[p]) for p in sorted(present)]))
+        releases.append(tuple(groups))
+        labels.append(labs)
+    s = OScenario(tuple((str(a),) for a in ages), tuple(values), tuple(releases))
+    return s, labels
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shared_scenarios())
+def test_intersection_is_a_sound_superset_and_follows_algorithm1(
+    case: tuple[OScenario, list[list[str]]],
+) -> None:
+    s, labels = case
+    res, people = _engine(s, labels)
+    for row, p in enumerate(people):
+        present = [p in s.people(j) for j in range(len(s.releases))]
+        d = algorithm1(s, s.qis[p], present)
+        assert bool(res.in_overlap[row]) == (d is not None)  # type: ignore[attr-defined]
+        if d is None:
+            continue
+        engine_set = {v for v, ok in zip(res.values, res.intersections[row], strict=True) if ok}  # type: ignore[attr-defined]
+        assert engine_set == set(d.intersection)
+        assert res.ea_hat[row] == d.ea_hat and res.anon_drop[row] == d.anon_drop  # type: ignore[attr-defined]
+        # everything still possible in some world survives the intersection
+        assert set(posterior(s, p)) <= engine_set
+        assert s.values[p] in engine_set
+
+
+def test_co_membership_makes_the_posterior_an_approximation() -> None:
+    """Two people share both groups: the enumerator knows more than the product formula.
+
+    R0 = {p0, p1} with {a, b}; R1 = {p0, p1} with {a, b}. The product formula gives
+    p0 = a with 1/2 (1/2 * 1/2 normalized), and so do the worlds (p0=a,p1=b or p0=b,p1=a):
+    equal here. With a third value the sharing matters: R0 = {p0,p1,p2} {a,a,b},
+    R1 = {p0,p1} {a,b}: the product says Pr(p0 = a) = (2/3 * 1/2) / (2/3 * 1/2 + 1/3 * 1/2)
+    = 2/3; the worlds say 1/2 (p1 and p0 split {a, b}, p2 then has a).
+    """
+    g0 = OGroup((0, 1, 2), fits=_fits(20, 40))
+    g1 = OGroup((0, 1), fits=_fits(20, 30))
+    s = OScenario((("20",), ("30",), ("40",)), ("a", "b", "a"), ((g0,), (g1,)))
+    assert posterior(s, 0) == {"a": Fraction(1, 2), "b": Fraction(1, 2)}
+    res, people = _engine(s, [["20-40"], ["20-30"]])
+    assert res.posterior[people.index(0)] == pytest.approx(2 / 3)  # type: ignore[attr-defined]
+
+
+def test_bucketized_duplicate_qis_posterior_is_exact() -> None:
+    """Anatomy-style release where the target's exact QI tuple is in two buckets (with an
+    indistinguishable person): the target is each of the three matching records with equal
+    chance, as in the possible worlds."""
+    # people: 0 = target (QI 'x'), 1 and 2 share 'x' in release 0 only; 3, 4 other QIs
+    qis = (("x",), ("x",), ("x",), ("y",), ("z",), ("w",), ("v",))
+    values = ("a", "b", "a", "b", "a", "b", "a")
+    r0 = (OGroup((0, 1, 3), bucket=True), OGroup((2, 4), bucket=True))
+    r1 = (OGroup((0, 5, 6), bucket=True),)
+    s = OScenario(qis, values, (r0, r1))
+    exact = posterior(s, 0)
+
+    def bucketized(j: int, name: str) -> PublishedRelease:
+        groups = s.releases[j]
+        return PublishedRelease.from_groups(
+            ("q",),
+            "s",
+            [((str(g),), dict(s.multiset(j, g))) for g in range(len(groups))],
+            kind="bucketized",
+            members=[
+                sorted(
+                    (s.qis[m], sum(1 for x in grp.members if s.qis[x] == s.qis[m]))
+                    for m in {s.qis[m]: m for m in grp.members}.values()
+                )
+                for grp in groups
+            ],
+            name=name,
+        )
+
+    r0p, r1p = bucketized(0, "R0"), bucketized(1, "R1")
+    pop = Population({"q": ("x",)}, 1)
+    res = composition_audit(pop, r0p, [r1p])
+    assert res.releases[0].ambiguous == 1
+    assert res.posterior[0] == pytest.approx(float(max(exact.values())), abs=1e-9)
+    assert res.values[int(res.posterior_value[0])] == max(exact, key=lambda v: exact[v])
+
+
+# ----------------------------------------------- whole populations vs the definitions
+
+
+@st.composite
+def populations(draw: st.DrawFn) -> tuple[OScenario, list[list[str]], str]:
+    n_people = draw(st.integers(4, 30))
+    domain = [f"v{i}" for i in range(draw(st.integers(2, 6)))]
+    ages = draw(st.lists(st.integers(0, 99), min_size=n_people, max_size=n_people, unique=True))
+    values = [draw(st.sampled_from(domain)) for _ in range(n_people)]
+    releases, labels = [], []
+    for _ in range(draw(st.integers(2, 4))):
+        present = draw(st.sets(st.integers(0, n_people - 1), min_size=1, max_size=n_people))
+        groups, labs = draw(release_cuts([(p, ages[p]) for p in sorted(present)]))
+        releases.append(tuple(groups))
+        labels.append(labs)
+    overlap = draw(st.sampled_from(["known", "worst-case"]))
+    return (
+        OScenario(tuple((str(a),) for a in ages), tuple(values), tuple(releases)),
+        labels,
+        overlap,
+    )
+
+
+@settings(max_examples=80, deadline=None)
+@given(populations())
+def test_totals_follow_the_definitions(case: tuple[OScenario, list[list[str]], str]) -> None:
+    s, labels, overlap = case
+    res, people = _engine(s, labels, overlap)
+    n_rel = len(s.releases)
+    in_p, ea_hat, drops, confs = [], [], [], []
+    for row, p in enumerate(people):
+        locatable = [bool(located_groups(s, j, s.qis[p])) for j in range(n_rel)]
+        if overlap == "known":  # in the release (identifier hashes) and locatable there
+            present = [p in s.people(j) and locatable[j] for j in range(n_rel)]
+        else:  # worst case: present wherever locatable
+            present = locatable
+        d = algorithm1(s, s.qis[p], present)
+        in_p.append(d is not None)
+        assert bool(res.in_overlap[row]) == (d is not None)  # type: ignore[attr-defined]
+        if d is not None:
+            assert int(res.ea_hat[row]) == d.ea_hat  # type: ignore[attr-defined]
+            assert int(res.anon_drop[row]) == d.anon_drop  # type: ignore[attr-defined]
+            assert [int(res.ea[row][j]) for j in d.used] == [d.ea[j] for j in d.used]  # type: ignore[attr-defined]
+            ea_hat.append(d.ea_hat)
+            drops.append(d.anon_drop)
+            confs.append(d.confidence)
+    size = sum(in_p)
+    assert res.overlap_size == size  # type: ignore[attr-defined]
+    assert res.vp == sum(1 for x in drops if x > 0)  # type: ignore[attr-defined]
+    for c in (1.0, 0.5, 1 / 3, 0.25, 0.3):
+        vp_c = sum(1 for x in confs if x >= Fraction(c).limit_denominator(1000))
+        assert res.vp_c(c) == vp_c  # type: ignore[attr-defined]
+        assert res.pvp_c(c) == pytest.approx(100 * vp_c / size if size else 0.0, abs=1e-9)  # type: ignore[attr-defined]
+    if size:
+        assert res.averages["anon_drop"] == pytest.approx(sum(drops) / size, abs=1e-9)  # type: ignore[attr-defined]
+        assert res.averages["posterior_ea"] == pytest.approx(sum(ea_hat) / size, abs=1e-9)  # type: ignore[attr-defined]
+
+
+def test_worst_case_assumes_locatable_people_present_and_resolves_contradictions() -> None:
+    # candidate: one group {a, b}; prior 1: the person's group is {a}; prior 2: {b}
+    cand = PublishedRelease.from_groups(("age",), "s", [(("20-29",), {"a": 1, "b": 1})], name="C")
+    p1 = PublishedRelease.from_groups(("age",), "s", [(("20-24",), {"a": 2})], name="P1")
+    p2 = PublishedRelease.from_groups(("age",), "s", [(("<30",), {"b": 3})], name="P2")
+    pop = Population({"age": ("22", "27")}, 2)
+    res = composition_audit(pop, cand, [p1, p2])
+    # person 0 is locatable everywhere; {a,b} ∩ {a} ∩ {b} is empty: not in every release.
+    # Worst case: the adversary picks a consistent subset; both {C,P1} and {C,P2} pin it.
+    assert res.inconsistent == 1 and res.inconsistent_dropped == 0
+    assert res.ea_hat.tolist() == [1, 1]
+    assert res.used[0].tolist() in ([True, True, False], [True, False, True])
+    # person 1 (27): not in P1's 20-24, only C and P2 -> {b}
+    assert res.used[1].tolist() == [True, False, True]
+    assert res.vp_c(1.0) == 2
+
+
+def test_known_overlap_uses_hashes_and_reports_present_but_unlocatable() -> None:
+    cand = PublishedRelease.from_groups(("age",), "s", [(("20-29",), {"a": 1, "b": 1})], name="C")
+    prior = PublishedRelease.from_groups(("age",), "s", [(("20-24",), {"a": 2})], name="P")
+    ids = hash_identifiers(["alice", "bob"], KEY)
+    pop = Population({"age": ("22", "27")}, 2, id_hashes=tuple(ids))
+    # alice is not in the prior (despite being locatable there); bob is, but unlocatable
+    res = composition_audit(
+        pop, cand, [prior], overlap="known", prior_members=[frozenset([ids[1]])]
+    )
+    assert res.overlap_size == 0 and res.candidate_only == 2
+    assert res.releases[1].present == 1 and res.releases[1].present_unlocatable == 1
+    assert gate(res).safe and "nothing to intersect" in gate(res).reason
+    worst = composition_audit(pop, cand, [prior])
+    assert worst.overlap_size == 1 and worst.vp_c(1.0) == 1
+    with pytest.raises(InputError, match="release 'P' has no identifier hashes"):
+        composition_audit(pop, cand, [prior], overlap="known", prior_members=[None])
+
+
+def test_individuals_table_and_json() -> None:
+    h1, h2 = hospitals()
+    alice = Population.from_records([{"zip": "13012", "age": 28, "nationality": "x"}], QIS)
+    res = composition_audit(alice, h1, [h2])
+    t = res.individuals_table().to_pylist()
+    assert t[0]["ea[H1]"] == 3 and t[0]["ea[H2]"] == 4 and t[0]["intersection"] == "AIDS"
+    assert t[0]["most_likely"] == "AIDS" and t[0]["releases"] == "H1; H2"
+    import json
+
+    data = json.loads(json.dumps(res.to_dict()))
+    assert data["pvp"][0] == {
+        "confidence": 1.0,
+        "vp": 1,
+        "pvp": 100.0,
+        "posterior_vp": 1,
+        "posterior_pvp": 100.0,
+        "alone_pvp": 0.0,  # H1 alone: {AIDS, Heart Disease, Viral Infection}
+        "alone_posterior_pvp": 0.0,
+    }
+
+
+def test_random_large_population_is_consistent_and_fast() -> None:
+    rng = random.Random(7)
+    n = 3000
+    ages = [rng.randint(17, 90) for _ in range(n)]
+    sexes = [rng.choice("MF") for _ in range(n)]
+    vals = [rng.choice("abcdefghij") for _ in range(n)]
+
+    def release(offset: int, width: int, name: str) -> PublishedRelease:
+        labels = []
+        for a, sx in zip(ages, sexes, strict=True):
+            lo = (a - offset) // width * width + offset
+            labels.append((f"{lo}-{lo + width - 1}", sx if width < 8 else "*"))
+        t = pa.table({"age": [x for x, _ in labels], "sex": [y for _, y in labels], "s": vals})
+        return PublishedRelease.from_arrow(t, ("age", "sex"), "s", name=name)
+
+    pop = Population({"age": tuple(map(str, ages)), "sex": tuple(sexes)}, n)
+    res = composition_audit(pop, release(0, 5, "A"), [release(2, 7, "B"), release(3, 10, "C")])
+    assert res.overlap_size == n and res.inconsistent == 0
+    assert (res.ea_hat >= 1).all() and (res.anon_drop >= 0).all()
+    assert ((res.confidence <= res.posterior + 1e-12) | ~res.in_overlap).all()
+
+
+def test_table1_counts_matter_enumerated() -> None:
+    """A 45-year-old in both hospitals of Table 1: S = {Cancer, Viral Infection}, C = 1/2, but
+    the possible worlds (H1's >=40 group and H2's >=35 group, other patients distinct) give
+    Viral Infection 4/7, as the engine's posterior does."""
+    # person 0: the target (45, true value Viral Infection); 1-3 the rest of H1's group,
+    # 4-8 the rest of H2's group
+    values = ("Viral Infection", "Cancer", "Heart Disease", "Viral Infection",
+              "Cancer", "Cancer", "Cancer", "Tuberculosis", "Viral Infection")  # fmt: skip
+    ages = ("45", "41", "50", "60", "36", "38", "39", "52", "70")
+    h1 = (OGroup((0, 1, 2, 3), fits=lambda q: int(q[0]) >= 40),)
+    h2 = (OGroup((0, 4, 5, 6, 7, 8), fits=lambda q: int(q[0]) >= 35),)
+    s = OScenario(tuple((a,) for a in ages), values, (h1, h2))
+    assert posterior(s, 0) == {"Viral Infection": Fraction(4, 7), "Cancer": Fraction(3, 7)}
+    h1r, h2r = hospitals()
+    pop = Population.from_records([{"zip": "13068", "age": 45, "nationality": "x"}], QIS)
+    res = composition_audit(pop, h1r, [h2r])
+    assert res.confidence[0] == 0.5
+    assert res.posterior[0] == pytest.approx(4 / 7, abs=1e-9)
+    assert res.values[int(res.posterior_value[0])] == "Viral Infection"

@@ -1,0 +1,279 @@
+"""Locating individuals in published releases (Ganta et al. 2008, Definition 6): label
+meanings, hierarchies, buckets, nearest centroids, unlocatable reasons; and the
+PublishedRelease model (construction, canonical content hash, bad input)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from airflow_privacy.core.composition import Population, PublishedRelease, locate
+from airflow_privacy.core.composition.descriptors import hierarchy_covers, parse_label
+from airflow_privacy.core.datasets import adult_hierarchies
+from airflow_privacy.core.hierarchy import Hierarchy
+from airflow_privacy.errors import InputError
+
+
+def covers(label: str, value: str, cov: dict[str, frozenset[str]] | None = None) -> bool:
+    lab = parse_label(label, "q", cov)
+    num = float(value) if _isnum(value) else math.nan
+    return bool(lab.matches([value], np.array([num]))[0])
+
+
+def _isnum(v: str) -> bool:
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    ("label", "value", "expected"),
+    [
+        ("*", "anything", True),
+        ("20-29", "20", True),
+        ("20-29", "29", True),
+        ("20-29", "29.5", False),
+        ("20-29", "19", False),
+        ("20 - 29", "25", True),
+        ("-10--5", "-7", True),
+        ("0.5-1.5", "1.5", True),
+        ("[20, 30)", "30", False),
+        ("[20, 30)", "20", True),
+        ("(20, 30]", "20", False),
+        ("(20,30]", "30", True),
+        ("<30", "29", True),
+        ("<30", "30", False),
+        ("<=30", "30", True),
+        ("≤30", "30", True),
+        (">=40", "40", True),
+        ("≥40", "40", True),
+        ("≥40", "39", False),
+        (">40", "40", False),
+        ("130**", "13012", True),
+        ("130**", "13112", False),
+        ("130**", "1301", False),
+        ("3*", "35", True),
+        ("3*", "28", False),
+        ("3*", "3", False),
+        ("Married", "Married", True),
+        ("Married", "Divorced", False),
+        ("37", "37.0", True),
+        ("37", "38", False),
+        ("2020-01", "2020-01", True),
+        ("2020-01", "2015", False),  # a date, not an interval
+        ("20-29", "abc", False),
+        ("<30", "n/a", False),
+    ],
+)
+def test_label_meanings(label: str, value: str, expected: bool) -> None:
+    assert covers(label, value) is expected
+
+
+def test_hierarchy_labels_take_precedence_over_textual_forms() -> None:
+    h = adult_hierarchies()
+    age = hierarchy_covers(h["age"])
+    # ARX labels age 20 as "15-19" (one year off): the hierarchy's meaning wins
+    assert covers("15-19", "20", age) and not covers("15-19", "20")
+    assert not covers("20-24", "20", age) and covers("20-24", "20")
+    edu = hierarchy_covers(h["education"])
+    assert covers("Undergraduate", "Bachelors", edu)
+    assert covers("Higher education", "Doctorate", edu)
+    assert not covers("Undergraduate", "Doctorate", edu)
+    assert covers("*", "Doctorate", edu)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(-1000, 1000),
+    st.integers(0, 500),
+    st.integers(-1200, 1200),
+    st.sampled_from(["{lo}-{hi}", "[{lo}, {hi}]", "<{hi}", "<={hi}", ">{lo}", ">={lo}"]),
+)
+def test_numeric_labels_against_their_definition(lo: int, width: int, x: int, form: str) -> None:
+    hi = lo + width
+    label = form.format(lo=lo, hi=hi)
+    expected = {
+        "{lo}-{hi}": lo <= x <= hi,
+        "[{lo}, {hi}]": lo <= x <= hi,
+        "<{hi}": x < hi,
+        "<={hi}": x <= hi,
+        ">{lo}": x > lo,
+        ">={lo}": x >= lo,
+    }[form]
+    assert covers(label, str(x)) is expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text("0123456789", min_size=1, max_size=6),
+    st.integers(0, 6),
+    st.text("0123456789", min_size=1, max_size=6),
+)
+def test_masks_against_their_definition(base: str, masked: int, value: str) -> None:
+    masked = min(masked, len(base))
+    label = base[: len(base) - masked] + "*" * masked
+    if label == "*":
+        assert covers(label, value)
+        return
+    expected = value == label or (
+        masked > 0 and len(value) == len(label) and value.startswith(base[: len(base) - masked])
+    )
+    assert covers(label, value) is expected
+
+
+def release(rows: Sequence[tuple[str, ...]], qis: tuple[str, ...], **kw: str) -> PublishedRelease:
+    names = [*qis, "s"] if kw.get("kind") != "bucketized" else [*qis, "b", "s"]
+    t = pa.table({n: [r[i] for r in rows] for i, n in enumerate(names)})
+    return PublishedRelease.from_arrow(t, qis, "s", **kw)
+
+
+def test_locate_generalized_with_hierarchies_and_ambiguity() -> None:
+    h = adult_hierarchies()
+    r = release(
+        [
+            ("20-29", "Undergraduate", "a"),
+            ("20-29", "Graduate", "b"),
+            ("25-35", "*", "c"),
+            ("30-39", "Graduate", "d"),
+        ],
+        ("age", "education"),
+    )
+    pop = Population(
+        {
+            "age": ("22", "27", "31", "50", "x"),
+            "education": ("Bachelors", "Masters", "Masters", "Masters", "Masters"),
+        },
+        5,
+    )
+    loc = locate(pop, r, {"education": h["education"]})
+    groups = [sorted(r.group_label(g) for g in loc.groups(i)) for i in range(5)]
+    assert groups[0] == ["age=20-29, education=Undergraduate"]
+    assert groups[1] == ["age=20-29, education=Graduate", "age=25-35, education=*"]
+    assert groups[2] == ["age=25-35, education=*", "age=30-39, education=Graduate"]
+    assert groups[3] == [] and groups[4] == []
+    assert loc.n_matches.tolist() == [1, 2, 2, 0, 0]
+    assert loc.reasons == {
+        3: "age='50' is covered by no published age label",
+        4: "age='x' is covered by no published age label",
+    }
+    # the weighted counts: every candidate record equally likely
+    assert loc.weighted[1].tolist() == [0.0, 1.0, 1.0, 0.0]
+
+
+def test_locate_combination_not_covered_reason() -> None:
+    r = release([("20-29", "M", "a"), ("30-39", "F", "b")], ("age", "sex"))
+    loc = locate(Population({"age": ("25",), "sex": ("F",)}, 1), r)
+    assert loc.reasons == {0: "no group covers this combination of QI values"}
+
+
+def test_locate_bucketized_exact_qis_compare_numerically() -> None:
+    r = release(
+        [
+            ("28", "13012", "1", "a"),
+            ("35", "13053", "1", "b"),
+            ("28", "13012", "2", "c"),
+            ("40", "14850", "2", "d"),
+        ],
+        ("age", "zip"),
+        kind="bucketized",
+        bucket="b",
+    )
+    assert r.members == (
+        ((("28", "13012"), 1), (("35", "13053"), 1)),
+        ((("28", "13012"), 1), (("40", "14850"), 1)),
+    )
+    pop = Population({"age": ("28.0", "35", "36"), "zip": ("13012", "13053", "13053")}, 3)
+    loc = locate(pop, r)
+    assert [loc.groups(i) for i in range(3)] == [[0, 1], [0], []]
+    assert loc.weighted[0].tolist() == pytest.approx([0.5, 0.5, 0.5, 0.5])
+    assert loc.reasons == {2: "its exact QI values appear in no bucket"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 50), st.integers(0, 50)), min_size=1, max_size=8, unique=True
+    ),
+    st.lists(st.tuples(st.integers(-10, 60), st.integers(-10, 60)), min_size=1, max_size=10),
+)
+def test_nearest_centroid_against_brute_force(
+    centroids: list[tuple[int, int]], people: list[tuple[int, int]]
+) -> None:
+    r = PublishedRelease.from_groups(
+        ("x", "y"),
+        "s",
+        [((str(a), str(b)), {"v": 1}) for a, b in centroids],
+        kind="microaggregated",
+    )
+    pop = Population(
+        {"x": tuple(str(p[0]) for p in people), "y": tuple(str(p[1]) for p in people)}, len(people)
+    )
+    loc = locate(pop, r)
+    sx = np.std([c[0] for c in centroids]) or 1.0
+    sy = np.std([c[1] for c in centroids]) or 1.0
+    for i, (px, py) in enumerate(people):
+        d = [((px - cx) / sx) ** 2 + ((py - cy) / sy) ** 2 for cx, cy in centroids]
+        best = min(d)
+        expected = [g for g, x in enumerate(d) if x <= best * (1 + 1e-9) + 1e-12]
+        assert loc.groups(i) == expected
+
+
+def test_microaggregated_bad_values() -> None:
+    r = PublishedRelease.from_groups(
+        ("x",), "s", [(("1.5",), {"v": 2}), (("9",), {"w": 2})], kind="microaggregated"
+    )
+    loc = locate(Population({"x": ("2", "abc")}, 2), r)
+    assert loc.groups(0) == [0] and loc.groups(1) == []
+    assert loc.reasons == {1: "x='abc' is not a number (nearest centroid)"}
+    with pytest.raises(InputError, match="centroid value 'old' of QI 'x' is not a number"):
+        PublishedRelease.from_groups(("x",), "s", [(("old",), {"v": 1})], kind="microaggregated")
+
+
+def test_release_model_round_trip_and_canonical_hash() -> None:
+    rows = [("20-29", "M", "a"), ("20-29", "M", "b"), ("30-39", "F", "a"), ("20-29", "M", "a")]
+    r = release(rows, ("age", "sex"))
+    assert r.n_groups == 2 and r.n_records == 4
+    assert r.multiset(r.keys.index(("20-29", "M"))) == {"a": 2, "b": 1}
+    again = PublishedRelease.from_dict(r.to_dict())
+    assert again.content_hash() == r.content_hash()
+    shuffled = release(list(reversed(rows)), ("age", "sex"))
+    assert shuffled.content_hash() == r.content_hash()
+    changed = release([*rows[:3], ("20-29", "M", "b")], ("age", "sex"))
+    assert changed.content_hash() != r.content_hash()
+    assert r.content_hash(["h1", "h2"]) == r.content_hash(["h2", "h1", "h1"])
+    assert r.content_hash(["h1"]) != r.content_hash()
+    b = release([("28", "1", "a"), ("35", "1", "b")], ("age",), kind="bucketized", bucket="b")
+    assert PublishedRelease.from_dict(b.to_dict()).members == b.members
+
+
+def test_release_bad_input() -> None:
+    t = pa.table({"age": ["20-29", None], "s": ["a", "b"]})
+    with pytest.raises(InputError, match="column 'age' has 1 missing value"):
+        PublishedRelease.from_arrow(t, ("age",), "s")
+    t = pa.table({"age": ["20-29"], "s": ["a"]})
+    with pytest.raises(InputError, match="QI column 'zip' does not exist"):
+        PublishedRelease.from_arrow(t, ("age", "zip"), "s")
+    with pytest.raises(InputError, match="sensitive column 'x' does not exist"):
+        PublishedRelease.from_arrow(t, ("age",), "x")
+    with pytest.raises(InputError, match="needs its bucket column"):
+        PublishedRelease.from_arrow(t, ("age",), "s", kind="bucketized")
+    with pytest.raises(InputError, match="unknown release kind 'mondrian'"):
+        PublishedRelease.from_arrow(t, ("age",), "s", kind="mondrian")
+    with pytest.raises(InputError, match="cannot be both the sensitive column and a QI"):
+        PublishedRelease.from_groups(("age", "s"), "s", [(("1", "2"), {"a": 1})])
+    with pytest.raises(InputError, match="not a release description"):
+        PublishedRelease.from_dict({"kind": "generalized"})
+
+
+def test_mask_hierarchy_builder_labels_locate() -> None:
+    h = Hierarchy.masks("zip", ["13012", "13053", "14850"])
+    cov = hierarchy_covers(h)
+    assert covers("130**", "13053", cov) and not covers("130**", "14850", cov)
