@@ -5,21 +5,21 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYCANON_VENV := .venv-pycanon
 
-.PHONY: demo test lint typecheck check bench clean
+.PHONY: demo cli-demo test lint typecheck check bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# core install: enough for the CLI and the demo
-$(VENV)/.core-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+# the provider: the package with Airflow and Great Expectations (what the main job needs)
+$(VENV)/.airflow-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[airflow,gx]'
 	touch $@
 
 # everything: Airflow, Great Expectations, psycopg, pytest, hypothesis, ruff, mypy
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $@ $(VENV)/.core-installed
+	touch $@ $(VENV)/.airflow-installed
 
 .venv-anonypy/.installed: benchmarks/anonypy_env.sh
 	bash benchmarks/anonypy_env.sh
@@ -29,8 +29,13 @@ $(PYCANON_VENV)/.installed: benchmarks/pycanon_env.sh
 	bash benchmarks/pycanon_env.sh
 	touch $@
 
-## The main job: build sample releases of the bundled Adult data and check them.
-demo: $(VENV)/.core-installed
+## The main job: the sample release DAG end to end on the bundled data (SQLite), twice: a
+## first release that publishes, then an overlapping one the composition audit blocks.
+demo: $(VENV)/.airflow-installed
+	$(BIN)/python -m airflow_privacy.providers.airflow.release_demo --home build/airflow
+
+## The CLI tour: sample releases of the bundled data, checked with airflow-privacy check.
+cli-demo: $(VENV)/.airflow-installed
 	$(BIN)/airflow-privacy demo --out build/demo
 
 ## The test suite (unit, property, CLI, pyCANON cross-check).

@@ -13,6 +13,9 @@ BENCHMARKS = (
     "benchmarks.bench_mondrian",
     "benchmarks.bench_composition_adult",
     "benchmarks.bench_composition_ledger",
+    "benchmarks.bench_skyline",
+    "benchmarks.bench_skyline_adult",
+    "benchmarks.bench_maxent_accuracy",
 )
 
 

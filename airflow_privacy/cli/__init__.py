@@ -29,6 +29,7 @@ COMMANDS = (
     "airflow_privacy.cli.ledger",
     "airflow_privacy.cli.audit",
     "airflow_privacy.cli.maxent",
+    "airflow_privacy.cli.skyline",
 )
 
 

@@ -41,13 +41,20 @@ def register(sub: Any) -> None:
         "--ordered", type=boolean, default=None,
         help="t-closeness: ordered (numeric) distance true/false (default: auto)",
     )  # fmt: skip
+    p.add_argument(
+        "--point", action="append", default=None, metavar="l,k,m,c", dest="points",
+        help="skyline: a knowledge point, repeat for several: safe iff an adversary who knows "
+        "l values the target does not have, the values of k other people and m people who "
+        "have the target's value if anyone does stays below confidence c (0 < c <= 1)",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     from airflow_privacy.core.criteria.registry import CRITERIA, validate
 
     progress = Progress(args.quiet)
-    raw = {"k": args.k, "l": args.l, "c": args.c, "t": args.t, "ordered": args.ordered}
+    raw = {"k": args.k, "l": args.l, "c": args.c, "t": args.t, "ordered": args.ordered,
+           "points": args.points}  # fmt: skip
     params = validate(args.criterion, raw)  # before reading a possibly large file
     b = load_bucketization(args, progress)
     progress(f"checking {args.criterion}")
@@ -64,6 +71,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 def render(result: Any, release: str, records: int, groups: int) -> str:
     """A criterion result as a few lines a person reads in a terminal."""
+    if result.criterion == "skyline":
+        return _render_skyline(result, release, records, groups)
     params = ", ".join(
         f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in result.parameters.items()
     )
@@ -74,4 +83,23 @@ def render(result: Any, release: str, records: int, groups: int) -> str:
         f"  value:   {result.value:.6g}",
         f"  why:     {result.reason}",
     ]
+    return "\n".join(lines) + "\n"
+
+
+def _render_skyline(result: Any, release: str, records: int, groups: int) -> str:
+    """The skyline criterion: one table row per point, then the deciding point's reason."""
+    verdict = "SAFE" if result.safe else "UNSAFE"
+    points = result.details["points"]
+    lines = [
+        f"skyline ({len(points)} point{'s' if len(points) != 1 else ''}): {verdict}",
+        f"  release: {release} ({records:,} records in {groups:,} groups)",
+        "     l    k    m      c    breach  verdict",
+    ]
+    for p in points:
+        l, k, m = p["point"]  # noqa: E741
+        lines.append(
+            f"  {l:4d} {k:4d} {m:4d} {p['c']:6.3g}  {p['breach']:8.4f}  "
+            f"{'safe' if p['safe'] else 'UNSAFE'}"
+        )
+    lines.append(f"  why:     {result.reason}")
     return "\n".join(lines) + "\n"

@@ -68,6 +68,12 @@ def _negation_safety(b: Bucketization, p: Mapping[str, Any]) -> CriterionResult:
     return check_negation_safety(b, p["c"], p["k"])
 
 
+def _skyline(b: Bucketization, p: Mapping[str, Any]) -> CriterionResult:
+    from airflow_privacy.core.criteria.skyline import check_skyline
+
+    return check_skyline(b, p["points"])
+
+
 CRITERIA: dict[str, CriterionSpec] = {
     spec.name: spec
     for spec in (
@@ -98,6 +104,11 @@ CRITERIA: dict[str, CriterionSpec] = {
             "negation-safety", ("c", "k"), (),
             "disclosure against k negated atoms stays below c", _negation_safety,
         ),
+        CriterionSpec(
+            "skyline", ("points",), (),
+            "breach against (l, k, m) knowledge stays below c at every point (Chen et al.)",
+            _skyline,
+        ),
     )
 }  # fmt: skip
 
@@ -119,6 +130,21 @@ def _range(name: str, low: float, high: float, open_low: bool) -> Callable[[Any]
 
     return check
 
+
+def _skyline_points(v: Any) -> Any:
+    from airflow_privacy.core.criteria.skyline import normalize_points
+
+    return normalize_points(v)
+
+
+# parameters whose CLI option has another name
+_OPTION = {"points": "point"}
+
+# checked and brought to a canonical form (skyline points: "l,k,m,c" strings or sequences
+# become (l, k, m, c) tuples; errors name the point)
+_NORMALIZERS: dict[tuple[str, str], Callable[[Any], Any]] = {
+    ("skyline", "points"): _skyline_points,
+}
 
 _VALIDATORS: dict[tuple[str, str], Callable[[Any], None]] = {
     ("k-anonymity", "k"): _whole("k", 1),
@@ -143,16 +169,19 @@ def validate(name: str, params: Mapping[str, Any]) -> dict[str, Any]:
     if spec is None:
         raise InputError(f"unknown criterion {name!r} (known: {', '.join(CRITERIA)})")
     given = {k: v for k, v in params.items() if v is not None}
-    missing = [p for p in spec.required if p not in given]
+    missing = [_OPTION.get(p, p) for p in spec.required if p not in given]
     if missing:
         raise InputError(f"criterion {name} needs {' '.join('--' + m for m in missing)}")
     extra = sorted(set(given) - set(spec.required) - set(spec.optional))
     if extra:
-        raise InputError(f"--{extra[0]} does not apply to criterion {name}")
-    for key, value in given.items():
+        raise InputError(f"--{_OPTION.get(extra[0], extra[0])} does not apply to criterion {name}")
+    for key, value in list(given.items()):
         check = _VALIDATORS.get((name, key))
         if check is not None:
             check(value)
+        normalize = _NORMALIZERS.get((name, key))
+        if normalize is not None:
+            given[key] = normalize(value)
     if "k" in given:
         given["k"] = int(given["k"])
     return given

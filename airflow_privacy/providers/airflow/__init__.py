@@ -16,6 +16,7 @@ OPERATOR_MODULES = [
     "airflow_privacy.providers.airflow.operators.anonymize",
     "airflow_privacy.providers.airflow.operators.composition",
     "airflow_privacy.providers.airflow.operators.ledger",
+    "airflow_privacy.providers.airflow.operators.maxent",
 ]
 HOOK_MODULES = ["airflow_privacy.providers.airflow.hooks.ledger"]
 CONNECTION_TYPES: list[dict[str, Any]] = [
@@ -27,7 +28,12 @@ CONNECTION_TYPES: list[dict[str, Any]] = [
         "ui-field-behaviour": UI_FIELD_BEHAVIOUR,
     }
 ]
-PLUGINS: list[dict[str, str]] = []
+PLUGINS: list[dict[str, str]] = [
+    {
+        "name": "airflow_privacy",
+        "plugin-class": "airflow_privacy.providers.airflow.plugin.AirflowPrivacyPlugin",
+    }
+]
 
 
 def get_provider_info() -> dict[str, Any]:

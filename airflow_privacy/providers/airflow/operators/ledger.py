@@ -160,7 +160,12 @@ class RecordBlockedReleaseOperator(BaseOperator):
         src = Path(self.release)
         with PrivacyLedgerHook(self.privacy_ledger_conn_id).get_conn() as ledger:
             if release_id is not None:
-                info = ledger.mark_blocked(release_id, reasons)
+                current = ledger.info(release_id)
+                new = [r for r in reasons if not any(r.endswith(a) for a in current.reasons)]
+                if new or current.status != "blocked":
+                    info = ledger.mark_blocked(release_id, new or reasons)
+                else:  # the audit already recorded exactly these reasons
+                    info = current
             elif src.is_file():
                 cand = read_release_file(src)
                 info = ledger.record(

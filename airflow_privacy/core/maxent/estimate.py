@@ -1,0 +1,62 @@
+"""Privacy-MaxEnt end to end: knowledge (file and mined rules) -> constraints -> maximum
+entropy -> ``P*(s | q)`` and the risk numbers (Du et al. 2008)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from airflow_privacy.core.maxent.accuracy import original_conditional, weighted_kl
+from airflow_privacy.core.maxent.constraints import build_system
+from airflow_privacy.core.maxent.knowledge import Knowledge
+from airflow_privacy.core.maxent.release import BucketRelease
+from airflow_privacy.core.maxent.result import MaxEntResult
+from airflow_privacy.core.maxent.rules import AssociationRule, mine_rules, rules_knowledge
+from airflow_privacy.core.maxent.solver import Solution, SolverOptions, solve
+from airflow_privacy.errors import InputError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+def estimate(
+    release: BucketRelease,
+    knowledge: Knowledge | None = None,
+    *,
+    original: pa.Table | None = None,
+    top_positive: int = 0,
+    top_negative: int = 0,
+    min_support: int = 3,
+    rule_widths: Sequence[int] | None = None,
+    not_sensitive: Sequence[str] = (),
+    options: SolverOptions | None = None,
+    warm_start: Solution | None = None,
+) -> MaxEntResult:
+    """The maximum-entropy estimate of ``release`` under ``knowledge`` plus the Top-(K+, K-)
+    association rules mined from ``original`` (section 4.4); with ``original``, also the
+    estimation accuracy (section 7.1)."""
+    for v in not_sensitive:
+        if v not in release.values:
+            raise InputError(f"--not-sensitive value {v!r} is not a value of {release.sensitive!r}")
+    rules: list[AssociationRule] = []
+    if top_positive or top_negative:
+        if original is None:
+            raise InputError("mining association rules needs the original table (--original)")
+        pos, neg = mine_rules(
+            original,
+            release.qi_columns,
+            release.sensitive,
+            top_positive,
+            top_negative,
+            min_support,
+            rule_widths,
+        )
+        rules = pos + neg
+    know = (knowledge or Knowledge()) + rules_knowledge(rules)
+    system = build_system(release, know)
+    solution = solve(system, options, warm_start)
+    accuracy = None
+    if original is not None:
+        p_q, truth = original_conditional(release, original)
+        accuracy = weighted_kl(p_q, truth, MaxEntResult(solution).posterior)
+    return MaxEntResult(solution, tuple(rules), tuple(not_sensitive), accuracy)

@@ -1,0 +1,246 @@
+"""``airflow-privacy maxent``: JSON contract, exit codes, text, outputs, bad input."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from airflow_privacy.cli import main
+
+# Figure 1 of Du et al. 2008: name, gender, degree, disease, bucket
+FIG1 = [
+    ("male", "college", "Flu", 1),
+    ("male", "college", "Pneumonia", 1),
+    ("female", "college", "Breast Cancer", 1),
+    ("male", "high school", "Flu", 1),
+    ("male", "college", "HIV", 2),
+    ("male", "high school", "Pneumonia", 2),
+    ("female", "junior", "Breast Cancer", 2),
+    ("female", "college", "HIV", 3),
+    ("female", "graduate", "Lung Cancer", 3),
+    ("male", "graduate", "Flu", 3),
+]
+# the published release shuffles the diseases within each bucket
+RELEASE_ROWS = [
+    ("male", "college", "Breast Cancer", 1),
+    ("male", "college", "Flu", 1),
+    ("female", "college", "Flu", 1),
+    ("male", "high school", "Pneumonia", 1),
+    ("male", "college", "Pneumonia", 2),
+    ("male", "high school", "Breast Cancer", 2),
+    ("female", "junior", "HIV", 2),
+    ("female", "college", "Lung Cancer", 3),
+    ("female", "graduate", "Flu", 3),
+    ("male", "graduate", "HIV", 3),
+]
+
+KNOWLEDGE = """\
+knowledge:
+  - name: men rarely have breast cancer
+    given: {gender: male}
+    value: Breast Cancer
+    probability: 0
+"""
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    rel = tmp_path / "release.csv"
+    rel.write_text(
+        "gender,degree,disease,bucket\n"
+        + "".join(f"{g},{d},{s},{b}\n" for g, d, s, b in RELEASE_ROWS)
+    )
+    orig = tmp_path / "original.csv"
+    orig.write_text("gender;degree;disease\n" + "".join(f"{g};{d};{s}\n" for g, d, s, _ in FIG1))
+    know = tmp_path / "k.yaml"
+    know.write_text(KNOWLEDGE)
+    return {"release": rel, "original": orig, "knowledge": know, "dir": tmp_path}
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    out = io.StringIO()
+    code = main(argv, out)
+    return code, out.getvalue(), capsys.readouterr().err
+
+
+def base(f: dict[str, Path]) -> list[str]:
+    return ["maxent", str(f["release"]), "--sensitive", "disease", "--bucket", "bucket", "--quiet"]
+
+
+def test_json_contract_and_exit_codes(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [*base(files), "--knowledge", str(files["knowledge"]), "--format", "json"]
+    code, out, err = run(argv, capsys)
+    assert code == 0 and err == ""
+    data = json.loads(out)
+    # both women of buckets 1 and 2 must have breast cancer (the paper's introduction)
+    assert data["max_posterior"] == pytest.approx(1.0, abs=1e-12)
+    top = {(a["label"], a["value"]) for a in data["top_at_risk"] if a["posterior"] > 1 - 1e-9}
+    assert ("gender=female, degree=junior", "Breast Cancer") in top
+    assert data["release"]["qi_columns"] == ["gender", "degree"]  # default: all other columns
+    assert data["release"]["records"] == 10 and data["release"]["buckets"] == 3
+    assert data["residual"] <= 1e-8
+    assert data["solver"]["buckets_solved"] == 2  # bucket 3 has no breast cancer: closed form
+    assert data["knowledge"][0]["label"] == "men rarely have breast cancer"
+    assert data["knowledge"][0]["line"] == 2
+    assert data["safe"] is None and data["accuracy"] is None
+    assert run([*argv, "--c", "0.99"], capsys)[0] == 1
+    code, out, _ = run([*argv, "--c", "1", "--not-sensitive", "Breast Cancer"], capsys)
+    assert code == 0
+    data = json.loads(out)
+    assert data["safe"] is True and data["max_posterior"] < 1
+    assert data["max_at"]["value"] != "Breast Cancer"
+
+
+def test_accuracy_against_the_original_is_the_weighted_kl(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without knowledge P*(s | q) is the closed form; the weighted KL (section 7.1) is
+    computed here from its definition."""
+    code, out, _ = run(
+        [*base(files), "--original", str(files["original"]), "--format", "json"], capsys
+    )
+    assert code == 0
+    got = json.loads(out)["accuracy"]
+    n = len(FIG1)
+    qs = sorted({(g, d) for g, d, _, _ in FIG1})
+    total = 0.0
+    for q in qs:
+        truth = [s for g, d, s, _ in FIG1 if (g, d) == q]
+        est: dict[str, Fraction] = {}
+        for b in (1, 2, 3):
+            recs = [r for r in RELEASE_ROWS if r[3] == b]
+            nq = sum(1 for r in recs if (r[0], r[1]) == q)
+            for r in recs:
+                est[r[2]] = est.get(r[2], Fraction(0)) + Fraction(nq, len(recs))
+        for s in set(truth):
+            p = Fraction(truth.count(s), len(truth))
+            total += float(Fraction(len(truth), n) * p) * math.log(p / (est[s] / len(truth)))
+    assert got == pytest.approx(total, abs=1e-12)
+
+
+def test_rules_text_output_and_posterior_table(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_path = files["dir"] / "posterior.csv"
+    argv = [
+        *base(files),
+        "--original",
+        str(files["original"]),
+        "--top-positive",
+        "2",
+        "--top-negative",
+        "2",
+        "--min-support",
+        "1",
+        "--rule-width",
+        "1",
+        "--output",
+        str(out_path),
+        "--top",
+        "3",
+        "--c",
+        "0.999",
+    ]
+    code, out, _ = run(argv, capsys)
+    assert code == 1
+    assert "2 positive + 2 negative rules mined from" in out
+    assert "maximum posterior: 1.0000  BLOCKED" in out
+    assert "estimation accuracy vs" in out and "nats" in out
+    assert out.count("\n  ") >= 3
+    lines = out_path.read_text().splitlines()
+    assert lines[0].startswith("gender,degree,records,P(Breast Cancer),P(Flu)")
+    assert len(lines) == 1 + 6  # six distinct QI values
+    for line in lines[1:]:
+        probs = [float(v) for v in line.split(",")[3:]]
+        assert sum(probs) == pytest.approx(1.0, abs=1e-12)
+    code, out, _ = run([*argv[:-4], "--format", "json"], capsys)
+    rules = json.loads(out)["rules"]
+    assert [r["kind"] for r in rules] == ["positive", "positive", "negative", "negative"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--top-positive", "3"], "mine rules from --original"),
+        (["--c", "1.5"], "--c must be in (0, 1]"),
+        (["--min-support", "0"], "--min-support must be >= 1"),
+        (["--qi", "disease"], "--qi must not name the sensitive"),
+        (["--qi", "zip"], "column 'zip' does not exist"),
+        (["--not-sensitive", "Cold"], "--not-sensitive value 'Cold'"),
+        (["--output", "out.txt.xyz"], "cannot tell the format"),
+        (["--knowledge", "missing.yaml"], "knowledge file 'missing.yaml' does not exist"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    code, out, err = run([*base(files), *extra], capsys)
+    assert code == 2 and out == ""
+    assert message in err and err.count("\n") == 1
+
+
+def test_knowledge_errors_name_the_line_and_conflicts(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = files["dir"] / "bad.yaml"
+    bad.write_text(KNOWLEDGE.replace("probability: 0", "probability: 2"))
+    code, _, err = run([*base(files), "--knowledge", str(bad)], capsys)
+    assert code == 2 and "bad.yaml line 5: probability 2 is outside [0, 1]" in err
+    bad.write_text(
+        KNOWLEDGE + "  - name: women are healthy\n    given: {gender: female}\n"
+        "    value: Breast Cancer\n    probability: 0\n"
+    )
+    out_path = files["dir"] / "p.parquet"
+    code, out, err = run([*base(files), "--knowledge", str(bad), "--output", str(out_path)], capsys)
+    assert code == 2 and out == "" and not out_path.exists()
+    assert "infeasible" in err
+    assert "men rarely have breast cancer (line 2)" in err and "women are healthy (line 6)" in err
+
+
+def test_parquet_joint_and_console_script(files: dict[str, Path], tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "release.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "gender": [r[0] for r in RELEASE_ROWS],
+                "degree": [r[1] for r in RELEASE_ROWS],
+                "disease": [r[2] for r in RELEASE_ROWS],
+                "bucket": [r[3] for r in RELEASE_ROWS],
+            }
+        ),
+        path,
+    )
+    exe = Path(sys.executable).with_name("airflow-privacy")
+    argv = [
+        str(exe),
+        "maxent",
+        str(path),
+        "--sensitive",
+        "disease",
+        "--bucket",
+        "bucket",
+        "--knowledge",
+        str(files["knowledge"]),
+        "--format",
+        "json",
+    ]
+    split = subprocess.run(argv, capture_output=True, text=True)
+    joint = subprocess.run([*argv, "--joint", "--quiet"], capture_output=True, text=True)
+    assert split.returncode == 0 and joint.returncode == 0, split.stderr
+    assert "solving the maximum-entropy problem" in split.stderr  # progress on stderr
+    assert joint.stderr == ""
+    a, b = json.loads(split.stdout), json.loads(joint.stdout)
+    assert a["max_posterior"] == pytest.approx(b["max_posterior"], abs=1e-12)
+    assert b["solver"]["buckets_solved"] == 3

@@ -1,0 +1,244 @@
+"""Property tests of the Privacy-MaxEnt engine against the definitions
+(tests/maxent_oracle.py): on small random releases and random knowledge, the engine's answer
+is the maximum-entropy point (KKT certificate and, for equalities, a second solver), every
+constraint holds to 1e-8, the Theorem 5 split and the linear solvers change nothing,
+knowledge never increases entropy, and infeasible knowledge is reported with a conflicting
+set that is infeasible and irreducible.
+
+``MAXENT_EXAMPLES=N`` raises the number of examples per test for a deeper run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from fractions import Fraction
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from airflow_privacy.core.maxent import InfeasibleKnowledge, estimate
+from airflow_privacy.core.maxent.constraints import build_system
+from airflow_privacy.core.maxent.solver import Solution, SolverOptions, solve
+from tests import maxent_oracle as oracle
+from tests.maxent_engine import joint_vector, knowledge_of, pseudonym_vector, release_of
+
+EXAMPLES = int(os.environ.get("MAXENT_EXAMPLES", "40"))
+FloatArray = npt.NDArray[np.float64]
+SETTINGS = settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+@st.composite
+def releases(draw: st.DrawFn, max_records: int = 9) -> oracle.Buckets:
+    """1-3 buckets of 1-4 records; QI = two attributes, three sensitive values."""
+    buckets = []
+    for _ in range(draw(st.integers(1, 3))):
+        size = draw(st.integers(1, 4))
+        buckets.append(
+            [
+                (
+                    (draw(st.sampled_from("xy")), draw(st.sampled_from("uv"))),
+                    draw(st.sampled_from("abc")),
+                )
+                for _ in range(size)
+            ]
+        )
+    assume(oracle.n_records(buckets) <= max_records)
+    return buckets
+
+
+def _truth_owner(buckets: oracle.Buckets) -> list[str]:
+    """The sensitive value of every pseudonym in the true world (person k of a QI value owns
+    that value's k-th record in bucket order)."""
+    persons = oracle.people(buckets)
+    recs = [r for b in buckets for r in b]
+    out = []
+    seen: dict[tuple[str, ...], int] = {}
+    for q in persons:
+        k = seen.get(q, 0)
+        seen[q] = k + 1
+        out.append([s for qq, s in recs if qq == q][k])
+    return out
+
+
+@st.composite
+def true_knowledge(
+    draw: st.DrawFn, buckets: oracle.Buckets, intervals: bool = True, individuals: bool = True
+) -> tuple[list[oracle.Dist], list[oracle.Indiv]]:
+    """Statements true of the original (the records as given), some of them vague."""
+    values = oracle.sa_values(buckets)
+    persons = oracle.people(buckets)
+    owner = _truth_owner(buckets)
+    recs = [r for b in buckets for r in b]
+    dist: list[oracle.Dist] = []
+    for _ in range(draw(st.integers(0, 3))):
+        q = draw(st.sampled_from(persons))
+        cols = draw(st.sets(st.sampled_from([0, 1]), max_size=2))
+        given_ = tuple((c, q[c]) for c in sorted(cols))
+        vals = tuple(sorted(draw(st.sets(st.sampled_from(values), min_size=1, max_size=2))))
+        match = [s for qq, s in recs if all(qq[c] == v for c, v in given_)]
+        p = Fraction(sum(s in vals for s in match), len(match))
+        lo, hi = p, p
+        if intervals and draw(st.booleans()):
+            lo = max(Fraction(0), p - Fraction(draw(st.integers(0, 3)), 10))
+            hi = min(Fraction(1), p + Fraction(draw(st.integers(0, 3)), 10))
+        dist.append(oracle.Dist(given_, vals, lo, hi))
+    indiv: list[oracle.Indiv] = []
+    if individuals:
+        for _ in range(draw(st.integers(0, 2))):
+            who = tuple(
+                sorted(
+                    draw(
+                        st.sets(
+                            st.integers(0, len(persons) - 1),
+                            min_size=1,
+                            max_size=min(3, len(persons)),
+                        )
+                    )
+                )
+            )
+            vals = tuple(sorted(draw(st.sets(st.sampled_from(values), min_size=1, max_size=2))))
+            c = Fraction(sum(owner[i] in vals for i in who))
+            lo, hi = c, c
+            if intervals and draw(st.booleans()):
+                lo, hi = max(Fraction(0), c - 1), min(Fraction(len(who)), c + 1)
+            indiv.append(oracle.Indiv(who, vals, lo, hi))
+    return dist, indiv
+
+
+def _solve(
+    buckets: oracle.Buckets, dist: list[oracle.Dist], indiv: list[oracle.Indiv], **opts: object
+) -> Solution:
+    sys_ = build_system(release_of(buckets), knowledge_of(buckets, dist, indiv))
+    return solve(sys_, SolverOptions(**opts))  # type: ignore[arg-type]
+
+
+def _check_optimal(
+    buckets: oracle.Buckets, dist: list[oracle.Dist], indiv: list[oracle.Indiv], sol: Solution
+) -> FloatArray:
+    model = oracle.pseudonym_model(buckets, dist, indiv)
+    x = pseudonym_vector(sol, model, buckets)
+    viol = oracle.kkt_violation(model, x)
+    assert viol["feasibility"] <= 1e-9, viol
+    assert viol["support"] <= 1e-9, viol
+    assert viol["stationarity"] <= 1e-6, viol
+    return x
+
+
+@SETTINGS
+@given(st.data())
+def test_no_knowledge_gives_the_closed_form_in_every_bucket(data: st.DataObject) -> None:
+    """Theorem 5, with the whole release solved jointly (no closed-form shortcut)."""
+    buckets = data.draw(releases())
+    model = oracle.full_joint(buckets)
+    exact = np.array([float(v) for v in oracle.closed_form(buckets, model)])
+    sol = solve(build_system(release_of(buckets)), SolverOptions(split=False))
+    np.testing.assert_allclose(joint_vector(sol, model), exact, atol=1e-12)
+    assert max(oracle.kkt_violation(model, exact).values()) <= 1e-9
+
+
+@SETTINGS
+@given(st.data())
+def test_estimate_is_the_maximum_entropy_point(data: st.DataObject) -> None:
+    buckets = data.draw(releases())
+    dist, indiv = data.draw(true_knowledge(buckets))
+    sol = _solve(buckets, dist, indiv)
+    assert sol.stats.residual <= 1e-8
+    x = _check_optimal(buckets, dist, indiv, sol)
+    # the Theorem 5 split, the joint solve and the two linear solvers agree
+    model = oracle.pseudonym_model(buckets, dist, indiv)
+    for opts in ({"split": False}, {"linear": "lu"}, {"linear": "schur", "split": False}):
+        other = pseudonym_vector(_solve(buckets, dist, indiv, **opts), model, buckets)
+        np.testing.assert_allclose(other, x, atol=1e-9)
+
+
+@SETTINGS
+@given(st.data())
+def test_equality_knowledge_matches_a_second_solver(data: st.DataObject) -> None:
+    buckets = data.draw(releases())
+    dist, indiv = data.draw(true_knowledge(buckets, intervals=False))
+    sol = _solve(buckets, dist, indiv)
+    model = oracle.pseudonym_model(buckets, dist, indiv)
+    np.testing.assert_allclose(
+        pseudonym_vector(sol, model, buckets), oracle.solve_dense(model), atol=1e-9
+    )
+
+
+@SETTINGS
+@given(st.data())
+def test_knowledge_never_increases_entropy(data: st.DataObject) -> None:
+    """Each added statement can only lower the maximum entropy (of the pseudonym model; the
+    engine's ``entropy`` differs from it by a knowledge-independent constant)."""
+    buckets = data.draw(releases())
+    dist, indiv = data.draw(true_knowledge(buckets))
+    facts: list[oracle.Dist | oracle.Indiv] = [*dist, *indiv]
+    order = data.draw(st.permutations(facts))
+    previous = None
+    previous_engine = None
+    for j in range(len(order) + 1):
+        d = [f for f in order[:j] if isinstance(f, oracle.Dist)]
+        i = [g for g in order[:j] if isinstance(g, oracle.Indiv)]
+        sol = _solve(buckets, d, i)
+        model = oracle.pseudonym_model(buckets, d, i)
+        h = oracle.entropy(pseudonym_vector(sol, model, buckets))
+        rel = release_of(buckets)
+        h_engine = estimate(rel, knowledge_of(buckets, d, i)).entropy
+        if previous is not None:
+            assert h <= previous + 1e-9
+            assert previous_engine is not None and h_engine <= previous_engine + 1e-9
+        previous, previous_engine = h, h_engine
+
+
+@settings(
+    max_examples=EXAMPLES * 3 // 2, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(st.data())
+def test_arbitrary_knowledge_is_solved_or_reported_infeasible(data: st.DataObject) -> None:
+    """Knowledge not drawn from the truth: if the definitions admit a distribution, the
+    engine finds the maximum-entropy one; if not, it raises, naming a set of statements that
+    is infeasible on its own and becomes feasible when any one of them is dropped."""
+    buckets = data.draw(releases(max_records=8))
+    values = oracle.sa_values(buckets)
+    persons = oracle.people(buckets)
+    dist = []
+    for _ in range(data.draw(st.integers(1, 3))):
+        q = data.draw(st.sampled_from(persons))
+        cols = data.draw(st.sets(st.sampled_from([0, 1]), max_size=2))
+        vals = tuple(sorted(data.draw(st.sets(st.sampled_from(values), min_size=1, max_size=2))))
+        lo = Fraction(data.draw(st.integers(0, 4)), 4)
+        hi = lo if data.draw(st.booleans()) else min(Fraction(1), lo + Fraction(1, 4))
+        dist.append(oracle.Dist(tuple((c, q[c]) for c in sorted(cols)), vals, lo, hi))
+    indiv = []
+    if data.draw(st.booleans()):
+        who = (data.draw(st.integers(0, len(persons) - 1)),)
+        p = Fraction(data.draw(st.integers(0, 2)), 2)
+        indiv.append(oracle.Indiv(who, (data.draw(st.sampled_from(values)),), p, p))
+    model = oracle.pseudonym_model(buckets, dist, indiv)
+    if oracle.feasible(model):
+        _check_optimal(buckets, dist, indiv, _solve(buckets, dist, indiv))
+        return
+    with pytest.raises(InfeasibleKnowledge) as info:
+        _solve(buckets, dist, indiv)
+    named = {f.source.label for f in info.value.facts}
+    labels = [f"dist{k}" for k in range(len(dist))] + [f"indiv{k}" for k in range(len(indiv))]
+    chosen = [lbl in named for lbl in labels]
+    assert any(chosen)
+    assert "infeasible" in str(info.value)
+
+    def sub(keep: list[bool]) -> oracle.Model:
+        return oracle.pseudonym_model(
+            buckets,
+            [f for f, k in zip(dist, keep[: len(dist)], strict=True) if k],
+            [g for g, k in zip(indiv, keep[len(dist) :], strict=True) if k],
+        )
+
+    assert not oracle.feasible(sub(chosen))
+    for j in itertools.compress(range(len(labels)), chosen):
+        fewer = list(chosen)
+        fewer[j] = False
+        assert oracle.feasible(sub(fewer)), f"{labels[j]} is not needed for the conflict"
