@@ -18,8 +18,15 @@ global rows only:
     d_L = H_LL^+ (-g_L - W d_G).
 
 Pseudo-inverses handle the dependent rows that forced zeros can create (a consistent
-system, so the minimum-norm step is a Newton step). When a bucket is very large or there
-are very many global rows, a sparse LU of the whole Hessian is used instead.
+system, so the minimum-norm step is a Newton step). While the global rows are light (few
+non-zeros), or a bucket is very large, or there are very many global rows, a sparse LU of
+the whole Hessian is faster and is used instead (``linear="auto"``).
+
+Two safeguards: if the line search rejects the Newton step (a degenerate system, e.g. an
+interval row that duplicates an equality), Levenberg-Marquardt damping is tried; and when
+convergence turns linear (cells decaying towards a face of the polytope that the zero rules
+did not detect: they shrink by ``e`` per full step), the accepted step is doubled while the
+dual keeps decreasing.
 """
 
 from __future__ import annotations
@@ -37,6 +44,10 @@ IntArray = npt.NDArray[np.int64]
 _EXP_MAX = 700.0
 _MAX_BLOCK = 400
 _MAX_GLOBAL = 3000
+# the sparse LU of the whole Hessian is faster while the global rows are light; the Schur
+# complement once they span the release (benchmarks/bench_maxent.py: LU/Schur time 0.35-0.5
+# up to ~8k non-zeros in the global rows, 1.8-4.1 from ~20k)
+_SCHUR_FROM = 12_000
 _DAMPING = (0.0, 1e-6, 1e-3, 1.0, 1e3)
 
 
@@ -77,6 +88,7 @@ def newton(
     lam = lam0.astype(np.float64).copy()
     nu = np.where(row_nnz == 0, 0.0, nu0.astype(np.float64))
     local = eq_bucket >= 0
+    eq_global_nnz = int(eq[np.flatnonzero(~local)].nnz)
     blocks = _Blocks.build(eq, eq_bucket) if linear != "lu" else None
     if blocks is not None and linear == "auto" and blocks.max_size > _MAX_BLOCK:
         blocks = None
@@ -122,7 +134,11 @@ def newton(
         previous_resid = resid
         fidx = np.flatnonzero(free)
         n_global = int((~local).sum()) + fidx.size
-        use_schur = blocks is not None and (linear == "schur" or n_global <= _MAX_GLOBAL)
+        coupling = int(eq_global_nnz + know[fidx].nnz)
+        use_schur = blocks is not None and (
+            linear == "schur"
+            or (linear == "auto" and n_global <= _MAX_GLOBAL and coupling >= _SCHUR_FROM)
+        )
         accepted = False
         # a Newton step first; if the line search rejects it (a degenerate system: an
         # interval row dependent on the equalities, or vanishing cells), Levenberg-Marquardt
