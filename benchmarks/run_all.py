@@ -15,6 +15,7 @@ BENCHMARKS = (
     "benchmarks.bench_composition_ledger",
     "benchmarks.bench_skyline",
     "benchmarks.bench_skyline_adult",
+    "benchmarks.bench_maxent",
     "benchmarks.bench_maxent_accuracy",
 )
 

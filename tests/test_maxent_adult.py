@@ -111,3 +111,20 @@ def test_bucketizer_refuses_what_it_cannot_do() -> None:
         bucketize_diverse(table, "s", l=2, n_buckets=2)
     with pytest.raises(InputError, match="fewer than 3 distinct"):
         bucketize_diverse(table, "s", l=3)
+
+
+def test_warm_start_gives_the_same_answer_in_fewer_steps(
+    adult: tuple[pd.DataFrame, pd.DataFrame, BucketRelease],
+) -> None:
+    """Adding rules to a solved problem: starting from the previous multipliers."""
+    original, _, rel = adult
+    import pyarrow as pa
+
+    orig = pa.Table.from_pandas(original.drop(columns="bucket"))
+    first = estimate(rel, original=orig, top_positive=10, top_negative=10, rule_widths=[1])
+    cold = estimate(rel, original=orig, top_positive=20, top_negative=20, rule_widths=[1])
+    warm = estimate(rel, original=orig, top_positive=20, top_negative=20, rule_widths=[1],
+                    warm_start=first.solution)  # fmt: skip
+    np.testing.assert_allclose(warm.posterior, cold.posterior, atol=1e-9)
+    assert warm.solution.stats.residual <= 1e-8
+    assert warm.solution.stats.newton_iterations < cold.solution.stats.newton_iterations
