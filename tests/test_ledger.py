@@ -247,6 +247,32 @@ def test_two_processes_publishing_at_once_both_land(url: str, tmp_path: Path) ->
     assert {r.content_hash for r in releases} == set(by_seed)
 
 
+def test_opening_a_fresh_sqlite_ledger_waits_for_a_process_holding_the_file(
+    tmp_path: Path,
+) -> None:
+    # Regression (CI failure): switching a fresh file to WAL ignores the busy handler, so
+    # the second of two processes opening a new ledger at once failed with "database is
+    # locked" immediately. It must wait for the lock like every other statement.
+    import sqlite3
+    import threading
+
+    path = tmp_path / "ledger.db"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # a writer mid-transaction, still in rollback mode
+    holder.execute("CREATE TABLE other_tool (x INTEGER)")
+    release = threading.Timer(0.5, lambda: holder.execute("COMMIT"))
+    release.start()
+    try:
+        started = time.monotonic()
+        ledger = ReleaseLedger(f"sqlite:///{path}")
+        assert time.monotonic() - started >= 0.4  # it waited for the lock, then went on
+        assert ledger.record("after-wait", sample()).created
+        ledger.close()
+    finally:
+        release.join()
+        holder.close()
+
+
 def test_two_processes_publishing_identical_content_record_it_once(
     url: str, tmp_path: Path
 ) -> None:

@@ -10,12 +10,16 @@
 
 SQLite: write-ahead log, a 30 s busy timeout, foreign keys on, and every transaction opened
 with ``BEGIN IMMEDIATE`` so that concurrent writers queue instead of failing when a read lock
-would be upgraded.
+would be upgraded. Switching a fresh file to the write-ahead log ignores SQLite's busy
+handler (it fails at once with "database is locked" while another process holds the file),
+so that one statement is retried here until the busy timeout runs out.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -130,9 +134,9 @@ def configure(engine: Engine) -> Engine:
     def _connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we emit BEGIN ourselves
         cur = dbapi_conn.cursor()
-        if not memory:
-            cur.execute("PRAGMA journal_mode=WAL")
         cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_S * 1000}")
+        if not memory:
+            _enable_wal(cur)
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
 
@@ -142,3 +146,26 @@ def configure(engine: Engine) -> Engine:
 
     setattr(engine, _CONFIGURED, True)
     return engine
+
+
+def _enable_wal(cur: Any) -> None:
+    """``PRAGMA journal_mode=WAL``, retried while another connection holds the file.
+
+    The journal-mode switch needs an exclusive lock and returns ``SQLITE_BUSY`` without
+    calling the busy handler, so two processes opening a fresh ledger at once would otherwise
+    see "database is locked" immediately.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    delay = 0.002
+    while True:
+        try:
+            row = cur.execute("PRAGMA journal_mode").fetchone()
+            if row is not None and str(row[0]).lower() == "wal":
+                return
+            cur.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
