@@ -6,8 +6,11 @@ diverse enough for (c,k)-safety and the skyline point) -> check
 the ledger -> Great Expectations validation -> publish + record as published.
 
 When any check fails, ``record_blocked`` records the release in the ledger as blocked with
-every reason (the witnesses included) and nothing is published. Thresholds are DAG params,
-so a privacy officer can change them in the trigger form.
+every reason (the witnesses included) and nothing is published. Either way ``release_report``
+runs last: it writes the HTML release report next to the release (``<release>.report.html``),
+stores it in the ledger for the Airflow UI page (``/privacy``), and links the task to that
+page ("Privacy report"). Thresholds are DAG params, so a privacy officer can change them in
+the trigger form.
 
 The data: a slice of the bundled UCI Adult sample (``first_record``, ``records``): the
 default slice publishes; a second run with ``first_record=10000`` overlaps the first release
@@ -33,6 +36,7 @@ from airflow_privacy.providers.airflow.operators.ledger import (
     RecordBlockedReleaseOperator,
 )
 from airflow_privacy.providers.airflow.operators.maxent import MaxEntRiskOperator
+from airflow_privacy.providers.airflow.operators.report import ReleaseReportOperator
 from airflow_privacy.providers.airflow.verdict import REPORT_KEY
 
 DATASET = "adult"
@@ -271,8 +275,23 @@ with DAG(
         version="{{ params.version }}",
     )
 
+    report = ReleaseReportOperator(
+        task_id="release_report",
+        release="{{ ti.xcom_pull(task_ids='prepare_input')['release'] }}",
+        dataset=DATASET,
+        check_task_ids=checks,
+        publish_task_id="publish",
+        blocked_task_id="record_blocked",
+        sensitive="{{ params.sensitive }}",
+        group_columns=[BUCKET],
+        c="{{ params.c }}",
+        k_max="{{ params.k }}",
+        skyline_c="{{ params.skyline_point.split(',')[-1] }}",
+    )
+
     paths >> anonymize >> check >> maxent >> audit >> validate >> publish
     [anonymize, check, maxent, audit, validate] >> record_blocked
+    [publish, record_blocked] >> report  # all_done: on the publish and the blocked path
 
 
 if __name__ == "__main__":

@@ -371,3 +371,62 @@ def test_in_memory_sqlite_ledger() -> None:
     ledger = ReleaseLedger("sqlite://")
     info = ledger.record("d", make_release(1, 5), status="published")
     assert [r.id for r in ledger.list(status="published")] == [info.id] and ledger.verify(info.id)
+
+
+def test_reports_are_stored_replaced_and_deleted_with_their_release(url: str) -> None:
+    ledger = ReleaseLedger(url)
+    info = ledger.record("clinic", sample(), status="blocked", reasons=["too risky"])
+    other = ledger.record("clinic", sample("microaggregated"))
+    assert ledger.report(info.id) is None and ledger.report_times() == {}
+    evil = INJECTIONS[0]
+    first = {
+        "verdict": {"status": "blocked", "reasons": [evil, "<script>alert(1)</script>"]},
+        "numbers": [1, 2.5, float("inf")],
+        evil: {"nested": [evil]},
+    }
+    stored_at = ledger.attach_report(info.id, first)
+    got = ledger.report(info.id)
+    assert got == {**first, "numbers": [1, 2.5, "inf"]}  # JSON-safe: inf as text
+    assert ledger.report_times() == {info.id: stored_at}
+    assert ledger.report_times([other.id]) == {}
+    assert ledger.report(other.id) is None
+    # a re-run replaces the report: one report per release
+    second = {"verdict": {"status": "blocked", "reasons": ["the second run"]}}
+    ledger.attach_report(info.id, second)
+    assert ledger.report(info.id) == second
+    with Session(ledger.engine) as s:
+        assert s.scalar(text("SELECT COUNT(*) FROM ledger_reports")) == 1
+    # another process sees it
+    with ReleaseLedger(url) as again:
+        assert again.report(info.id) == second
+    with pytest.raises(InputError, match="release #999 does not exist"):
+        ledger.attach_report(999, second)
+    with pytest.raises(InputError, match="release #999 does not exist"):
+        ledger.report(999)
+    with pytest.raises(InputError, match="a release report is a mapping"):
+        ledger.attach_report(info.id, ["not", "a", "mapping"])  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="not JSON-serializable"):
+        ledger.attach_report(info.id, {"x": object()})
+    assert ledger.report(info.id) == second  # a refused write changed nothing
+    ledger.delete(info.id)
+    assert ledger.report_times() == {}
+    ledger.close()
+
+
+def test_the_reports_migration_upgrades_a_ledger_holding_releases(url: str) -> None:
+    from alembic import command
+
+    from airflow_privacy.ledger.migrate import alembic_config
+
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        command.upgrade(alembic_config(conn), "0001_initial")
+    assert "ledger_reports" not in inspect(engine).get_table_names()
+    old = ReleaseLedger(engine, migrate=False)
+    info = old.record("clinic", sample(), status="published")
+    engine.dispose()
+    with ReleaseLedger(url) as ledger:  # opens at head: 0002 adds the reports table
+        assert "ledger_reports" in inspect(ledger.engine).get_table_names()
+        assert ledger.info(info.id).status == "published" and ledger.report(info.id) is None
+        ledger.attach_report(info.id, {"verdict": {"status": "published"}})
+        assert ledger.report(info.id) == {"verdict": {"status": "published"}}

@@ -30,6 +30,7 @@ COMMANDS = (
     "airflow_privacy.cli.audit",
     "airflow_privacy.cli.maxent",
     "airflow_privacy.cli.skyline",
+    "airflow_privacy.cli.report",
 )
 
 

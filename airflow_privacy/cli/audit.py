@@ -21,6 +21,7 @@ from airflow_privacy.cli.common import (
     write_json,
 )
 from airflow_privacy.cli.ledger import LEDGER_HELP, add_release_file_args, open_ledger
+from airflow_privacy.cli.report import add_report_arg, check_report_path, report_for
 from airflow_privacy.core.composition.identifiers import DEFAULT_KEY_ENV
 from airflow_privacy.errors import InputError
 
@@ -169,6 +170,7 @@ def register(sub: Any) -> None:
         "passes and as blocked (with the reason) when it does not",
     )
     p.add_argument("--version", help="version label for --record (default: the next number)")
+    add_report_arg(p)
     add_output_args(p)
 
 
@@ -204,6 +206,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         from airflow_privacy.core.io import detect_format
 
         detect_format(Path(args.individuals))
+    html = check_report_path(args.report)
     hierarchies = _hierarchies(args.hierarchy)
 
     from airflow_privacy.ledger.audit import AuditRequest, run_audit
@@ -256,7 +259,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         )
         progress(f"recorded as release #{recorded.id} ({recorded.status})")
 
-    if args.format == "json":
+    if args.format == "json" or html is not None:
         payload = verdict.to_dict()
         payload["audit"] = result.to_dict()
         payload["candidate"] = {
@@ -278,6 +281,17 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             if recorded is not None
             else None
         )
+    if html is not None:
+        release = candidate
+        groups = [cand.bucket] if release.kind == "bucketized" and cand.bucket else None
+        report_for(html, args.candidate, NAME, payload, sensitive=release.sensitive,
+                   group_columns=groups or list(release.qis), safe=verdict.safe,
+                   reasons=[f"composition: {verdict.reason}"], progress=progress,
+                   dataset=recorded.dataset if recorded else None,
+                   version=str(recorded.version) if recorded else None,
+                   release_id=int(recorded.id) if recorded else None,
+                   status=str(recorded.status) if recorded else None)  # fmt: skip
+    if args.format == "json":
         write_json(payload, out)
     else:
         out.write(render(verdict, result, args, candidate, recorded))

@@ -16,6 +16,7 @@ from airflow_privacy.cli.common import (
     release_info,
     write_json,
 )
+from airflow_privacy.cli.report import add_report_arg, check_report_path, report_for
 
 NAME = "check"
 
@@ -47,6 +48,7 @@ def register(sub: Any) -> None:
         "l values the target does not have, the values of k other people and m people who "
         "have the target's value if anyone does stays below confidence c (0 < c <= 1)",
     )  # fmt: skip
+    add_report_arg(p)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -56,13 +58,18 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     raw = {"k": args.k, "l": args.l, "c": args.c, "t": args.t, "ordered": args.ordered,
            "points": args.points}  # fmt: skip
     params = validate(args.criterion, raw)  # before reading a possibly large file
+    html = check_report_path(args.report)
     b = load_bucketization(args, progress)
     progress(f"checking {args.criterion}")
     result = CRITERIA[args.criterion].run(b, params)
     progress("done")
+    payload = result.to_dict()
+    payload["release"] = release_info(args, b)
+    if html is not None:
+        report_for(html, args.release, NAME, payload, sensitive=args.sensitive,
+                   group_columns=list(args.groups), safe=result.safe,
+                   reasons=[f"{result.criterion}: {result.reason}"], progress=progress)  # fmt: skip
     if args.format == "json":
-        payload = result.to_dict()
-        payload["release"] = release_info(args, b)
         write_json(payload, out)
     else:
         out.write(render(result, args.release, b.n_records, b.n_groups))

@@ -20,6 +20,7 @@ from airflow_privacy.cli.common import (
     number,
     write_json,
 )
+from airflow_privacy.cli.report import add_report_arg, check_report_path, report_for
 from airflow_privacy.errors import InputError
 
 NAME = "maxent"
@@ -129,6 +130,7 @@ def register(sub: Any) -> None:
         help="format of RELEASE and --original (default: from the extension)",
     )
     p.add_argument("--delimiter", default=None, help="CSV delimiter (default: detected)")
+    add_report_arg(p)
     add_output_args(p)
 
 
@@ -138,6 +140,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     from airflow_privacy.core.maxent.knowledge_file import load_knowledge
 
     _validate(args)
+    html = check_report_path(args.report)
     progress = Progress(args.quiet)
     path = Path(args.release)
     present = column_names(path, args.input_format, args.delimiter)
@@ -192,12 +195,19 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         _write_table(result, args.output)
         progress(f"wrote P*(s | q) to {args.output}")
     blocked = args.c is not None and result.max_posterior >= args.c
+    payload = result.to_dict(args.top)
+    payload["release"]["path"] = str(path)
+    payload["c"] = args.c
+    payload["safe"] = None if args.c is None else not blocked
+    payload["reason"] = _reason(result, args.c)
+    if html is not None:
+        from airflow_privacy.report import maxent_heatmap
+
+        report_for(html, path, NAME, {**payload, "heatmap": maxent_heatmap(result)},
+                   sensitive=args.sensitive, group_columns=[args.bucket],
+                   safe=payload["safe"], reasons=[f"maxent: {payload['reason']}"],
+                   progress=progress)  # fmt: skip
     if args.format == "json":
-        payload = result.to_dict(args.top)
-        payload["release"]["path"] = str(path)
-        payload["c"] = args.c
-        payload["safe"] = None if args.c is None else not blocked
-        payload["reason"] = _reason(result, args.c)
         write_json(payload, out)
     else:
         _text(result, args, out)

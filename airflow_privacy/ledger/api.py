@@ -3,7 +3,8 @@
 The composition audit (Ganta et al. 2008, papers/003_*) needs every earlier release of a
 population; the ledger remembers them. It stores only what was published (group
 descriptors and sensitive multisets, spec, manifest, criteria results, content hash,
-status with reasons) and optionally keyed identifier hashes, never raw records. Every
+status with reasons), optionally keyed identifier hashes, and the release report a privacy
+officer reads (one per release, replaced when the DAG runs again), never raw records. Every
 write is one transaction (a crash leaves no partial release), all SQL is bound parameters
 (ORM / Core constructs), and recording identical content twice returns the first record
 (idempotent by content hash).
@@ -38,7 +39,7 @@ from airflow_privacy.core.composition.release import PublishedRelease
 from airflow_privacy.errors import InputError
 from airflow_privacy.ledger.engine import configure, make_engine, safe_url
 from airflow_privacy.ledger.migrate import upgrade
-from airflow_privacy.ledger.models import STATUSES, GroupRow, MemberRow, ReleaseRow
+from airflow_privacy.ledger.models import STATUSES, GroupRow, MemberRow, ReleaseRow, ReportRow
 
 _RETRIES = 20
 _BATCH = 5000
@@ -436,9 +437,50 @@ class ReleaseLedger:
             row = self._row(s, release_id)
             if row.status == "published":
                 raise InputError(f"release #{release_id} is published; it cannot be deleted")
+            s.execute(delete(ReportRow).where(ReportRow.release_id == release_id))
             s.execute(delete(MemberRow).where(MemberRow.release_id == release_id))
             s.execute(delete(GroupRow).where(GroupRow.release_id == release_id))
             s.execute(delete(ReleaseRow).where(ReleaseRow.id == release_id))
+
+    # ----------------------------------------------------------------- reports
+    def attach_report(self, release_id: int, report: Mapping[str, Any]) -> str:
+        """Store the release report of ``release_id`` (a JSON-compatible mapping, e.g.
+        ``ReleaseReport.to_dict()``), replacing an earlier one, in one transaction.
+        Returns the time it was stored (ISO 8601, UTC)."""
+        if not isinstance(report, Mapping):
+            raise InputError(f"a release report is a mapping, got {type(report).__name__}")
+        payload = _plain(dict(report), "the release report")
+        for attempt in range(_RETRIES):
+            try:
+                with Session(self.engine) as s, s.begin():
+                    self._row(s, release_id)
+                    now = _now()
+                    row = s.get(ReportRow, release_id)
+                    if row is None:
+                        s.add(ReportRow(release_id=release_id, created_at=now, report=payload))
+                    else:
+                        row.report = payload
+                        row.created_at = now
+                    return _iso(now)
+            except IntegrityError:  # a concurrent writer inserted it first: replace theirs
+                time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
+        raise InputError(f"could not store the report of release #{release_id}: "
+                         "concurrent writers kept conflicting")  # fmt: skip
+
+    def report(self, release_id: int) -> dict[str, Any] | None:
+        """The stored release report of ``release_id`` (None when none was stored)."""
+        with Session(self.engine) as s, s.begin():
+            self._row(s, release_id)
+            row = s.get(ReportRow, release_id)
+            return dict(row.report) if row is not None else None
+
+    def report_times(self, release_ids: Iterable[int] | None = None) -> dict[int, str]:
+        """``{release id: when its report was stored}`` for the releases that have one."""
+        q = select(ReportRow.release_id, ReportRow.created_at)
+        if release_ids is not None:
+            q = q.where(ReportRow.release_id.in_([int(r) for r in release_ids]))
+        with Session(self.engine) as s, s.begin():
+            return {int(rid): _iso(ts) for rid, ts in s.execute(q)}
 
     # ------------------------------------------------------------------- reads
     def _row(self, s: Session, release_id: int) -> ReleaseRow:

@@ -3,7 +3,9 @@
 Only what was published is stored: per release its metadata, spec, manifest, criteria
 results and content hash; per group its descriptor (generalized QI labels, centroid, or
 bucket id with the bucket's exact QI tuples) and its sensitive multiset; optionally the
-keyed hashes of an identifier column (never the identifiers). No raw records.
+keyed hashes of an identifier column (never the identifiers); per release at most one
+release report (the JSON a privacy officer reads, :mod:`airflow_privacy.report`). No raw
+records.
 
 Table names carry a ``ledger_`` prefix (and the Alembic version table is
 ``ledger_alembic_version``) so the ledger can share a database with other applications,
@@ -93,3 +95,15 @@ class MemberRow(Base):
         Integer, ForeignKey("ledger_releases.id", ondelete="CASCADE"), primary_key=True
     )
     id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+
+
+class ReportRow(Base):
+    """The release report of a release (one per release; a re-run replaces it)."""
+
+    __tablename__ = "ledger_reports"
+
+    release_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("ledger_releases.id", ondelete="CASCADE"), primary_key=True
+    )
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    report: Mapped[Any] = mapped_column(JSON, nullable=False)

@@ -73,6 +73,11 @@ def test_bucketize_maxent_audit_publish(tmp_path: Path, ledger_env: str) -> None
                                 sensitive="occupation", threshold=1.0)  # fmt: skip
     risk = maxent.execute({"ti": FakeTI()})
     assert 0 < risk["max_posterior"] <= 1 and risk["safe"] is (risk["max_posterior"] < 1.0)
+    # the report's heatmap rows: the riskiest QI values first, each row a distribution
+    rows = risk["heatmap"]["rows"]
+    assert 0 < len(rows) <= 10 and len(risk["heatmap"]["values"]) == len(rows[0]["posterior"])
+    assert max(rows[0]["posterior"]) == pytest.approx(risk["max_posterior"], abs=1e-9)
+    assert all(sum(r["posterior"]) <= 1 + 1e-9 for r in rows)
 
     audit = CompositionAuditOperator(task_id="audit", candidate=release, record_as="adult")
     first = audit.execute({"ti": FakeTI()})
@@ -92,6 +97,12 @@ def test_bucketize_maxent_audit_publish(tmp_path: Path, ledger_env: str) -> None
                                       record_as="adult", on_unsafe="continue")  # fmt: skip
     verdict = audit2.execute({"ti": ti})
     assert ti.pushed[REPORT_KEY] == verdict
+    # worst individuals travel by row number only: no QI values, no values left over
+    assert verdict["worst"] and all(
+        set(w) == {"row", "confidence", "posterior", "ea_hat", "anon_drop", "releases"}
+        for w in verdict["worst"]
+    )
+    assert verdict["worst"][0]["confidence"] == max(w["confidence"] for w in verdict["worst"])
     with ReleaseLedger(ledger_env) as ledger:
         statuses = [r.status for r in ledger.list()]
     assert statuses[0] == "published"

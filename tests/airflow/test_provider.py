@@ -52,6 +52,11 @@ def test_plugins_folder_registers_the_plugin() -> None:
     plugin = module.AirflowPrivacyPlugin
     assert issubclass(plugin, AirflowPlugin) and plugin.name == "airflow_privacy"
     assert plugin.fastapi_apps[0]["url_prefix"] == "/privacy"
+    assert plugin.external_views[0]["name"] == "Privacy ledger"
+    info = get_provider_info()
+    assert info["extra-links"] == [
+        "airflow_privacy.providers.airflow.operators.report.ReleaseReportLink"
+    ]
 
 
 def test_ledger_view_is_read_only_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -64,7 +69,7 @@ def test_ledger_view_is_read_only_json(tmp_path: Path, monkeypatch: pytest.Monke
         ledger.record("clinic", release, status="published")
     from airflow_privacy.providers.airflow.plugin import create_app
 
-    client = TestClient(create_app())
+    client = TestClient(create_app(auth=False))  # Airflow's auth: tests/airflow/test_ui.py
     listed = client.get("/api/releases", params={"dataset": "clinic"}).json()
     assert [(r["dataset"], r["status"]) for r in listed] == [("clinic", "published")]
     one = client.get(f"/api/releases/{listed[0]['id']}").json()

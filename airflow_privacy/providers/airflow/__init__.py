@@ -1,7 +1,8 @@
 """The Apache Airflow provider: operators, the ledger hook and its connection type, plugin.
 
 ``get_provider_info`` is the ``apache_airflow_provider`` entry point: Airflow's providers
-manager reads it to list the operators, hooks, connection type and plugin.
+manager reads it to list the operators, hooks, connection type, the operator extra link (the
+release report's "Privacy report" button) and the plugin.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ OPERATOR_MODULES = [
     "airflow_privacy.providers.airflow.operators.composition",
     "airflow_privacy.providers.airflow.operators.ledger",
     "airflow_privacy.providers.airflow.operators.maxent",
+    "airflow_privacy.providers.airflow.operators.report",
 ]
 HOOK_MODULES = ["airflow_privacy.providers.airflow.hooks.ledger"]
 CONNECTION_TYPES: list[dict[str, Any]] = [
@@ -28,6 +30,7 @@ CONNECTION_TYPES: list[dict[str, Any]] = [
         "ui-field-behaviour": UI_FIELD_BEHAVIOUR,
     }
 ]
+EXTRA_LINKS = ["airflow_privacy.providers.airflow.operators.report.ReleaseReportLink"]
 PLUGINS: list[dict[str, str]] = [
     {
         "name": "airflow_privacy",
@@ -54,5 +57,6 @@ def get_provider_info() -> dict[str, Any]:
         "operators": [{"integration-name": "Privacy", "python-modules": OPERATOR_MODULES}],
         "hooks": [{"integration-name": "Privacy", "python-modules": HOOK_MODULES}],
         "connection-types": CONNECTION_TYPES,
+        "extra-links": EXTRA_LINKS,
         "plugins": PLUGINS,
     }

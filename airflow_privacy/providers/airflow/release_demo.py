@@ -10,7 +10,8 @@
 4. ``airflow dags test privacy_release -c '{"first_record": 10000}'``: records 10,000-24,999
    overlap the first release by 5,000 people; the composition audit blocks it and the
    ledger records why;
-5. the ledger's view of both runs.
+5. the ledger's view of both runs, where the two HTML release reports are, and how to see
+   them in the Airflow UI (the plugin's /privacy page; no server is started here).
 
 Exit 0 when the first release is published and the second blocked, as expected.
 """
@@ -95,17 +96,42 @@ def main(argv: list[str] | None = None) -> int:
     print("\n=== the ledger (what was published, what was blocked and why)")
     with ReleaseLedger(f"sqlite:///{home / 'privacy_ledger.db'}", create=False) as ledger:
         infos = ledger.list()
+        stored = ledger.report_times()
         for info in infos:
             print(f"  release #{info.id} of {info.dataset} v{info.version}: {info.status.upper()}")
             for reason in info.reasons:
                 print(f"    why: {reason}")
+            print(f"    report stored in the ledger: {'yes' if info.id in stored else 'NO'}")
     statuses = [i.status for i in infos]
-    ok = statuses == ["published", "blocked"]
+    reports = _reports(home / "releases" / "adult")
+    ok = statuses == ["published", "blocked"] and len(stored) == 2 and len(reports) == 2
     published = sorted((home / "releases" / "adult" / "published").glob("*"))
     print(f"\npublished files: {', '.join(p.name for p in published) or 'none'}")
-    print("as expected: the first release was published, the overlapping second one was blocked"
-          if ok else f"UNEXPECTED outcome: {statuses}")  # fmt: skip
+    print("\n=== the release reports (one HTML file each; open them in a browser)")
+    for i, path in enumerate(reports, start=1):
+        print(f"  run {i}: {path}")
+    _print_ui(home)
+    print("\nas expected: the first release was published, the overlapping second one was "
+          "blocked, and both have a report" if ok else
+          f"\nUNEXPECTED outcome: {statuses}, {len(stored)} stored report(s), "
+          f"{len(reports)} report file(s)")  # fmt: skip
     return 0 if ok else 1
+
+
+def _reports(root: Path) -> list[Path]:
+    """The runs' HTML reports (beside each run's release), oldest first."""
+    found = [p for p in root.glob("*/release.parquet.report.html") if p.parent.name != "published"]
+    return sorted(found, key=lambda p: p.stat().st_mtime)
+
+
+def _print_ui(home: Path) -> None:
+    env = (f"AIRFLOW_HOME={home} AIRFLOW__CORE__DAGS_FOLDER={ROOT / 'dags'} "
+           f"AIRFLOW__CORE__PLUGINS_FOLDER={ROOT / 'plugins'}")  # fmt: skip
+    print("\n=== the ledger in the Airflow UI (not started by the demo)")
+    print(f"  {env} {_airflow()} api-server --port 8080")
+    print("  then open http://localhost:8080/ (Browse > Privacy ledger), or directly")
+    print("  http://localhost:8080/privacy/ ; sign in with the simple auth manager's password in")
+    print(f"  {home / 'simple_auth_manager_passwords.json.generated'} (written on first start)")
 
 
 def _print_tasks(log: Path) -> None:

@@ -148,6 +148,7 @@ class CompositionAuditOperator(BaseOperator):
                     "reasons": [] if verdict.safe else [f"composition: {verdict.reason}"],
                     "verdict": verdict.to_dict(),
                     "pvp": audit.result.pvp_table(),
+                    "worst": [_pseudonymous(b) for b in audit.result.worst],
                     "priors": audit.sources,
                     "summary": verdict.reason,
                 }
@@ -177,3 +178,16 @@ class CompositionAuditOperator(BaseOperator):
         )
         self.log.info("recorded in the ledger as release #%d (%s)", info.id, info.status)
         return int(info.id)
+
+
+def _pseudonymous(breach: Any) -> dict[str, Any]:
+    """A worst individual for XCom and the report: the row number, how sure the attack is and
+    which releases combine; never the person's QI values or the sensitive values left."""
+    return {
+        "row": breach.row,
+        "confidence": breach.confidence,
+        "posterior": breach.posterior,
+        "ea_hat": breach.ea_hat,
+        "anon_drop": breach.anon_drop,
+        "releases": [{"release": r.get("release"), "ea": r.get("ea")} for r in breach.releases],
+    }

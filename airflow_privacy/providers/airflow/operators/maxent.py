@@ -90,6 +90,8 @@ class MaxEntRiskOperator(BaseOperator):
     def _run(self) -> dict[str, Any]:
         from airflow_privacy.core.maxent import BucketRelease, estimate
         from airflow_privacy.core.maxent.knowledge_file import load_knowledge
+        from airflow_privacy.report import maxent_heatmap
+        from airflow_privacy.report.build import HEATMAP_ROWS
         from airflow_privacy.serialization import json_safe
 
         threshold = float(coerce(self.threshold))
@@ -135,6 +137,7 @@ class MaxEntRiskOperator(BaseOperator):
                 "summary": summary,
                 "max_posterior": result.max_posterior,
                 "top_at_risk": details.get("top_at_risk"),
+                "heatmap": maxent_heatmap(result, HEATMAP_ROWS),
                 "accuracy": details.get("accuracy"),
                 "residual": details.get("residual"),
             }

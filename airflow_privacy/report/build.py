@@ -1,0 +1,483 @@
+"""Build a :class:`ReleaseReport` from a release file, its manifest and the checks' reports.
+
+The release is read once and counted into its bucketization; on it the report computes
+what no single check reports: the disclosure-vs-k curve of the worst-case engine (Martin
+et al. 2007, section 3.3: :func:`disclosure_curve`, implications and negations), the privacy
+skyline staircase at the chosen confidence (Chen et al. 2007, SkylineFind:
+:func:`find_skyline`) and the group-size distribution. The composition audit (Ganta et al.
+2008) and the MaxEnt estimate (Du et al. 2008) are taken from their checks' reports.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from airflow_privacy.errors import InputError
+from airflow_privacy.report import checks as ck
+from airflow_privacy.report.model import (
+    STATUSES,
+    CriterionRow,
+    CurvePoint,
+    CurveSection,
+    Heatmap,
+    HeatmapRow,
+    MaxEntSection,
+    Metric,
+    ReleaseFacts,
+    ReleaseReport,
+    SizeBin,
+    SkylineSection,
+    UtilitySection,
+    Verdict,
+)
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from airflow_privacy.core.model import Bucketization
+
+MANIFEST_SUFFIX = ".manifest.json"
+K_MAX_CAP = 10  # default largest k of the curve: min(values - 1, 10)
+SKYLINE_BOUND = 5  # default max l, k, m of the staircase (raised to cover checked points)
+SKYLINE_CAP = 10
+DEFAULT_C = 0.9  # the skyline's confidence when no check names one
+HEATMAP_ROWS = 10
+
+METRIC_MEANINGS: dict[str, str] = {
+    "discernibility": "sum of squared group sizes (records squared); lower is better",
+    "average-class-size": "records per group; lower is better",
+    "precision": "Sweeney's precision, 0 to 1; higher is better",
+    "loss": "Iyengar's loss metric, 0 = nothing generalized to 1 = all suppressed",
+    "non-uniform-entropy": "information lost by generalizing (bits); lower is better",
+    "qi-spread": "loss metric of the buckets' QI ranges, 0 to 1; lower is better",
+    "reconstruction-error": "Anatomy reconstruction error per record, 0 to 1; lower is better",
+}
+
+Progress = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+def read_manifest(release: Path) -> dict[str, Any] | None:
+    """``<release>.manifest.json`` beside the release, when present."""
+    import json
+
+    p = Path(f"{release}{MANIFEST_SUFFIX}")
+    if not p.is_file():
+        return None
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"cannot read the manifest {str(p)!r}: {exc}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"manifest {str(p)!r} is not a JSON object")
+    return data
+
+
+def build_release_report(
+    release: str | Path,
+    *,
+    sensitive: str | None = None,
+    group_columns: Sequence[str] | None = None,
+    dataset: str | None = None,
+    version: str | None = None,
+    release_id: int | None = None,
+    status: str = "checked",
+    reasons: Sequence[str] = (),
+    checks: Mapping[str, Mapping[str, Any]] | None = None,
+    c: float | None = None,
+    k_max: int | None = None,
+    skyline_c: float | None = None,
+    progress: Progress | None = None,
+) -> ReleaseReport:
+    """The report of ``release`` (module doc). ``checks`` maps a name (task id, command)
+    to a check's JSON report; ``reasons`` say why the release was blocked (they lead)."""
+    say = progress or _quiet
+    checks = dict(checks or {})
+    if status not in STATUSES:
+        raise InputError(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
+    _check_params(c, k_max, skyline_c)
+    path = Path(release)
+    manifest = read_manifest(path)
+    m = manifest or {}
+    sens = sensitive or m.get("sensitive")
+    if not sens:
+        raise InputError(
+            f"which column of {path.name} is sensitive? pass sensitive= (no manifest beside it)"
+        )
+    groups = list(group_columns or m.get("group_columns") or m.get("qis") or [])
+    if not groups:
+        raise InputError(
+            f"which columns of {path.name} define its groups? pass group_columns= "
+            "(no manifest beside it)"
+        )
+    qis = [str(q) for q in m.get("qis") or groups]
+    say(f"reading {path}")
+    table, b = _read(path, str(sens), groups, qis)
+    say(f"{b.n_records:,} records in {b.n_groups:,} groups, {len(b.values)} sensitive values")
+
+    rows = _criteria_rows(m, checks)
+    facts = ReleaseFacts(
+        path=str(path),
+        dataset=dataset,
+        version=None if version is None else str(version),
+        release_id=None if release_id is None else int(release_id),
+        records=b.n_records,
+        groups=b.n_groups,
+        sensitive=str(sens),
+        sensitive_values=len(b.values),
+        group_columns=[str(g) for g in groups],
+        qis=qis,
+        method=m.get("method"),
+        generated=datetime.now(UTC).replace(microsecond=0).isoformat(),
+        tool_version=_version(),
+    )
+    people = [p for d in checks.values() for p in ck.named_people(d)]
+    verdict = _verdict(status, reasons, rows, checks, people)
+    notes: dict[str, str] = {}
+
+    curve_c = c if c is not None else _first_param(rows, m, ("ck-safety", "negation-safety"), "c")
+    k_top = _k_max(b, k_max, rows, m)
+    say(f"disclosure curve up to k = {k_top}")
+    curve = _curve(b, k_top, curve_c)
+
+    sky_c = skyline_c if skyline_c is not None else _skyline_c(checks, m, curve_c)
+    bounds = _skyline_bounds(checks, m)
+    say(f"skyline staircase at c = {sky_c:g} within (l, k, m) <= {tuple(bounds)}")
+    skyline = _skyline(b, sky_c, bounds)
+
+    composition = None
+    maxent = None
+    for name, d in checks.items():
+        kind = ck.classify(d)
+        if kind == "composition" and composition is None:
+            composition = ck.composition_section(name, d)
+        elif kind == "maxent" and maxent is None:
+            maxent = _maxent(name, d, table, qis, groups, str(sens), c, say)
+    if composition is None:
+        notes["composition"] = (
+            "not run: no composition audit was given (CompositionAuditOperator, or "
+            "`airflow-privacy audit --format json`)"
+        )
+    if maxent is None:
+        notes["maxent"] = (
+            "not run: no MaxEnt estimate was given (MaxEntRiskOperator, or "
+            "`airflow-privacy maxent --format json`)"
+        )
+    utility = _utility(b, m)
+    say("report built")
+    return ReleaseReport(
+        facts=facts,
+        verdict=verdict,
+        criteria=rows,
+        curve=curve,
+        skyline=skyline,
+        composition=composition,
+        maxent=maxent,
+        utility=utility,
+        notes=notes,
+    )
+
+
+# --------------------------------------------------------------------------- inputs
+def _check_params(c: float | None, k_max: int | None, skyline_c: float | None) -> None:
+    for name, v in (("c", c), ("skyline_c", skyline_c)):
+        if v is not None and (isinstance(v, bool) or not 0 < float(v) <= 1):
+            raise InputError(f"{name} must be in (0, 1], got {v!r}")
+    if k_max is not None and (isinstance(k_max, bool) or int(k_max) != k_max or k_max < 0):
+        raise InputError(f"k_max must be a whole number >= 0, got {k_max!r}")
+
+
+def _read(
+    path: Path, sensitive: str, groups: Sequence[str], qis: Sequence[str]
+) -> tuple[pa.Table, Bucketization]:
+    from airflow_privacy.core.io import column_names, read_release
+    from airflow_privacy.core.model import Bucketization, ReleaseSpec
+
+    spec = ReleaseSpec(sensitive=sensitive, group_columns=tuple(groups))
+    present = column_names(path)
+    for col, role in ((sensitive, "sensitive column"), *((g, "group column") for g in groups)):
+        if col not in present:
+            raise InputError(
+                f"{role} {col!r} does not exist in {path.name} (columns: {', '.join(present)})"
+            )
+    extra = [q for q in qis if q in present]
+    table = read_release(path, [*groups, sensitive, *extra])
+    return table, Bucketization.from_arrow(table, spec)
+
+
+def _version() -> str:
+    from airflow_privacy import __version__
+
+    return __version__
+
+
+# ------------------------------------------------------------------- criteria/verdict
+def _criteria_rows(
+    m: Mapping[str, Any], checks: Mapping[str, Mapping[str, Any]]
+) -> list[CriterionRow]:
+    rows = [
+        ck.criterion_row("anonymizer (manifest)", r)
+        for r in m.get("criteria_results") or []
+        if isinstance(r, Mapping)
+    ]
+    for name, d in checks.items():
+        if not isinstance(d, Mapping):
+            raise InputError(f"check {name!r} is not a JSON object")
+        rows.extend(ck.rows_of(name, d))
+    return rows
+
+
+def _verdict(
+    status: str,
+    reasons: Sequence[str],
+    rows: Sequence[CriterionRow],
+    checks: Mapping[str, Mapping[str, Any]],
+    people: Sequence[tuple[str, str]],
+) -> Verdict:
+    failed = [r for r in rows if r.passed is False]
+    given = [ck.hide_people(ck.redact(str(r)), people) for r in reasons if str(r).strip()]
+    if status == "blocked" and not given:
+        given = [f"{r.source}: {r.criterion}: {r.witness}" for r in failed]
+        if not given:
+            given = ["blocked, but no reason was recorded"]
+    headline = {
+        "published": "PUBLISHED: the release passed every check and was published",
+        "blocked": "BLOCKED: the release was not published",
+        "candidate": "CANDIDATE: the release passed its checks and awaits publication",
+        "checked": (
+            "CHECKED: every check passed"
+            if not failed
+            else f"CHECKED: {len(failed)} of {len(rows)} criteria failed"
+        ),
+    }[status]
+    return Verdict(
+        status=status,
+        headline=headline,
+        reasons=given,
+        checks_run=len(rows),
+        checks_failed=len(failed),
+    )
+
+
+# -------------------------------------------------------------------------- curve
+def _first_param(
+    rows: Sequence[CriterionRow], m: Mapping[str, Any], names: Sequence[str], key: str
+) -> float | None:
+    for crit in m.get("criteria") or []:
+        if isinstance(crit, Mapping) and crit.get("name") in names:
+            v = (crit.get("parameters") or {}).get(key)
+            if v is not None:
+                return float(v)
+    for r in rows:
+        if r.criterion in names:
+            import re
+
+            found = re.search(rf"\b{key} = ([0-9.eE+-]+)", r.threshold)
+            if found:
+                return float(found.group(1))
+    return None
+
+
+def _k_max(b: Bucketization, k_max: int | None, rows: Sequence[CriterionRow], m: Any) -> int:
+    if k_max is not None:
+        return int(k_max)
+    top = min(max(len(b.values) - 1, 0), K_MAX_CAP)
+    checked = _first_param(rows, m, ("ck-safety", "negation-safety"), "k")
+    if checked is not None:
+        top = max(top, int(checked))
+    return top
+
+
+def _curve(b: Bucketization, k_max: int, c: float | None) -> CurveSection:
+    from airflow_privacy.core.criteria.worst_case import describe_witness, disclosure_curve
+
+    pts = disclosure_curve(b, k_max)
+    last = pts[-1].implications
+    return CurveSection(
+        k_max=k_max,
+        c=None if c is None else float(c),
+        points=[
+            CurvePoint(
+                k=p.k,
+                implications=float(p.implications.max_disclosure),
+                negations=float(p.negations.max_disclosure),
+            )
+            for p in pts
+        ],
+        witness=f"at k = {k_max}: {describe_witness(b, last)}",
+    )
+
+
+# ------------------------------------------------------------------------- skyline
+def _skyline_points(checks: Mapping[str, Mapping[str, Any]], m: Mapping[str, Any]) -> list[Any]:
+    pts: list[Any] = []
+    for crit in m.get("criteria") or []:
+        if isinstance(crit, Mapping) and crit.get("name") == "skyline":
+            pts.extend((crit.get("parameters") or {}).get("points") or [])
+    for d in checks.values():
+        results = d.get("results")
+        for r in results if isinstance(results, list) else [d]:
+            if isinstance(r, Mapping) and r.get("criterion") == "skyline":
+                pts.extend((r.get("parameters") or {}).get("points") or [])
+    out = []
+    for p in pts:
+        if isinstance(p, str):
+            p = p.split(",")
+        try:
+            out.append([int(p[0]), int(p[1]), int(p[2]), float(p[3])])
+        except (TypeError, ValueError, IndexError):
+            continue
+    return out
+
+
+def _skyline_c(
+    checks: Mapping[str, Mapping[str, Any]], m: Mapping[str, Any], c: float | None
+) -> float:
+    pts = _skyline_points(checks, m)
+    if pts:
+        return float(pts[0][3])
+    return float(c) if c is not None else DEFAULT_C
+
+
+def _skyline_bounds(checks: Mapping[str, Mapping[str, Any]], m: Mapping[str, Any]) -> list[int]:
+    bounds = [SKYLINE_BOUND] * 3
+    for p in _skyline_points(checks, m):
+        for i in range(3):
+            bounds[i] = min(SKYLINE_CAP, max(bounds[i], p[i] + 1))
+    return bounds
+
+
+def _skyline(b: Bucketization, c: float, bounds: Sequence[int]) -> SkylineSection:
+    from airflow_privacy.core.criteria.skyline import describe_breach, find_skyline
+
+    res = find_skyline(b, c, *bounds)
+    example = None
+    if res.unsafe_example is not None:
+        ex = res.unsafe_example
+        example = (
+            f"(l, k, m) = ({ex.l}, {ex.k}, {ex.m}): breach {ex.breach:.4g}: "
+            + describe_breach(b, ex)
+        )
+    return SkylineSection(
+        c=float(c),
+        bounds=[int(x) for x in res.bounds],
+        points=[[int(x) for x in p] for p in res.points],
+        breaches=[float(r.breach) for r in res.breaches],
+        staircase=[[int(x) for x in row] for row in res.staircase],
+        evaluations=int(res.evaluations),
+        unsafe_example=example,
+    )
+
+
+# -------------------------------------------------------------------------- maxent
+def _maxent(
+    name: str,
+    d: Mapping[str, Any],
+    table: pa.Table,
+    qis: Sequence[str],
+    groups: Sequence[str],
+    sensitive: str,
+    c: float | None,
+    say: Progress,
+) -> MaxEntSection:
+    from dataclasses import replace
+
+    sec = ck.maxent_section(name, d, None)
+    hm = d.get("heatmap")
+    if isinstance(hm, Mapping):
+        return replace(sec, heatmap=_heatmap(hm, f"{name}: P*(s | q) under its knowledge"))
+    knowledge = d.get("knowledge")
+    rel_info = d.get("release") if isinstance(d.get("release"), Mapping) else {}
+    assert isinstance(rel_info, Mapping)
+    if isinstance(knowledge, list) and not knowledge:
+        q_cols = list(rel_info.get("qi_columns") or [q for q in qis if q not in groups])
+        bucket = rel_info.get("bucket_column") or next((g for g in groups if g not in q_cols), None)
+        missing = [x for x in (*q_cols, bucket) if x is None or x not in table.column_names]
+        if bucket is not None and q_cols and not missing:
+            say("MaxEnt heatmap: estimating P*(s | q) without knowledge (closed form)")
+            from airflow_privacy.core.maxent import BucketRelease, estimate
+            from airflow_privacy.report.maxent import maxent_heatmap
+
+            rel = BucketRelease.from_arrow(table, q_cols, sensitive, str(bucket))
+            result = estimate(rel, None, not_sensitive=tuple(d.get("not_sensitive") or ()))
+            data = maxent_heatmap(result, HEATMAP_ROWS)
+            return replace(
+                sec,
+                heatmap=_heatmap(data, "P*(s | q) recomputed from the release (no knowledge)"),
+            )
+    note = (
+        "The heatmap needs the P*(s | q) rows of the riskiest QI values, which this check's "
+        "report does not carry (it has only the top value of each). Its producer can add "
+        'them as "heatmap" with airflow_privacy.report.maxent_heatmap(result).'
+    )
+    return replace(sec, heatmap_note=note)
+
+
+def _heatmap(hm: Mapping[str, Any], source: str) -> Heatmap:
+    values = [str(v) for v in hm.get("values") or []]
+    rows = [
+        HeatmapRow(
+            label=str(r["label"]),
+            records=int(r.get("records") or 0),
+            posterior=[float(x) for x in r["posterior"]],
+        )
+        for r in hm.get("rows") or []
+        if isinstance(r, Mapping) and len(r.get("posterior") or []) == len(values)
+    ]
+    return Heatmap(values=values, rows=rows, source=source)
+
+
+# ------------------------------------------------------------------------- utility
+def size_bins(max_size: int) -> list[tuple[int, int]]:
+    """Histogram bins of group sizes: 1..10 one by one, then 11-20, 21-50, 51-100, ..."""
+    bins = [(s, s) for s in range(1, 11)]
+    low, steps = 11, (2, 5, 10)
+    scale = 10
+    while low <= max_size:
+        for f in steps:
+            high = f * scale
+            if high >= low:
+                bins.append((low, high))
+                low = high + 1
+        scale *= 10
+    return [b for b in bins if b[0] <= max_size]
+
+
+def _utility(b: Bucketization, m: Mapping[str, Any]) -> UtilitySection:
+    import numpy as np
+
+    sizes = np.asarray(b.sizes, dtype=np.int64)
+    lo, hi = int(sizes.min()), int(sizes.max())
+    hist = []
+    for low, high in size_bins(hi):
+        if high < lo:
+            continue
+        sel = (sizes >= low) & (sizes <= high)
+        hist.append(SizeBin(low, high, int(sel.sum()), int(sizes[sel].sum())))
+    util = m.get("utility") if isinstance(m.get("utility"), Mapping) else {}
+    assert isinstance(util, Mapping)
+    metrics = [
+        Metric(str(k), ck._num(v), METRIC_MEANINGS.get(str(k), "as the anonymizer reports it"))
+        for k, v in util.items()
+    ]
+    return UtilitySection(
+        method=m.get("method"),
+        records_in=m.get("records_in"),
+        records_out=b.n_records,
+        suppressed=m.get("suppressed"),
+        groups=b.n_groups,
+        min_size=lo,
+        median_size=float(statistics.median(sizes.tolist())),
+        mean_size=float(sizes.mean()),
+        max_size=hi,
+        histogram=hist,
+        metrics=metrics,
+        dropped_columns=[str(x) for x in m.get("dropped_columns") or []],
+    )

@@ -1,0 +1,533 @@
+"""The release report (issue 9): every section for a full run, the verdict first, valid
+self-contained HTML, escaping, the plain-data round trip, and charts that show the engines'
+numbers (the curve, the skyline, PVP_C, the MaxEnt heatmap, the group sizes)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import statistics
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from airflow_privacy.cli import main
+from airflow_privacy.core.anonymize import anonymize
+from airflow_privacy.core.criteria.skyline import find_skyline
+from airflow_privacy.core.criteria.worst_case import disclosure_curve
+from airflow_privacy.core.datasets import load_adult
+from airflow_privacy.core.io import read_bucketization
+from airflow_privacy.core.maxent import BucketRelease, estimate
+from airflow_privacy.core.model import ReleaseSpec
+from airflow_privacy.errors import InputError
+from airflow_privacy.report import ReleaseReport, build_release_report, maxent_heatmap, render_html
+from airflow_privacy.report.build import size_bins
+from airflow_privacy.report.checks import classify, redact
+from tests.report_html_checker import Element, by_id, find, parse
+
+QIS = ["age", "marital-status", "race", "sex"]
+SENS = "occupation"
+SECTIONS = ("verdict", "release", "criteria", "curve", "skyline", "composition", "maxent",
+            "utility")  # fmt: skip
+HOSTILE = '<script>alert("x")</script>&amp;"\'<img src=x onerror=alert(1)>'
+
+
+def _release(table: pa.Table, path: Path, seed: int) -> Path:
+    r = anonymize(table, QIS, SENS, "bucketize", [("k-anonymity", {"k": 4}),
+                  ("ck-safety", {"c": 0.8, "k": 2})], seed=seed)  # fmt: skip
+    pq.write_table(r.release, path)
+    Path(f"{path}.manifest.json").write_text(json.dumps(r.manifest.to_dict()))
+    return path
+
+
+def _cli(*argv: str) -> tuple[int, dict[str, Any]]:
+    out = io.StringIO()
+    code = main([*argv, "--format", "json", "--quiet"], out)
+    assert code in (0, 1), code
+    return code, json.loads(out.getvalue())
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A real run on 2,000 Adult records: a bucketized release, an earlier overlapping one,
+    and the JSON of check (three criteria), maxent and audit."""
+    d = tmp_path_factory.mktemp("report")
+    adult = load_adult()
+    original = adult.slice(0, 2000)
+    pq.write_table(original, d / "input.parquet")
+    release = _release(original, d / "release.parquet", 0)
+    _release(adult.slice(1000, 2000), d / "prior.parquet", 1)
+    rel = str(release)
+    base = [rel, "--sensitive", SENS, "--group", "bucket"]
+    checks = {
+        "ck": _cli("check", *base, "--criterion", "ck-safety", "--c", "0.7", "--k", "2")[1],
+        "sky": _cli("check", *base, "--criterion", "skyline", "--point", "1,1,1,0.9")[1],
+        "kanon": _cli("check", *base, "--criterion", "k-anonymity", "--k", "4")[1],
+        "maxent": _cli("maxent", rel, "--sensitive", SENS, "--bucket", "bucket",
+                       *[a for q in QIS for a in ("--qi", q)], "--c", "0.95")[1],
+        "audit": _cli("audit", rel, "--population", str(d / "input.parquet"), "--prior",
+                      str(d / "prior.parquet"), "--top", "5")[1],
+    }  # fmt: skip
+    return {"dir": d, "release": release, "checks": checks}
+
+
+@pytest.fixture(scope="module")
+def full(run: dict[str, Any]) -> tuple[ReleaseReport, str, Element]:
+    report = build_release_report(
+        run["release"], dataset="adult", version="2", release_id=7, status="published",
+        checks=run["checks"],
+    )  # fmt: skip
+    html = render_html(report)
+    return report, html, parse(html)
+
+
+def _section(root: Element, sid: str) -> Element:
+    sec = by_id(root, sid)
+    assert sec.tag == "section"
+    return sec
+
+
+def _points(svg: Element) -> Iterator[tuple[str, int, float, float]]:
+    for el in svg.iter():
+        if el.attrs.get("class") == "point":
+            y = el.attrs.get("cy")
+            if y is None and "y" in el.attrs:  # square markers: the rect's centre
+                y = str(float(el.attrs["y"]) + float(el.attrs["height"]) / 2)
+            if y is None:  # other shapes (polygons): not compared
+                y = "nan"
+            yield (el.attrs["data-series"], int(el.attrs["data-x"]),
+                   float(el.attrs["data-value"]), float(y))  # fmt: skip
+
+
+# ------------------------------------------------------------------ whole report
+def test_every_section_present_for_a_full_run(full: tuple[ReleaseReport, str, Element]) -> None:
+    report, _, root = full
+    main_el = find(root, "main")[0]
+    h2 = [e.attrs.get("id") for e in main_el.iter() if e.tag == "h2"]
+    assert h2 == [f"{s}-h" for s in SECTIONS] + ["reading-h"]
+    for sid in ("curve", "skyline", "composition", "maxent", "utility"):
+        sec = _section(root, sid)
+        assert find(sec, "svg"), sid
+        assert find(sec, "table"), sid
+        assert "not run" not in sec.all_text(), sid
+    assert find(_section(root, "maxent"), "svg", id="maxent-heatmap")
+    assert report.composition is not None and report.composition.worst
+    assert report.maxent is not None and report.maxent.heatmap is not None
+    assert report.notes == {}
+    crits = {(r.source, r.criterion) for r in report.criteria}
+    assert {("ck", "ck-safety"), ("sky", "skyline"), ("kanon", "k-anonymity"),
+            ("maxent", "maxent"), ("audit", "composition"),
+            ("anonymizer (manifest)", "ck-safety")} <= crits  # fmt: skip
+
+
+def test_every_chart_has_an_adjacent_table(full: tuple[ReleaseReport, str, Element]) -> None:
+    _, _, root = full
+    for sec in find(root, "section"):
+        kids = sec.iter()
+        for i, el in enumerate(kids):
+            if el.tag == "svg":
+                after = kids[i + 1 :]
+                assert any(e.tag == "table" for e in after), sec.attrs["id"]
+    for table in find(root, "table"):
+        assert find(table, "th") and find(table, "caption")
+
+
+def test_sections_without_input_say_not_run(run: dict[str, Any]) -> None:
+    report = build_release_report(run["release"], checks={"ck": run["checks"]["ck"]})
+    root = parse(render_html(report))
+    assert report.composition is None and report.maxent is None
+    for sid in ("composition", "maxent"):
+        text = _section(root, sid).all_text()
+        assert "not run" in text
+    assert "not run" not in _section(root, "curve").all_text()
+
+
+def test_the_html_is_self_contained(full: tuple[ReleaseReport, str, Element]) -> None:
+    _, html, _ = full
+    low = html.lower()
+    assert "<script" not in low and "<link" not in low and "<img" not in low
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", low)
+    assert "@import" not in low and "@font-face" not in low
+    # the only URI is the SVG namespace, an identifier that is never fetched
+    assert set(re.findall(r"https?://[^\s\"'<>]+", html)) == {"http://www.w3.org/2000/svg"}
+
+
+# ------------------------------------------------------------------------- verdict
+def test_a_blocked_release_leads_with_its_reason(run: dict[str, Any]) -> None:
+    reason = "composition: 3 people pinned <b>down</b> & exposed"
+    report = build_release_report(
+        run["release"], status="blocked", reasons=[reason, "maxent: second"],
+        checks=run["checks"],
+    )  # fmt: skip
+    root = parse(render_html(report))
+    body = find(root, "body")[0]
+    flow = [e for e in body.iter() if e.tag in ("h1", "h2", "p")]
+    assert flow[0].tag == "h1"
+    assert flow[1].tag == "h2" and flow[1].all_text() == "Verdict: BLOCKED"
+    assert flow[2].tag == "p" and reason in flow[2].all_text()  # escaped, read back as text
+    assert "nothing was published" in flow[2].all_text()
+    assert report.verdict.reasons[0] == reason
+    assert "BLOCKED" in find(root, "title")[0].all_text()
+
+
+def test_a_blocked_release_without_reasons_gives_the_failed_checks(run: dict[str, Any]) -> None:
+    failing = {**run["checks"]["ck"], "safe": False, "reason": "disclosure 0.9 reaches c"}
+    report = build_release_report(run["release"], status="blocked", checks={"gate": failing})
+    assert report.verdict.reasons == ["gate: ck-safety: disclosure 0.9 reaches c"]
+    assert report.verdict.checks_failed == 1
+
+
+def test_checked_verdict_counts_failures(run: dict[str, Any]) -> None:
+    failing = {**run["checks"]["ck"], "safe": False}
+    report = build_release_report(run["release"], checks={"a": failing, "b": run["checks"]["sky"]})
+    assert report.verdict.status == "checked"
+    assert report.verdict.headline.startswith("CHECKED: 1 of")
+
+
+# ------------------------------------------------------------------ numbers in charts
+def test_the_curve_is_the_engines_curve(
+    run: dict[str, Any], full: tuple[ReleaseReport, str, Element]
+) -> None:
+    report, _, root = full
+    b = read_bucketization(run["release"], ReleaseSpec(SENS, ("bucket",)))
+    k_max = min(len(b.values) - 1, 10)
+    engine = disclosure_curve(b, k_max)
+    assert report.curve is not None and report.curve.k_max == k_max
+    assert report.curve.c == 0.8  # the anonymizer's ck-safety c, from the manifest
+    svg = by_id(root, "curve-chart")
+    pts = list(_points(svg))
+    assert len(pts) == 2 * (k_max + 1)
+    top, ph = 20, 320 - 20 - 52  # svg.TOP, HEIGHT - TOP - BOTTOM
+    for series, k, value, y in pts:
+        p = engine[k]
+        want = (p.implications if series == "implications" else p.negations).max_disclosure
+        assert value == want
+        assert y == pytest.approx(top + (1 - want) * ph, abs=0.01)
+    assert float(find(svg, "line", **{"class": "threshold"})[0].attrs["data-value"]) == 0.8
+
+
+def test_the_skyline_is_skylinefind(
+    run: dict[str, Any], full: tuple[ReleaseReport, str, Element]
+) -> None:
+    report, _, root = full
+    b = read_bucketization(run["release"], ReleaseSpec(SENS, ("bucket",)))
+    sky = report.skyline
+    assert sky is not None and sky.c == 0.9  # the checked skyline point's c
+    engine = find_skyline(b, 0.9, *sky.bounds)
+    assert sky.staircase == [list(r) for r in engine.staircase]
+    assert sky.points == [list(p) for p in engine.points]
+    drawn = {(s, k): v for s, k, v, _ in _points(by_id(root, "skyline-chart"))}
+    for li, row in enumerate(engine.staircase):
+        for k, m in enumerate(row):
+            assert drawn.get((f"l = {li}", k)) == (m if m >= 0 else None)
+
+
+def test_pvp_bars_are_the_audits(
+    run: dict[str, Any], full: tuple[ReleaseReport, str, Element]
+) -> None:
+    _, _, root = full
+    audit = run["checks"]["audit"]["audit"]
+    bars = [e for e in by_id(root, "pvp-chart").iter() if e.attrs.get("class") == "bar"]
+    ganta = [float(e.attrs["data-value"]) for e in bars if e.attrs["data-series"].startswith("C")]
+    post = [float(e.attrs["data-value"]) for e in bars if e.attrs["data-series"] == "posterior"]
+    assert ganta == [r["pvp"] for r in audit["pvp"]]
+    assert post == [r["posterior_pvp"] for r in audit["pvp"]]
+
+
+def test_the_heatmap_is_the_maxent_posterior(
+    run: dict[str, Any], full: tuple[ReleaseReport, str, Element]
+) -> None:
+    """Without knowledge the report recomputes P*(s | q); it must equal the engine's."""
+    report, _, root = full
+    table = pq.read_table(run["release"])
+    result = estimate(BucketRelease.from_arrow(table, QIS, SENS, "bucket"))
+    rel = result.release
+    hm = report.maxent.heatmap if report.maxent else None
+    assert hm is not None and hm.values == list(rel.values)
+    labels = [rel.describe_qi(q) for q in range(len(rel.qi_values))]
+    for row in hm.rows:
+        q = labels.index(row.label)
+        assert row.records == int(rel.qi_counts[q])
+        assert row.posterior == pytest.approx(result.posterior[q].tolist(), abs=1e-9)
+    best = [max(r.posterior) for r in hm.rows]
+    assert best == sorted(best, reverse=True)
+    assert best[0] == pytest.approx(result.max_posterior, abs=1e-9)
+    cells = [e for e in by_id(root, "maxent-heatmap").iter() if e.attrs.get("class") == "cell"]
+    assert len(cells) == len(hm.rows) * len(hm.values)
+    for c in cells:
+        i, j = int(c.attrs["data-row"]), int(c.attrs["data-col"])
+        assert float(c.attrs["data-value"]) == hm.rows[i].posterior[j]
+
+
+def test_a_given_heatmap_is_used_and_an_operator_report_without_one_says_so(
+    run: dict[str, Any],
+) -> None:
+    table = pq.read_table(run["release"])
+    result = estimate(BucketRelease.from_arrow(table, QIS, SENS, "bucket"))
+    with_rows = {**run["checks"]["maxent"], "knowledge": [{"statement": "x"}],
+                 "heatmap": maxent_heatmap(result, 3)}  # fmt: skip
+    rep = build_release_report(run["release"], checks={"m": with_rows})
+    assert rep.maxent is not None and rep.maxent.heatmap is not None
+    assert len(rep.maxent.heatmap.rows) == 3
+    xcom = {"check": "MaxEntRiskOperator", "safe": True, "reasons": [], "summary": "s",
+            "max_posterior": 0.5, "top_at_risk": [], "accuracy": None, "residual": 0.0}  # fmt: skip
+    rep = build_release_report(run["release"], checks={"m": xcom})
+    assert rep.maxent is not None and rep.maxent.heatmap is None
+    assert "heatmap" in rep.maxent.heatmap_note
+    assert "heatmap" in _section(parse(render_html(rep)), "maxent").all_text()
+
+
+def test_group_sizes_are_the_releases(
+    run: dict[str, Any], full: tuple[ReleaseReport, str, Element]
+) -> None:
+    report, _, root = full
+    b = read_bucketization(run["release"], ReleaseSpec(SENS, ("bucket",)))
+    u = report.utility
+    sizes = b.sizes.tolist()
+    assert (u.min_size, u.max_size) == (min(sizes), max(sizes))
+    assert u.median_size == statistics.median(sizes)
+    assert sum(x.groups for x in u.histogram) == b.n_groups
+    assert sum(x.records for x in u.histogram) == b.n_records
+    for x in u.histogram:
+        assert x.groups == sum(x.low <= s <= x.high for s in sizes)
+    bars = [e for e in by_id(root, "sizes-chart").iter() if e.attrs.get("class") == "bar"]
+    assert [float(e.attrs["data-value"]) for e in bars] == [x.groups for x in u.histogram]
+    assert {m.name for m in u.metrics} >= {"reconstruction-error", "average-class-size"}
+
+
+def test_size_bins_cover_every_size_once() -> None:
+    for top in (1, 7, 10, 11, 20, 21, 99, 100, 101, 12345):
+        bins = size_bins(top)
+        covered = [s for lo, hi in bins for s in range(lo, hi + 1)]
+        assert covered[:top] == list(range(1, top + 1))
+        assert bins[-1][0] <= top <= bins[-1][1]
+
+
+# ----------------------------------------------------------- privacy and escaping
+def test_no_individual_value_in_the_report(
+    run: dict[str, Any], full: tuple[ReleaseReport, str, Element]
+) -> None:
+    report, html, _ = full
+    audit = run["checks"]["audit"]
+    assert audit["audit"]["worst"], "the fixture must breach someone"
+    stored = json.dumps(report.to_dict())
+    comp = json.dumps(report.to_dict()["composition"])
+    assert '"qis"' not in comp and '"intersection"' not in comp and '"values"' not in comp
+    assert "most_likely" not in stored
+    assert "left after intersecting" not in stored and "left after intersecting" not in html
+    assert report.composition is not None
+    assert [w.id for w in report.composition.worst] == [
+        f"row {w['row']}" for w in audit["audit"]["worst"]
+    ]
+    for w in audit["audit"]["worst"]:
+        qi_text = ", ".join(f"{k}={v}" for k, v in w["qis"].items())
+        assert qi_text not in stored
+
+
+def test_redact_keeps_releases_and_drops_values() -> None:
+    text = ("PVP = 1%. Worst: row 12: {'HIV', 'a}b'} left after intersecting A group x=1 "
+            "(3 values) with B group y=2 (2 values).")  # fmt: skip
+    out = redact(text)
+    assert "HIV" not in out and "a}b" not in out
+    assert out.endswith("row 12 pinned down after intersecting A group x=1 (3 values) with B "
+                        "group y=2 (2 values).")  # fmt: skip
+
+
+def test_named_people_of_maxent_are_not_shown(run: dict[str, Any]) -> None:
+    d = {
+        "max_posterior": 0.97, "c": 0.9, "safe": False, "knowledge": [{"statement": "s"}],
+        "reason": "under the given knowledge the maximum-entropy estimate says person Alice "
+        "has 'HIV' with probability 0.9700, which reaches c = 0.9",
+        "max_at": {"kind": "person", "label": "Alice", "value": "HIV", "posterior": 0.97},
+        "top_at_risk": [{"kind": "person", "label": "Alice", "qi": {}, "records": 1,
+                         "value": "HIV", "posterior": 0.97}],
+        "people": [{"name": "Alice", "posterior": {"HIV": 0.97}}],
+    }  # fmt: skip
+    rep = build_release_report(
+        run["release"], status="blocked", checks={"m": d}, reasons=[f"maxent: {d['reason']}"]
+    )
+    html = render_html(rep)
+    stored = json.dumps(rep.to_dict())
+    for text in (html, stored):
+        assert "Alice" not in text and "HIV" not in text
+    assert rep.maxent is not None and rep.maxent.people == 1
+    assert rep.maxent.people_max_posterior == 0.97
+
+
+def _hostile_release(tmp_path: Path) -> Path:
+    rows = ["g,s"] + [f'"{HOSTILE}",v{i % 3}' for i in range(6)] + [f"b,{HOSTILE}"] * 2
+    rows += ["b,v1"] * 2
+    path = tmp_path / "hostile.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_hostile_strings_are_escaped(tmp_path: Path) -> None:
+    path = _hostile_release(tmp_path)
+    checks = {HOSTILE: {"check": HOSTILE, "safe": False, "reasons": [HOSTILE]}}
+    report = build_release_report(
+        path, sensitive="s", group_columns=["g"], dataset=HOSTILE, version=HOSTILE,
+        status="blocked", reasons=[HOSTILE], checks=checks,
+    )  # fmt: skip
+    html = render_html(report)
+    root = parse(html)  # no element came from data
+    assert "<script" not in html and "<img" not in html
+    assert HOSTILE in by_id(root, "verdict").all_text()
+    assert HOSTILE in find(root, "h1")[0].all_text()
+    # a hostile sensitive value reaches the charts' text only as text
+    assert any(HOSTILE in e.all_text() for e in find(root, "td") + find(root, "p"))
+
+
+# ---------------------------------------------------------------- plain-data round trip
+def test_round_trip_through_json(full: tuple[ReleaseReport, str, Element]) -> None:
+    report, html, _ = full
+    d = report.to_dict()
+    text = json.dumps(d, allow_nan=False)
+    again = ReleaseReport.from_dict(json.loads(text))
+    assert again == report
+    assert again.to_dict() == d
+    assert render_html(again) == html
+
+
+@st.composite
+def _counts(draw: st.DrawFn) -> list[list[int]]:
+    groups = draw(st.integers(1, 5))
+    values = draw(st.integers(1, 4))
+    rows = draw(
+        st.lists(
+            st.lists(st.integers(0, 4), min_size=values, max_size=values),
+            min_size=groups,
+            max_size=groups,
+        )
+    )
+    return [r if sum(r) else [1, *r[1:]] for r in rows]
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(counts=_counts(), status=st.sampled_from(["published", "blocked", "candidate", "checked"]),
+       label=st.text(max_size=12))  # fmt: skip
+def test_random_releases_round_trip_and_render(
+    tmp_path: Path, counts: list[list[int]], status: str, label: str
+) -> None:
+    """Any small release: the report round-trips exactly, renders to valid HTML, and its
+    curve is the engine's."""
+    groups, values = [], []
+    for g, row in enumerate(counts):
+        for v, cnt in enumerate(row):
+            groups += [f"{label}g{g}"] * cnt
+            values += [f"{label}v{v}"] * cnt
+    path = tmp_path / "r.csv"
+    pacsv.write_csv(pa.table({"grp": groups, "sens": values}), path)
+    report = build_release_report(
+        path, sensitive="sens", group_columns=["grp"], status=status, dataset=label,
+        reasons=[label] if label.strip() else (),
+    )  # fmt: skip
+    assert ReleaseReport.from_dict(json.loads(json.dumps(report.to_dict()))) == report
+    root = parse(render_html(report))
+    b = read_bucketization(path, ReleaseSpec("sens", ("grp",)))
+    engine = disclosure_curve(b, report.curve.k_max if report.curve else 0)
+    assert report.curve is not None
+    assert [(p.implications, p.negations) for p in report.curve.points] == [
+        (p.implications.max_disclosure, p.negations.max_disclosure) for p in engine
+    ]
+    assert report.utility.groups == b.n_groups and report.facts.records == b.n_records
+    flow = [e for e in find(root, "body")[0].iter() if e.tag in ("h1", "h2")]
+    assert flow[1].attrs.get("id") == "verdict-h"
+    assert np.isfinite([p.implications for p in report.curve.points]).all()
+
+
+# ------------------------------------------------------------------------- inputs
+def test_classify_recognises_every_kind(run: dict[str, Any]) -> None:
+    c = run["checks"]
+    assert classify(c["ck"]) == "criterion"
+    assert classify(c["maxent"]) == "maxent"
+    assert classify(c["audit"]) == "composition"
+    assert classify({"check": "CheckSafetyOperator", "results": [], "safe": True}) == "check-set"
+    op = {"check": "CompositionAuditOperator", "safe": True, "verdict": {}, "pvp": []}
+    assert classify(op) == "composition"
+    assert classify({"check": "BucketizeOperator", "method": "bucketize", "manifest": "m"}) == (
+        "anonymizer"
+    )
+    assert classify({"check": "great_expectations", "safe": True, "reasons": []}) == "generic"
+
+
+def test_operator_reports_are_read(run: dict[str, Any]) -> None:
+    """The XCom shapes of CheckSafetyOperator and CompositionAuditOperator."""
+    ck = run["checks"]["ck"]
+    audit = run["checks"]["audit"]
+    verdict = {k: v for k, v in audit.items() if k not in ("audit", "candidate", "priors",
+                                                           "population", "recorded")}  # fmt: skip
+    xcoms = {
+        "check_safety": {"check": "CheckSafetyOperator", "safe": True, "results": [ck],
+                         "reasons": []},
+        "composition_audit": {"check": "CompositionAuditOperator", "safe": False,
+                              "reasons": ["composition: x"], "verdict": verdict,
+                              "pvp": audit["audit"]["pvp"], "priors": [{"name": "prior"}],
+                              "summary": verdict["reason"]},
+        "validate_release": {"check": "great_expectations", "safe": True, "reasons": [],
+                             "expectations": 3},
+        "anonymize": {"check": "BucketizeOperator", "safe": True, "method": "bucketize",
+                      "manifest": "m.json", "release": "r"},
+    }  # fmt: skip
+    rep = build_release_report(run["release"], status="blocked", checks=xcoms)
+    comp = rep.composition
+    assert comp is not None and comp.passed is False
+    assert [w.id for w in comp.worst] == [f"row {audit['witness']['row']}"]
+    assert [r.pvp for r in comp.pvp] == [r["pvp"] for r in audit["audit"]["pvp"]]
+    assert "deciding individual" in comp.note
+    sources = [(r.source, r.criterion) for r in rep.criteria]
+    assert ("check_safety", "ck-safety") in sources
+    assert ("validate_release", "great_expectations") in sources
+    assert not any(s == "anonymize" for s, _ in sources)
+    parse(render_html(rep))
+    empty = {"check": "CompositionAuditOperator", "safe": True, "reasons": [], "priors": [],
+             "summary": "no earlier published release in the ledger"}  # fmt: skip
+    rep = build_release_report(run["release"], checks={"audit": empty})
+    assert rep.composition is not None and "nothing to combine" in rep.composition.note
+    parse(render_html(rep))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"status": "approved"}, "status must be one of"),
+        ({"c": 1.5}, "c must be in"),
+        ({"skyline_c": 0.0}, "skyline_c must be in"),
+        ({"k_max": -1}, "k_max must be"),
+        ({"sensitive": "nope"}, "sensitive column 'nope' does not exist"),
+        ({"group_columns": ["nope"]}, "group column 'nope' does not exist"),
+    ],
+)
+def test_bad_input_names_the_parameter(
+    run: dict[str, Any], kwargs: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(InputError, match=message):
+        build_release_report(run["release"], **kwargs)
+
+
+def test_without_a_manifest_the_columns_must_be_named(tmp_path: Path) -> None:
+    path = _hostile_release(tmp_path)
+    with pytest.raises(InputError, match="sensitive"):
+        build_release_report(path)
+    with pytest.raises(InputError, match="group"):
+        build_release_report(path, sensitive="s")
+    with pytest.raises(InputError, match="does not exist"):
+        build_release_report(tmp_path / "missing.csv", sensitive="s", group_columns=["g"])
+
+
+def test_explicit_k_max_and_confidences(run: dict[str, Any]) -> None:
+    rep = build_release_report(run["release"], k_max=3, c=0.5, skyline_c=0.6)
+    assert rep.curve is not None and [p.k for p in rep.curve.points] == [0, 1, 2, 3]
+    assert rep.curve.c == 0.5
+    assert rep.skyline is not None and rep.skyline.c == 0.6
