@@ -17,7 +17,9 @@ with ``--group`` set to ``result.group_columns``; anything impossible is an
 
 Method options: ``lattice``: ``utility`` (``loss``, ``discernibility``,
 ``average-class-size``, ``precision``, ``non-uniform-entropy``), ``suppression_limit``
-(fraction of records that may be removed), ``max_lattice_size``; ``bucketize``:
+(fraction of records that may be removed), ``max_lattice_size``, ``disclosure``
+(``"naive"`` or ``"safe"``: algorithm-aware p-safe release, Zhang et al. 2007;
+docs/algorithm-aware.md) and ``disclosure_limit`` (worlds enumerated per block); ``bucketize``:
 ``bucket_column``; all: ``progress`` (a callable receiving progress lines).
 """
 
@@ -59,6 +61,8 @@ _OPTIONS: dict[str, dict[str, Any]] = {
         "suppression_limit": 0.0,
         "max_lattice_size": 1_000_000,
         "progress": None,
+        "disclosure": "naive",
+        "disclosure_limit": 200_000,
     },
     "mondrian": {"progress": None},
 }

@@ -15,6 +15,12 @@ of :mod:`airflow_privacy.core.anonymize.criteria`) removes at most ``B`` records
 remaining release passes every criterion. Suppressed records are *removed* from the release
 (not kept with ``*`` in every QI, which would form one more group the criteria would have to
 pass), and counted in the manifest and in the utility metrics as fully generalized.
+
+**Algorithm-aware disclosure** (``disclosure="safe"``, Zhang et al. CCS 2007): an adversary
+who knows this search learns that every node ranked before the published one fails; the
+safe mode publishes the first node, in the same order, whose *disclosure set* passes the
+criteria (:mod:`airflow_privacy.core.algorithm_aware.lattice_mode`; exact enumeration of
+blocks up to ``disclosure_limit`` worlds, so small tables only; no suppression).
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ BoolArray = npt.NDArray[np.bool_]
 MAX_LATTICE = 1_000_000
 PATH_LIMIT = 10_000
 MINIMAL_LIMIT = 1_000
+DISCLOSURE_LIMIT = 200_000
 
 
 def qi_trees(enc: Encoded, hierarchies: Mapping[str, Hierarchy] | None) -> list[QITree]:
@@ -190,13 +197,18 @@ def lattice_anonymize(
     suppression_limit: float = 0.0,
     max_lattice_size: int = MAX_LATTICE,
     progress: Progress | None = None,
+    disclosure: str = "naive",
+    disclosure_limit: int = DISCLOSURE_LIMIT,
 ) -> AnonymizationResult:
     """Full-domain generalization of ``enc`` passing ``criteria`` (see the module doc)."""
+    from airflow_privacy.core.algorithm_aware.lattice_mode import check_disclosure
+
     report = progress or no_progress
     started = time.perf_counter()
     metric = check_metric(utility)
     limit = _fraction(suppression_limit)
     budget = math.floor(limit * enc.n)
+    check_disclosure(disclosure, disclosure_limit, budget)
     trees = qi_trees(enc, hierarchies)
     problem = LatticeProblem(enc, criteria, trees, budget)
     lattice = problem.lattice
@@ -230,6 +242,12 @@ def lattice_anonymize(
         ranked.append((rank_key(metric, values), sum(node), node, values))
     ranked.sort(key=lambda r: (r[0], r[1], r[2]))
     _, _, best, best_utility = ranked[0]
+    safe_info: dict[str, Any] | None = None
+    if disclosure == "safe":
+        from airflow_privacy.core.algorithm_aware.lattice_mode import safe_lattice_choice
+
+        best, safe_info = safe_lattice_choice(problem, metric, disclosure_limit, report)
+        best_utility = problem.utility(best, costs, c0)
     report(
         f"lattice: {len(found.minimal)} minimal node(s) after {found.nodes_checked} checks; "
         f"publishing {_node_text(problem, best)}"
@@ -276,6 +294,8 @@ def lattice_anonymize(
             "elapsed_seconds": round(elapsed, 4),
         },
     }
+    if safe_info is not None:
+        details["disclosure"] = safe_info
     manifest = Manifest(
         method="lattice",
         qis=names,
@@ -286,6 +306,11 @@ def lattice_anonymize(
             "utility": metric,
             "suppression_limit": limit,
             "max_lattice_size": max_lattice_size,
+            **(
+                {"disclosure": disclosure, "disclosure_limit": disclosure_limit}
+                if disclosure != "naive"
+                else {}
+            ),
         },
         seed=seed,
         records_in=enc.n,

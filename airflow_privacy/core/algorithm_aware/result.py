@@ -1,0 +1,102 @@
+"""Plain-data results of the algorithm-aware audit and of the safe search (JSON-ready)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class PersonPosterior:
+    """One person's posterior over the disclosure set.
+
+    ``posterior[v]`` is ``Pr(person holds v | disclosure set)`` (exact fraction of worlds, or
+    the sample estimate); ``worlds[v]`` the number of worlds (or accepted samples) behind it;
+    ``interval[v]`` the confidence interval when sampled.
+    """
+
+    person: str
+    group: str
+    true_value: str
+    top_value: str
+    top_posterior: float
+    flagged: bool
+    posterior: dict[str, float]
+    worlds: dict[str, int]
+    interval: dict[str, list[float]] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class SamplingInfo:
+    """How a sampled audit went: ``accepted`` of ``samples`` worlds were in the set."""
+
+    samples: int
+    accepted: int
+    acceptance_rate: float
+    acceptance_interval: list[float]
+    estimated_set_size: list[float]
+    confidence: float
+    interval: str
+    seed: int
+    min_accepted: int
+    estimable: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class AlgorithmAuditResult:
+    """What an adversary who knows the algorithm and its candidate order learns from one
+    release (Zhang et al. 2007, section 2: the disclosure set and its posterior)."""
+
+    mode: str
+    criteria: list[dict[str, Any]]
+    predicate: str
+    candidates: list[str]
+    released: str
+    released_index: int
+    released_passes: bool
+    algorithm_release: str | None
+    method: str
+    exact_limit: int
+    consistent_worlds: int
+    disclosure_set_size: int | None
+    true_world_in_set: bool
+    threshold: float
+    flagged: list[str]
+    predicate_on_set: dict[str, Any]
+    safe: bool
+    reason: str
+    people: list[PersonPosterior]
+    people_total: int
+    sampling: SamplingInfo | None = None
+    elapsed_seconds: float = 0.0
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["people"] = [p.to_dict() for p in self.people]
+        out["sampling"] = self.sampling.to_dict() if self.sampling else None
+        return out
+
+
+@dataclass(frozen=True)
+class ReleaseChoice:
+    """Which candidate a DDF releases on the true table, and at what cost."""
+
+    mode: str
+    released: str | None
+    released_index: int | None
+    disclosure_set_size: int | None
+    block_size: int | None
+    skipped: list[dict[str, Any]]
+    decisions: int
+    worlds_enumerated: int
+    elapsed_seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
