@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -30,6 +31,7 @@ COMMANDS = (
     "airflow_privacy.cli.audit",
     "airflow_privacy.cli.maxent",
     "airflow_privacy.cli.skyline",
+    "airflow_privacy.cli.audit_algorithm",
     "airflow_privacy.cli.report",
 )
 
@@ -69,3 +71,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("airflow-privacy: interrupted\n")
         return 130
+    except BrokenPipeError:
+        # the reader went away (``| head``): stop quietly, as other Unix tools do; point
+        # stdout at devnull so the interpreter's final flush does not raise again
+        if out is None:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return 141

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 NAME = "anonymize"
 
 _SHORTHAND = ("k", "l", "c", "t", "ordered", "points")
-_LATTICE_ONLY = ("utility", "suppression", "max_lattice_size")
+_LATTICE_ONLY = ("utility", "suppression", "max_lattice_size", "disclosure", "disclosure_limit")
 _BUCKETIZE_ONLY = ("bucket_column", "qit", "st")
 
 
@@ -113,6 +113,18 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--max-lattice-size", type=number(int, "--max-lattice-size"), default=None,
         metavar="NODES", help="lattice: refuse lattices larger than this (default: 1000000)",
+    )  # fmt: skip
+    p.add_argument(
+        "--disclosure", choices=("naive", "safe"), default=None,
+        help="lattice: naive (publish the first node that passes, the default) or safe "
+        "(publish the first node whose disclosure set passes, against an adversary who "
+        "knows the search; small tables only, see docs/algorithm-aware.md)",
+    )  # fmt: skip
+    p.add_argument(
+        "--disclosure-limit", type=number(int, "--disclosure-limit"), default=None,
+        metavar="WORLDS",
+        help="lattice, --disclosure safe: largest block enumerated; larger blocks are "
+        "declined (default: 200000)",
     )  # fmt: skip
     p.add_argument(
         "--bucket-column", default=None, metavar="COL",
@@ -356,7 +368,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     options: dict[str, Any] = {"progress": progress}
     if args.method == "lattice":
         for key, opt in (("utility", "utility"), ("suppression", "suppression_limit"),
-                         ("max_lattice_size", "max_lattice_size")):  # fmt: skip
+                         ("max_lattice_size", "max_lattice_size"), ("disclosure", "disclosure"),
+                         ("disclosure_limit", "disclosure_limit")):  # fmt: skip
             if getattr(args, key) is not None:
                 options[opt] = getattr(args, key)
     if args.method == "bucketize" and args.bucket_column is not None:
@@ -391,9 +404,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 def recheck_command(args: argparse.Namespace, result: AnonymizationResult) -> str:
     groups = " ".join(f"--group {c}" for c in result.group_columns)
     crit = result.manifest.criteria[0]
-    params = " ".join(f"--{k} {v}" for k, v in crit["parameters"].items())
+    params = " ".join(_flag(k, v) for k, v in crit["parameters"].items() if v is not None)
     return (f"airflow-privacy check {args.out} --sensitive {args.sensitive} {groups} "
             f"--criterion {crit['name']} {params}").strip()  # fmt: skip
+
+
+def _flag(key: str, value: Any) -> str:
+    """A parameter as `check` flags: skyline points as ``--point l,k,m,c`` (repeated)."""
+    if key == "points":
+        return " ".join("--point " + ",".join(f"{x:g}" for x in point) for point in value)
+    return f"--{key} {value}"
 
 
 def render(args: argparse.Namespace, result: AnonymizationResult) -> str:
@@ -409,9 +429,19 @@ def render(args: argparse.Namespace, result: AnonymizationResult) -> str:
     if m.method == "lattice":
         node = ", ".join(f"{k}={v}" for k, v in d["levels"].items())
         s = d["search"]
-        lines.append(f"  node:     {node} (best {d['utility_metric']} of "
-                     f"{d['minimal_nodes_total']} minimal nodes)")  # fmt: skip
+        if "disclosure" in d:
+            lines.append(f"  node:     {node} (first node in {d['utility_metric']} order whose "
+                         "disclosure set passes)")  # fmt: skip
+        else:
+            lines.append(f"  node:     {node} (best {d['utility_metric']} of "
+                         f"{d['minimal_nodes_total']} minimal nodes)")  # fmt: skip
         lines.append(f"  search:   {s['nodes_checked']:,} of {s['lattice_size']:,} nodes checked")
+        if "disclosure" in d:
+            info = d["disclosure"]
+            lines.append(f"  disclosure: safe — node {info['rank']} of {info['candidates']} in "
+                         f"search order (the naive search publishes node {info['naive_rank']}); "
+                         f"disclosure set {info['disclosure_set_size']:,} of "
+                         f"{info['block_size']:,} worlds")  # fmt: skip
     elif m.method == "mondrian":
         lines.append(f"  split:    {len(d['partitions']):,} partitions "
                      f"({d['split_attempts']:,} split attempts)")  # fmt: skip

@@ -15,7 +15,10 @@ from airflow.sdk.exceptions import AirflowFailException
 
 from airflow_privacy.core.datasets import load_adult
 from airflow_privacy.ledger import ReleaseLedger
-from airflow_privacy.providers.airflow.operators.anonymize import BucketizeOperator
+from airflow_privacy.providers.airflow.operators.anonymize import (
+    AnonymizeLatticeOperator,
+    BucketizeOperator,
+)
 from airflow_privacy.providers.airflow.operators.composition import CompositionAuditOperator
 from airflow_privacy.providers.airflow.operators.ledger import (
     PublishReleaseOperator,
@@ -133,3 +136,36 @@ def test_impossible_criterion_fails_as_bad_input(tmp_path: Path) -> None:
     with pytest.raises(AirflowFailException, match="bad input"):
         op.execute({})
     assert not (tmp_path / "r.parquet").exists()
+
+
+def test_lattice_operator_safe_disclosure_mode(tmp_path: Path) -> None:
+    """Zhang et al.'s patients through the operator: method_options reach the anonymizer;
+    the safe mode skips table (c), which the naive search publishes."""
+    import pyarrow as pa
+
+    source = tmp_path / "patients.parquet"
+    pq.write_table(pa.table({
+        "age": ["Old", "Old", "Middle", "Middle", "Young", "Young"],
+        "sex": ["M", "M", "M", "F", "F", "F"],
+        "condition": ["Heart Disease", "Viral Infection", "Cancer", "Cancer", "Flu", "Ulcer"],
+    }), source)  # fmt: skip
+    levels = {}
+    for mode in ("naive", "safe"):
+        out = AnonymizeLatticeOperator(
+            task_id=f"a_{mode}", source=str(source), release=str(tmp_path / f"{mode}.parquet"),
+            qis=["age", "sex"], sensitive="condition",
+            criteria=[{"name": "entropy-l-diversity", "l": 2}],
+            method_options={"disclosure": mode},
+        ).execute({})  # fmt: skip
+        manifest = json.loads(Path(out["manifest"]).read_text())
+        levels[mode] = manifest["details"]["levels"]
+    assert levels == {"naive": {"age": 1, "sex": 0}, "safe": {"age": 1, "sex": 1}}
+    bad = AnonymizeLatticeOperator(
+        task_id="bad", source=str(source), release=str(tmp_path / "bad.parquet"),
+        qis=["age", "sex"], sensitive="condition",
+        criteria=[{"name": "entropy-l-diversity", "l": 2}],
+        method_options={"disclosure": "paranoid"},
+    )  # fmt: skip
+    with pytest.raises(AirflowFailException, match="unknown disclosure mode 'paranoid'"):
+        bad.execute({})
+    assert not (tmp_path / "bad.parquet").exists()
