@@ -222,7 +222,9 @@ caption { text-align: left; font-weight: 600; padding-bottom: .4rem; }
 th, td { border: 1px solid #999; padding: .35rem .5rem; text-align: left; vertical-align: top; }
 th { background: #eee; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td { overflow-wrap: anywhere; }
 td.date { white-space: nowrap; }
+.table-wrap { overflow-x: auto; }
 .status { font-weight: 700; white-space: nowrap; }
 .status-published { color: #0a5d1f; }
 .status-blocked { color: #9b1111; }
@@ -349,8 +351,8 @@ def _list_body(
                 f"<td>{_verdict(r.status, list(r.reasons))}</td><td>{rep}</td></tr>"
             )
         table = (
-            f'<table id="releases"><caption>{_e(caption)}</caption>'
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+            f'<div class="table-wrap"><table id="releases"><caption>{_e(caption)}</caption>'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
         )
     return (
         "<h1>Privacy ledger: releases</h1>"
