@@ -102,8 +102,13 @@ def test_sampled_paper_example_flags_clark_and_diana() -> None:
     assert result.method == "sampling" and result.released == "sex"
     assert sorted(result.flagged) == ["Clark", "Diana"]
     assert result.sampling is not None and result.sampling.estimable
+    assert result.sampling.estimated_set_size is not None
     lo, hi = result.sampling.estimated_set_size
     assert lo <= 4 <= hi  # the exact disclosure set has 4 of the 36 worlds
+    log_lo, log_hi = result.sampling.log10_estimated_set_size
+    assert log_lo is not None and log_hi is not None
+    assert abs(10**log_lo - lo) < 1e-9 * max(lo, 1) and abs(10**log_hi - hi) < 1e-9 * hi
+    assert result.consistent_worlds == 36 and abs(result.log10_consistent_worlds - 1.556303) < 1e-6
 
 
 def test_too_rare_acceptance_is_reported() -> None:

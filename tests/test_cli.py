@@ -259,3 +259,24 @@ def test_json_is_strict_even_for_infinite_values(
     assert code == 1
     data = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
     assert data["value"] == "inf"
+
+
+def test_internal_error_is_exit_3_not_a_verdict(
+    fig3_csv: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug must not read as "unsafe" (exit 1) to a pipeline gating on the exit code."""
+    import airflow_privacy.cli.check as check_cli
+
+    def boom(*_args: object) -> int:
+        raise OverflowError("int too large to convert to float")
+
+    monkeypatch.setattr(check_cli, "run", boom)
+    code = main(["check", str(fig3_csv), "--sensitive", "disease", "--group", "zip",
+                 "--criterion", "k-anonymity", "--k", "2"], io.StringIO())  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "Traceback" in err
+    assert err.strip().splitlines()[-1] == (
+        "airflow-privacy: internal error (a bug, not a verdict): OverflowError: int too large "
+        "to convert to float"
+    )

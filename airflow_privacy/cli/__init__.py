@@ -1,8 +1,9 @@
 """The ``airflow-privacy`` command: a thin layer over :mod:`airflow_privacy.core`.
 
 Exit codes: 0 = safe / pass, 1 = unsafe / blocked, 2 = bad input or usage (with a one-line
-reason on stderr). ``--format json`` prints machine-readable output on stdout; progress
-goes to stderr (silence it with ``--quiet``).
+reason on stderr), 3 = internal error (a bug: the traceback and a one-line summary on
+stderr; never confused with a verdict). ``--format json`` prints machine-readable output on
+stdout; progress goes to stderr (silence it with ``--quiet``).
 
 Each subcommand is a module of this package with ``NAME``, ``register(subparsers)`` and
 ``run(args, out) -> exit code``; :data:`COMMANDS` lists them.
@@ -14,12 +15,13 @@ import argparse
 import importlib
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 from types import ModuleType
 from typing import TextIO
 
 from airflow_privacy import __version__
-from airflow_privacy.cli.common import EXIT_INPUT, Parser
+from airflow_privacy.cli.common import EXIT_INPUT, EXIT_INTERNAL, Parser
 from airflow_privacy.errors import InputError
 
 COMMANDS = (
@@ -78,3 +80,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except Exception as exc:  # a bug: say so, and do not let it read as "unsafe" (exit 1)
+        traceback.print_exc(file=sys.stderr)
+        sys.stderr.write(f"airflow-privacy: internal error (a bug, not a verdict): "
+                         f"{type(exc).__name__}: {str(exc)[:300]}\n")  # fmt: skip
+        return EXIT_INTERNAL

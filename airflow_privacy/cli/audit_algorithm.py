@@ -200,14 +200,14 @@ def render(path: str, source: str, r: AlgorithmAuditResult) -> str:
     ]
     if r.method == "exact":
         lines.append(
-            f"  worlds:     {r.consistent_worlds:,} consistent with the release; disclosure "
+            f"  worlds:     {_block(r)} consistent with the release; disclosure "
             f"set {r.disclosure_set_size:,} (exact, bound {r.exact_limit:,})"
         )
     else:
         s = r.sampling
         assert s is not None
         lines.append(
-            f"  worlds:     {r.consistent_worlds:,} consistent with the release (above the exact "
+            f"  worlds:     {_block(r)} consistent with the release (above the exact "
             f"bound {r.exact_limit:,}); {s.accepted:,} of {s.samples:,} sampled worlds in the "
             f"disclosure set ({s.interval}, {s.confidence:g} confidence)"
         )
@@ -235,3 +235,9 @@ def render(path: str, source: str, r: AlgorithmAuditResult) -> str:
             lines.append(f"    {p.person:<12} {p.group:<28} {p.top_value} "
                          f"{p.top_posterior:.3f}{ci}{mark}")  # fmt: skip
     return "\n".join(lines) + "\n"
+
+
+def _block(r: AlgorithmAuditResult) -> str:
+    if r.consistent_worlds is not None:
+        return f"{r.consistent_worlds:,}"
+    return f"~10^{r.log10_consistent_worlds:,.1f}"

@@ -14,7 +14,7 @@ from airflow_privacy.serialization import json_safe
 if TYPE_CHECKING:
     from airflow_privacy.core.model import Bucketization
 
-EXIT_SAFE, EXIT_UNSAFE, EXIT_INPUT = 0, 1, 2
+EXIT_SAFE, EXIT_UNSAFE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 class Parser(argparse.ArgumentParser):

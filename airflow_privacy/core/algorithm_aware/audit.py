@@ -23,6 +23,7 @@ stops at on the true table.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -52,7 +53,13 @@ from airflow_privacy.core.algorithm_aware.rules import (
     chunk_size,
     disclosure_counts,
 )
-from airflow_privacy.core.algorithm_aware.worlds import block_size, sample_block
+from airflow_privacy.core.algorithm_aware.worlds import (
+    block_size,
+    format_count,
+    json_count,
+    log10_count,
+    sample_block,
+)
 from airflow_privacy.core.anonymize.criteria import CriteriaSet
 from airflow_privacy.errors import InputError
 
@@ -118,18 +125,19 @@ def choose_release(rule: Rule) -> ReleaseChoice:
             cand = rule.candidates[i]
             d = rule.decide(i, cand.counts(x[None, :], rule.v)[0])
             if i == chosen:
-                ds, bs = d.disclosure_set_size, d.block_size
+                ds, bs = d.disclosure_set_size, json_count(d.block_size)
                 continue
             skipped.append({
                 "candidate": cand.name,
-                "block_size": d.block_size,
+                "block_size": json_count(d.block_size),
+                "log10_block_size": log10_count(d.block_size),
                 "disclosure_set_size": d.disclosure_set_size,
                 "declined_too_large": d.declined_too_large,
                 "table_fails": d.table_fails,
                 "failing_people": len(d.failing_people),
             })  # fmt: skip
     elif chosen is not None:
-        bs = block_size(rule.candidates[chosen].counts(x[None, :], rule.v)[0])
+        bs = json_count(block_size(rule.candidates[chosen].counts(x[None, :], rule.v)[0]))
     return ReleaseChoice(
         mode=rule.name,
         released=rule.candidates[chosen].name if chosen is not None else None,
@@ -194,7 +202,7 @@ def audit_algorithm(
     in_set = bool(rule.survives(r, x[None, :])[0])
     report(
         f"audit ({mode}): candidate {r + 1} of {len(cands)} ({cand.name}); block of "
-        f"{consistent:,} worlds"
+        f"{format_count(consistent)} worlds"
     )
     sampling: SamplingInfo | None = None
     lows: IntArray | None = None
@@ -229,7 +237,8 @@ def audit_algorithm(
         algorithm_release=cands[would].name if would is not None else None,
         method=method,
         exact_limit=exact_limit,
-        consistent_worlds=consistent,
+        consistent_worlds=json_count(consistent),
+        log10_consistent_worlds=log10_count(consistent),
         disclosure_set_size=ds_size,
         true_world_in_set=in_set,
         threshold=threshold,
@@ -282,7 +291,11 @@ def _sample(
         accepted=accepted,
         acceptance_rate=accepted / samples,
         acceptance_interval=[float(lo[0]), float(hi[0])],
-        estimated_set_size=[float(lo[0]) * consistent, float(hi[0]) * consistent],
+        estimated_set_size=_scaled([float(lo[0]), float(hi[0])], consistent),
+        log10_estimated_set_size=[
+            math.log10(b) + log10_count(consistent) if b > 0 else None
+            for b in (float(lo[0]), float(hi[0]))
+        ],
         confidence=confidence,
         interval=interval,
         seed=seed,
@@ -291,6 +304,15 @@ def _sample(
     )
     bounds = binomial_interval(world_counts, accepted, confidence, interval) if accepted else None
     return world_counts, accepted, info, bounds
+
+
+def _scaled(bounds: list[float], block: int) -> list[float] | None:
+    """``bounds * block`` as floats, or ``None`` when the block overflows a float."""
+    try:
+        size = float(block)
+    except OverflowError:
+        return None
+    return [b * size for b in bounds]
 
 
 def _people(

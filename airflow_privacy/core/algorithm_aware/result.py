@@ -31,13 +31,18 @@ class PersonPosterior:
 
 @dataclass(frozen=True)
 class SamplingInfo:
-    """How a sampled audit went: ``accepted`` of ``samples`` worlds were in the set."""
+    """How a sampled audit went: ``accepted`` of ``samples`` worlds were in the set.
+
+    ``estimated_set_size`` is the acceptance interval times the block size, ``None`` when the
+    block is too large for a float (``log10_estimated_set_size`` always holds it; a bound of
+    zero is ``None`` there)."""
 
     samples: int
     accepted: int
     acceptance_rate: float
     acceptance_interval: list[float]
-    estimated_set_size: list[float]
+    estimated_set_size: list[float] | None
+    log10_estimated_set_size: list[float | None]
     confidence: float
     interval: str
     seed: int
@@ -51,7 +56,10 @@ class SamplingInfo:
 @dataclass(frozen=True)
 class AlgorithmAuditResult:
     """What an adversary who knows the algorithm and its candidate order learns from one
-    release (Zhang et al. 2007, section 2: the disclosure set and its posterior)."""
+    release (Zhang et al. 2007, section 2: the disclosure set and its posterior).
+
+    ``consistent_worlds`` (the block) is exact up to 2**53 and ``None`` beyond, where
+    ``log10_consistent_worlds`` carries it."""
 
     mode: str
     criteria: list[dict[str, Any]]
@@ -63,7 +71,8 @@ class AlgorithmAuditResult:
     algorithm_release: str | None
     method: str
     exact_limit: int
-    consistent_worlds: int
+    consistent_worlds: int | None
+    log10_consistent_worlds: float
     disclosure_set_size: int | None
     true_world_in_set: bool
     threshold: float
@@ -86,7 +95,10 @@ class AlgorithmAuditResult:
 
 @dataclass(frozen=True)
 class ReleaseChoice:
-    """Which candidate a DDF releases on the true table, and at what cost."""
+    """Which candidate a DDF releases on the true table, and at what cost.
+
+    Block sizes are exact up to 2**53 and ``None`` beyond (``skipped`` entries carry
+    ``log10_block_size``)."""
 
     mode: str
     released: str | None

@@ -45,6 +45,30 @@ def block_size(counts: IntArray) -> int:
     return out
 
 
+#: Counts above this are reported as ``log10`` only: JSON readers (JavaScript) lose precision
+#: past 2**53, and Python refuses to print integers of more than 4,300 digits (a block of the
+#: full Adult table has about 10^29,000 worlds).
+EXACT_COUNT_LIMIT = 2**53
+
+
+def log10_count(n: int) -> float:
+    """``log10(n)`` of a non-negative integer of any size (``-inf`` for 0)."""
+    return math.log10(n) if n > 0 else float("-inf")
+
+
+def json_count(n: int) -> int | None:
+    """``n`` when it is exactly representable in JSON readers, else ``None``."""
+    return n if n <= EXACT_COUNT_LIMIT else None
+
+
+def format_count(n: int) -> str:
+    """``1,234`` for counts a reader can take in, ``~10^29,178.4`` for astronomically large
+    ones (never converts a huge integer to decimal)."""
+    if n <= EXACT_COUNT_LIMIT:
+        return f"{n:,}"
+    return f"~10^{log10_count(n):,.1f}"
+
+
 def arrangements(counts: Sequence[int]) -> IntArray:
     """Every distinct sequence holding ``counts[v]`` copies of value ``v`` (one per row),
     in lexicographic order of the position sets chosen for values 0, 1, ..."""
