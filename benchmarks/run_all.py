@@ -17,6 +17,7 @@ BENCHMARKS = (
     "benchmarks.bench_skyline_adult",
     "benchmarks.bench_maxent",
     "benchmarks.bench_maxent_accuracy",
+    "benchmarks.bench_algorithm_aware",
 )
 
 
