@@ -1,5 +1,5 @@
 """The sampled audit on real table sizes: a 1,000-record Adult slice has a released block of
-about 10^700 worlds. The audit must finish, report the sizes as powers of ten (Python will not
+about 10^926 worlds. The audit must finish, report the sizes as powers of ten (Python will not
 print integers of more than 4,300 digits, JSON readers lose precision past 2**53), and its
 sampled posteriors must keep the one invariant that holds in every world of the block: the
 people of a group hold, between them, exactly the group's released multiset."""
