@@ -226,13 +226,15 @@ def render(path: str, source: str, r: AlgorithmAuditResult) -> str:
     lines.append(f"  reason:     {r.reason}")
     if r.people:
         lines.append("  highest posteriors:")
+        who = max(12, *(len(p.person) for p in r.people))
+        where = max(28, *(len(p.group) for p in r.people))
         for p in r.people:
             ci = ""
             if p.interval is not None:
                 lo, hi = p.interval[p.top_value]
                 ci = f" [{lo:.3f}, {hi:.3f}]"
             mark = " *" if p.flagged else ""
-            lines.append(f"    {p.person:<12} {p.group:<28} {p.top_value} "
+            lines.append(f"    {p.person:<{who}} {p.group:<{where}} {p.top_value} "
                          f"{p.top_posterior:.3f}{ci}{mark}")  # fmt: skip
     return "\n".join(lines) + "\n"
 
