@@ -42,7 +42,7 @@ import random
 import re
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -69,6 +69,7 @@ from airflow_privacy.core.datasets import adult_hierarchies, load_adult
 from airflow_privacy.core.hierarchy import Hierarchy
 from airflow_privacy.errors import InputError
 from benchmarks.machine import hardware
+from benchmarks.timing import best_time
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -82,15 +83,6 @@ ADULT_SENSITIVE = "marital-status"
 SCALE_SENSITIVE = "occupation"
 LETTERS = "abcdefghijklmnop"
 DECLINED = re.compile(r"\((\d+) of (\d+) nodes have blocks larger")
-
-
-def _best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    best, out = math.inf, None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def _log10(x: int) -> float:
@@ -200,12 +192,12 @@ def exact_part(sizes: list[int], per_size: int, repeat: int, seed: int) -> list[
             t0 = time.perf_counter()
             r, d_size, ds_size, base_post = brute_force_audit(pop.truth, pop.n_values, groups, l)
             t_base = time.perf_counter() - t0
-            t_ours, res = _best(partial(audit_algorithm, pop, cands, [ENTROPY2]), repeat)
+            t_ours, res = best_time(partial(audit_algorithm, pop, cands, [ENTROPY2]), repeat)
             assert res.method == "exact" and res.released_index == r == naive
             assert res.disclosure_set_size == ds_size, (res.disclosure_set_size, ds_size)
             diff = float(np.abs(posterior_matrix(res, pop) - base_post).max())
             assert diff <= 1e-9, diff
-            t_safe, choice = _best(partial(safe_choice, pop, cands), repeat)
+            t_safe, choice = best_time(partial(safe_choice, pop, cands), repeat)
             rows.append({
                 "n": n, "values": values, "groups": groups, "worlds_D": d_size,
                 "naive_release": cands[r].name, "block": res.consistent_worlds,

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -41,6 +40,7 @@ from airflow_privacy.core.datasets import adult_hierarchies, load_adult
 from airflow_privacy.core.hierarchy import Hierarchy, generalize_table
 from airflow_privacy.core.model import Bucketization, ReleaseSpec
 from benchmarks.machine import hardware
+from benchmarks.timing import best_time
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "lattice.json"
@@ -79,15 +79,6 @@ def _from_rows(problem: LatticeProblem, h: dict[str, Hierarchy]) -> Callable[[Le
     return check
 
 
-def _best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    best, out = math.inf, None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
 def run_case(
     name: str,
     criteria: list[tuple[str, dict[str, Any]]],
@@ -108,8 +99,8 @@ def run_case(
         return anonymize(table, list(QIS), "occupation", "lattice", criteria, h,
                          suppression_limit=limit)  # fmt: skip
 
-    t_search, (found, p) = _best(ours_search, repeat)
-    t_full, result = _best(ours_anonymize, repeat)
+    t_search, (found, p) = best_time(ours_search, repeat)
+    t_full, result = best_time(ours_anonymize, repeat)
     expected = sorted(found.minimal)
     published = sorted(
         tuple(m["levels"].values()) for m in result.manifest.details["minimal_nodes"]
@@ -122,11 +113,11 @@ def run_case(
         return sorted(minimal_nodes(lattice, np.asarray([check(n) for n in nodes])))
 
     from_rows = _from_rows(_problem(enc, criteria, limit, h), h)
-    t_base, base_min = _best(lambda: every_node(from_rows), 1)
+    t_base, base_min = best_time(lambda: every_node(from_rows), 1)
     rolled = _problem(enc, criteria, limit, h)
-    t_roll, roll_min = _best(lambda: every_node(rolled.check), 1)
+    t_roll, roll_min = best_time(lambda: every_node(rolled.check), 1)
     rows_check = _from_rows(_problem(enc, criteria, limit, h), h)
-    t_prune_rows, pruned = _best(lambda: search(lattice, rows_check, None), 1)
+    t_prune_rows, pruned = best_time(lambda: search(lattice, rows_check, None), 1)
     assert base_min == roll_min == expected == sorted(pruned.minimal), name
     print(f"{name}: {found.nodes_checked} of {lattice.size} nodes checked, {len(expected)} "
           f"minimal; search {t_search:.3f} s (anonymize {t_full:.3f} s) vs every node from "
