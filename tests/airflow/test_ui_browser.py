@@ -132,15 +132,22 @@ def _row_ids(driver: Any) -> list[int]:
 
 
 def _filter(driver: Any, dataset: str, status: str) -> None:
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import Select
+    from selenium.webdriver.support.ui import Select, WebDriverWait
 
     Select(driver.find_element(By.ID, "f-dataset")).select_by_value(dataset)
     Select(driver.find_element(By.ID, "f-status")).select_by_value(status)
-    old = driver.find_element(By.TAG_NAME, "main")
+    # mark the old document, then wait for a fully loaded one without the mark. Not
+    # staleness_of(old element): while the page is swapped chromedriver can answer with a
+    # generic "Node ... does not belong to the document" error instead of a stale reference
+    driver.execute_script("window.__beforeFilter = true;")
     driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
-    _wait(driver, ec.staleness_of(old))
+    WebDriverWait(driver, TIMEOUT_S, ignored_exceptions=(WebDriverException,)).until(
+        lambda d: d.execute_script(
+            "return window.__beforeFilter === undefined && document.readyState === 'complete'"
+        )
+    )
 
 
 _TEXT_TOP = """
