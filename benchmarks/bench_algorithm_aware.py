@@ -63,7 +63,7 @@ from airflow_privacy.core.algorithm_aware import (
 from airflow_privacy.core.algorithm_aware.candidates import Generalizer
 from airflow_privacy.core.algorithm_aware.intervals import binomial_interval
 from airflow_privacy.core.algorithm_aware.rules import EXACT_LIMIT
-from airflow_privacy.core.algorithm_aware.worlds import multinomial
+from airflow_privacy.core.algorithm_aware.worlds import log10_count, multinomial
 from airflow_privacy.core.anonymize import AnonymizationResult, anonymize
 from airflow_privacy.core.datasets import adult_hierarchies, load_adult
 from airflow_privacy.core.hierarchy import Hierarchy
@@ -83,10 +83,6 @@ ADULT_SENSITIVE = "marital-status"
 SCALE_SENSITIVE = "occupation"
 LETTERS = "abcdefghijklmnop"
 DECLINED = re.compile(r"\((\d+) of (\d+) nodes have blocks larger")
-
-
-def _log10(x: int) -> float:
-    return round(math.log10(x), 1) if x > 0 else 0.0
 
 
 # --------------------------------------------------------------------------- part 1
@@ -241,8 +237,9 @@ def adult_sample(
     """Naive and safe lattice release of one sample, and the audits."""
     qis, sens = ADULT_QIS, ADULT_SENSITIVE
     totals = np.unique(np.asarray(sample.column(sens).to_pylist()), return_counts=True)[1]
-    rec: dict[str, Any] = {"log10_worlds_D": _log10(multinomial(totals.tolist()))}
-    rec["D_within_limit"] = multinomial(totals.tolist()) <= limit
+    worlds_d = multinomial(totals.tolist())
+    rec: dict[str, Any] = {"log10_worlds_D": round(log10_count(worlds_d), 1)}
+    rec["D_within_limit"] = worlds_d <= limit
     t0 = time.perf_counter()
     try:
         naive: AnonymizationResult | None = anonymize(sample, qis, sens, "lattice", [crit], hier)

@@ -240,6 +240,8 @@ def render(path: str, source: str, r: AlgorithmAuditResult) -> str:
 
 
 def _block(r: AlgorithmAuditResult) -> str:
+    from airflow_privacy.core.algorithm_aware.worlds import format_log10_count
+
     if r.consistent_worlds is not None:
         return f"{r.consistent_worlds:,}"
-    return f"~10^{r.log10_consistent_worlds:,.1f}"
+    return format_log10_count(r.log10_consistent_worlds)

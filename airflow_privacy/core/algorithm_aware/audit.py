@@ -286,16 +286,15 @@ def _sample(
             )
         report(f"audit: sampled {drawn:,} of {samples:,} worlds, {accepted:,} in the set")
     lo, hi = binomial_interval(np.asarray([accepted]), samples, confidence, interval)
+    rate = [float(lo[0]), float(hi[0])]
+    log_block = log10_count(consistent)
     info = SamplingInfo(
         samples=samples,
         accepted=accepted,
         acceptance_rate=accepted / samples,
-        acceptance_interval=[float(lo[0]), float(hi[0])],
-        estimated_set_size=_scaled([float(lo[0]), float(hi[0])], consistent),
-        log10_estimated_set_size=[
-            math.log10(b) + log10_count(consistent) if b > 0 else None
-            for b in (float(lo[0]), float(hi[0]))
-        ],
+        acceptance_interval=rate,
+        estimated_set_size=_scaled(rate, consistent),
+        log10_estimated_set_size=[math.log10(b) + log_block if b > 0 else None for b in rate],
         confidence=confidence,
         interval=interval,
         seed=seed,

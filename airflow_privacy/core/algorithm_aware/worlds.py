@@ -66,7 +66,12 @@ def format_count(n: int) -> str:
     ones (never converts a huge integer to decimal)."""
     if n <= EXACT_COUNT_LIMIT:
         return f"{n:,}"
-    return f"~10^{log10_count(n):,.1f}"
+    return format_log10_count(log10_count(n))
+
+
+def format_log10_count(log10: float) -> str:
+    """A count known by its ``log10`` only, as ``~10^29,178.4``."""
+    return f"~10^{log10:,.1f}"
 
 
 def arrangements(counts: Sequence[int]) -> IntArray:
