@@ -183,7 +183,7 @@ def test_impossible_criterion_is_named_and_nothing_is_written(
         (["--criterion", "k-anonymity:k"], "expected PARAM=VALUE, got 'k'"),
         (["--criterion", "k-anonymity:k=2", "--criterion", "ck-safety", "--c", "0.5"],
          "apply to a single --criterion given without parameters"),
-        (["--criterion", "ck-safety:c=0.5"], "criterion ck-safety needs --k"),
+        (["--criterion", "ck-safety:c=0.5"], "criterion ck-safety needs k"),
         (["--criterion", "k-anonymity:k=2", "--utility", "loss"],
          "--utility applies to --method lattice only"),
         (["--criterion", "k-anonymity:k=2", "--st", "x.csv"],

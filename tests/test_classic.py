@@ -20,7 +20,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from airflow_privacy.core.criteria.classic import (
-    ENTROPY_REL_TOL,
     distinct_l_diversity,
     entropy_l_diversity,
     k_anonymity,
@@ -87,6 +86,12 @@ def ref_emd(row: list[int], total: list[int], order: list[int] | None) -> Fracti
     return out / (m - 1)
 
 
+def typed(limit: float) -> Fraction:
+    """The rational a float limit stands for: the decimal it prints as, i.e. what the user
+    typed (docs/classic-criteria.md, "Verdicts at the threshold")."""
+    return Fraction(repr(limit))
+
+
 def totals_of(rows: Rows) -> list[int]:
     return [sum(col) for col in zip(*rows, strict=True)]
 
@@ -149,14 +154,10 @@ def test_entropy_l_diversity_matches_definition(rows: Rows, l: int) -> None:  # 
     expected = min(ref_exp_entropy(r) for r in rows)
     assert res.value == pytest.approx(expected, rel=1e-12)
     exact = [ref_entropy_passes_exactly(r, l) for r in rows]
-    if all(exact):
-        # never a false failure: groups at exactly log l pass despite rounding
-        assert res.safe
-    elif res.safe:
-        # a pass the exact test refuses can only come from the documented tolerance band
-        assert expected >= l * (1 - 2 * ENTROPY_REL_TOL)
-    else:
-        assert not all(exact)
+    # whole l: exactly the definition, at log l too (no false failure, no false pass)
+    assert res.safe == all(exact)
+    assert res.details["failing_groups"] == exact.count(False)
+    assert res.details["decision"] == "exact near the limit"
 
 
 @settings(max_examples=300, deadline=None)
@@ -174,11 +175,12 @@ def test_recursive_cl_diversity_matches_definition(
         worst = max(x for x in ratios if x is not None)
         # one correctly rounded division of integers
         assert res.value == float(worst)
-    # the definition itself: r_1 < c (r_l + ... + r_m) in every group
+    # the definition itself: r_1 < c (r_l + ... + r_m) in every group, with c the float given
+    cf = typed(float(c))
     expected_safe = True
     for r in rows:
         srt = sorted((v for v in r if v > 0), reverse=True)
-        if len(srt) < l or not srt[0] < c * sum(srt[l - 1 :]):
+        if len(srt) < l or not srt[0] < cf * sum(srt[l - 1 :]):
             expected_safe = False
     assert res.safe == expected_safe
 
@@ -192,7 +194,7 @@ def test_t_closeness_equal_distance_matches_definition(rows: Rows, t: Fraction) 
     emds = [ref_emd(r, total, None) for r in rows]
     assert res.details["ground_distance"] == "equal"
     assert res.value == float(max(emds))  # exact numerators, one rounding
-    assert res.safe == all(e <= t for e in emds)
+    assert res.safe == all(e <= typed(float(t)) for e in emds)
     assert 0.0 <= res.value <= 1.0
 
 
@@ -210,7 +212,7 @@ def test_t_closeness_ordered_distance_matches_definition(
     emds = [ref_emd(r, total, order) for r in rows]
     assert res.details["ground_distance"] == "ordered"
     assert res.value == float(max(emds))
-    assert res.safe == all(e <= t for e in emds)
+    assert res.safe == all(e <= typed(float(t)) for e in emds)
     # forcing the equal distance gives the total variation distance instead
     res_eq = t_closeness(bucket(rows, labels), float(t), ordered=False)
     assert res_eq.value == float(max(ref_emd(r, total, None) for r in rows))
@@ -559,3 +561,107 @@ def test_large_matrix_is_fast_enough() -> None:
     recursive_cl_diversity(b, 2, 2)
     t_closeness(b, 0.2)
     assert time.perf_counter() - t0 < 10  # vectorized: well under a second in practice
+
+
+# ------------------------------------------------------- verdicts at the threshold
+def test_every_classic_result_states_its_tolerance_and_decision() -> None:
+    b = bucket([[3, 1, 1], [2, 2, 2]], ["1", "2", "3"])
+    results = [
+        k_anonymity(b, 3),
+        distinct_l_diversity(b, 3),
+        entropy_l_diversity(b, 2),
+        entropy_l_diversity(b, 2.5),
+        recursive_cl_diversity(b, 2, 2),
+        t_closeness(b, 0.2),
+    ]
+    for res in results:
+        assert res.details["tolerance"] == 1e-9, res.criterion
+    assert [r.details["decision"] for r in results] == [
+        "exact", "exact", "exact near the limit", "float", "exact near the limit",
+        "exact near the limit",
+    ]  # fmt: skip
+
+
+def test_k_and_distinct_l_exactly_at_the_threshold_pass() -> None:
+    b = bucket([[2, 1, 0], [1, 1, 1]])  # sizes 3, 3; distinct 2, 3
+    assert k_anonymity(b, 3).safe and not k_anonymity(b, 4).safe
+    assert distinct_l_diversity(b, 2).safe and not distinct_l_diversity(b, 3).safe
+    assert k_anonymity(b, 3.0).safe  # type: ignore[arg-type]  # an integral float: 3
+
+
+def test_entropy_exactly_log_l_passes_even_when_the_float_lands_one_ulp_below() -> None:
+    """Groups with H = log l exactly (Definition 4.1 with equality) pass; the float exp(H)
+    of some of them is below l, which a plain float comparison would fail."""
+    below = []
+    for l in range(2, 60):  # noqa: E741
+        rows = [[1] * l, [7] * l, [3] * l]
+        if l == 4:
+            rows.append([16, 4, 4, 4, 4])  # p = (1/2, 1/8, 1/8, 1/8, 1/8): H = log 4
+        for row in rows:
+            assert ref_entropy_passes_exactly(row, l)  # equality, from the definition
+            res = entropy_l_diversity(bucket([row]), l)
+            assert res.safe, (row, l, res.value)
+            if res.value < l:
+                below.append((l, res.value))
+    assert below, "no exp(H) landed below l: the test would not test the rounding"
+
+
+def test_entropy_a_hair_below_log_l_fails() -> None:
+    """(30000, 30000, 30001) has H < log 3 by about 1e-10: the old relative tolerance
+    (exp(H) >= l (1 - 1e-9)) passed it; the definition, checked in integers, does not."""
+    row = [30000, 30000, 30001]
+    assert not ref_entropy_passes_exactly(row, 3)
+    assert ref_exp_entropy(row) >= 3 * (1 - 1e-9)  # inside the old tolerance
+    res = entropy_l_diversity(bucket([row, [5, 5, 5]]), 3)
+    assert not res.safe and res.details["failing_groups"] == 1
+    assert res.witness is not None and res.witness["group"] == 0
+    # a group of three values exactly equiprobable beside it passes
+    assert entropy_l_diversity(bucket([[30000, 30000, 30000]]), 3).safe
+
+
+def test_entropy_fractional_l_is_decided_with_the_float_band() -> None:
+    row = [3, 1]
+    eff = ref_exp_entropy(row)  # about 1.7548
+    b = bucket([row])
+    assert not entropy_l_diversity(b, eff).safe  # equal: inside the band, unsafe
+    assert not entropy_l_diversity(b, eff - 0.5e-9).safe
+    assert entropy_l_diversity(b, eff - 1e-8).safe
+    assert not entropy_l_diversity(b, eff + 1e-8).safe
+
+
+def test_recursive_ratio_equal_to_c_fails_whatever_the_float_of_c() -> None:
+    b = bucket([[1, 2, 2, 2, 3]])  # sorted (3, 2, 2, 2, 1), l = 1: 3 / 10
+    assert Fraction(0.3) < Fraction(3, 10)
+    assert not recursive_cl_diversity(b, 0.3, 1).safe
+    b = bucket([[1, 1, 1, 1, 1, 1, 1, 1, 1, 1]])  # l = 1: 1 / 10
+    assert Fraction(0.1) > Fraction(1, 10)  # read as binary, c = 0.1 would pass 1/10
+    res = recursive_cl_diversity(b, 0.1, 1)
+    assert res.value == 0.1 and not res.safe
+    assert res.details["failing_groups"] == 1
+    assert recursive_cl_diversity(b, 0.10000000000000002, 1).safe  # next float up
+    # c computed in floats one ulp below the ratio's decimal: 1 - 0.9 = 0.09999999999999998
+    assert not recursive_cl_diversity(b, 1 - 0.9, 1).safe
+    # a ratio of 2 against c = 2: fails; c = 2 + 1e-15 (beyond the float of 2): passes
+    b = bucket([[1, 6, 2]], ["a", "b", "c"])
+    assert not recursive_cl_diversity(b, 2, 2).safe
+    assert recursive_cl_diversity(b, math.nextafter(2.0, 3.0), 2).safe
+
+
+def test_t_closeness_emd_equal_to_t_passes_even_through_the_float_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Groups (1, 1) and (1, 7), table (2, 8): EMD of the first is exactly 3/10. Computed in
+    plain floats (the path for huge counts) it is 0.30000000000000004, one ulp above 0.3."""
+    import airflow_privacy.core.criteria.classic as classic
+
+    rows = [[1, 1], [1, 7]]
+    labels = ["a", "b"]
+    exact = max(ref_emd(r, totals_of(rows), None) for r in rows)
+    assert exact == Fraction(3, 10)
+    assert t_closeness(bucket(rows, labels), 0.3).safe
+    monkeypatch.setattr(classic, "_EXACT_EMD_LIMIT", 0)  # force the float computation
+    res = t_closeness(bucket(rows, labels), 0.3)
+    assert res.value == 0.30000000000000004  # the float lands above t ...
+    assert res.safe  # ... but the EMD is 3/10 <= 0.3
+    assert not t_closeness(bucket(rows, labels), math.nextafter(0.3, 0.0)).safe
+    assert not t_closeness(bucket(rows, labels), 0.2999999999).safe

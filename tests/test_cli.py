@@ -129,13 +129,16 @@ def test_other_criteria_exit_codes(
 
 
 BAD_INPUTS = [
-    (["--criterion", "ck-safety", "--c", "0.5", "--k", "-1"], "--k must be a whole number >= 0"),
-    (["--criterion", "ck-safety", "--c", "0", "--k", "1"], "--c must be in (0, 1]"),
-    (["--criterion", "ck-safety", "--c", "1.5", "--k", "1"], "--c must be in (0, 1]"),
+    (
+        ["--criterion", "ck-safety", "--c", "0.5", "--k", "-1"],
+        "ck-safety: k must be a whole number >= 0",
+    ),
+    (["--criterion", "ck-safety", "--c", "0", "--k", "1"], "ck-safety: c must be in (0, 1]"),
+    (["--criterion", "ck-safety", "--c", "1.5", "--k", "1"], "ck-safety: c must be in (0, 1]"),
     (["--criterion", "ck-safety", "--c", "abc", "--k", "1"], "--c must be a number, got 'abc'"),
     (["--criterion", "ck-safety", "--c", "0.5", "--k", "two"], "--k must be a whole number"),
-    (["--criterion", "ck-safety", "--c", "0.5"], "criterion ck-safety needs --k"),
-    (["--criterion", "k-anonymity", "--k", "2", "--t", "0.1"], "--t does not apply"),
+    (["--criterion", "ck-safety", "--c", "0.5"], "criterion ck-safety needs k"),
+    (["--criterion", "k-anonymity", "--k", "2", "--t", "0.1"], "t does not apply to criterion"),
     (["--criterion", "no-such"], "invalid choice: 'no-such'"),
 ]
 
@@ -224,7 +227,7 @@ def test_console_script_end_to_end(fig3_csv: Path) -> None:
     )  # fmt: skip
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines() == [
-        "airflow-privacy: error: --c must be in (0, 1], got 2"
+        "airflow-privacy: error: ck-safety: c must be in (0, 1], got 2"
     ]
 
 

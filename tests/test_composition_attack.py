@@ -4,6 +4,8 @@ Definitions 6-9) and an exhaustive possible-worlds oracle (tests/composition_ora
 from __future__ import annotations
 
 import itertools
+import json
+import math
 import random
 from collections.abc import Sequence
 from fractions import Fraction
@@ -23,7 +25,7 @@ from airflow_privacy.core.composition import (
 from airflow_privacy.errors import InputError
 from tests.composition_oracle import OGroup, OScenario, algorithm1, located_groups, posterior
 
-KEY = b"test-key"
+KEY = b"test-key: 0123456789abcdefghijklmnopqrstuvwxyz"  # strong enough for check_key
 QIS = ("zip", "age", "nationality")
 
 # Table 1 of Ganta et al. 2008, verbatim: (a) is 4-anonymous, (b) 6-anonymous
@@ -91,7 +93,12 @@ def test_table1_alice_has_aids() -> None:
     ]
     verdict = gate(res)
     assert not verdict.safe and verdict.value == 100.0
-    assert "AIDS" in verdict.reason and "H2" in verdict.reason
+    # the reason names the row, how many values are left and the published groups, and
+    # never the value left nor Alice's QI values (13012, 28)
+    assert "row 0: 1 value left (confidence 100%" in verdict.reason
+    assert "H1 group 'zip=130**, age=<30, nationality=*'" in verdict.reason
+    assert "H2 group 'zip=130**, age=<35, nationality=*'" in verdict.reason
+    assert "AIDS" not in verdict.reason and "13012" not in verdict.reason
 
 
 def test_table1_other_patients() -> None:
@@ -510,3 +517,130 @@ def test_table1_counts_matter_enumerated() -> None:
     assert res.confidence[0] == 0.5
     assert res.posterior[0] == pytest.approx(4 / 7, abs=1e-9)
     assert res.values[int(res.posterior_value[0])] == "Viral Infection"
+
+
+# ------------------------------------------------------------ verdicts at the threshold
+def other_patients() -> tuple[Population, list[dict[str, object]]]:
+    people: list[dict[str, object]] = [
+        {"zip": "13012", "age": 28, "nationality": "x"},  # {AIDS}: C = 1
+        {"zip": "13053", "age": 36, "nationality": "x"},  # {Cancer}: C = 1
+        {"zip": "13068", "age": 45, "nationality": "x"},  # {Cancer, VI}: C = 1/2
+        {"zip": "13068", "age": 31, "nationality": "x"},  # {Cancer}: C = 1
+        {"zip": "14850", "age": 28, "nationality": "x"},  # unlocatable
+    ]
+    return Population.from_records(people, QIS), people
+
+
+def test_gate_pvp_exactly_at_the_limit() -> None:
+    """PVP_C = 100 |VP_C| / |P| is an exact fraction compared with the decimal limit:
+    equal passes (PVP <= limit), one ulp of the limit below fails."""
+    h1, h2 = hospitals()
+    pop, _ = other_patients()
+    res = composition_audit(pop, h1, [h2])
+    assert res.pvp_exact(1.0) == Fraction(100 * 3, 4)  # 3 of 4 pinned
+    ok = gate(res, 1.0, max_pvp=75)
+    assert ok.safe and ok.details["pvp_exact"] == "75/1"
+    assert ok.details["tolerance"] == 1e-9 and ok.details["decision"] == "exact"
+    assert not gate(res, 1.0, max_pvp=math.nextafter(75.0, 0.0)).safe
+    # three people, one pinned: PVP = 100/3, not a float
+    three = Population.from_records(
+        [
+            {"zip": "13012", "age": 28, "nationality": "x"},
+            {"zip": "13068", "age": 45, "nationality": "x"},
+            {"zip": "13068", "age": 46, "nationality": "x"},
+        ],
+        QIS,
+    )
+    res3 = composition_audit(three, h1, [h2])
+    assert res3.pvp_exact(1.0) == Fraction(100, 3)
+    assert Fraction(repr(33.33333333333333)) < Fraction(100, 3) < Fraction(repr(100 / 3))
+    assert gate(res3, 1.0, max_pvp=100 / 3).safe  # typed 33.333333333333336 >= 100/3
+    assert not gate(res3, 1.0, max_pvp=33.33333333333333).safe  # typed below 100/3
+
+
+def test_confidence_exactly_c_counts_as_pinned() -> None:
+    """C_i = 1 / EA-hat is compared exactly with the decimal confidence: C_i = c is in VP_C."""
+    h1, h2 = hospitals()
+    pop, _ = other_patients()
+    res = composition_audit(pop, h1, [h2])
+    assert res.ea_hat.tolist()[:4] == [1, 1, 2, 1]
+    assert res.vp_c(0.5) == 4 and res.vp_c(math.nextafter(0.5, 1.0)) == 3
+    # from H1 alone Alice has EA 3: C = 1/3; c = 1/3 is typed 0.3333333333333333 < 1/3
+    assert int(res.ea[0, 0]) == 3
+    with_three = sum(1 for i in range(pop.n) if res.in_overlap[i] and int(res.ea[i, 0]) == 3)
+    alone_third = res.vp_c(1 / 3, alone=True)
+    assert alone_third == res.vp_c(0.3333333333333333, alone=True)
+    assert with_three >= 1
+    assert alone_third == with_three + res.vp_c(0.33333333333333337, alone=True)
+
+
+def test_posterior_measure_counts_the_tolerance_band_as_pinned() -> None:
+    h1, h2 = hospitals()
+    people = [{"zip": "13068", "age": 45, "nationality": "x"}]
+    res = composition_audit(Population.from_records(people, QIS), h1, [h2])
+    exact = Fraction(4, 7)  # H1 {Cancer 1, VI 2}, H2 {Cancer 3, VI 2}: VI 2*2 / (1*3 + 2*2)
+    assert abs(res.posterior[0] - float(exact)) < 1e-15
+    for c, pinned in [
+        (float(exact), True),
+        (math.nextafter(float(exact), 1.0), True),  # above the float, inside the band
+        (float(exact) + 0.5e-9, True),
+        (float(exact) + 2e-9, False),
+    ]:
+        assert res.vp_c(c, "posterior") == int(pinned), c
+        assert gate(res, c, measure="posterior").safe is not pinned
+    assert gate(res, 0.55, measure="posterior").details["decision"] == "float"
+
+
+# ------------------------------------------------------------------- redaction
+def test_gate_reason_and_witness_are_pseudonymous() -> None:
+    h1, h2 = hospitals()
+    pop, people = other_patients()
+    res = composition_audit(pop, h1, [h2])
+    verdict = gate(res)
+    assert not verdict.safe
+    text = json.dumps(verdict.to_dict())
+    for v in res.values:  # no sensitive value at all: not the one left, not the groups'
+        assert v not in text, v
+    for p in people:
+        assert f"'{p['zip']}'" not in text and f'"{p["zip"]}"' not in text
+    w = verdict.witness
+    assert w is not None
+    assert set(w) == {"row", "confidence", "posterior", "ea_hat", "anon_drop", "releases"}
+    assert w["row"] == 0 and w["ea_hat"] == 1 and w["confidence"] == 1.0
+    assert w["releases"] == [
+        {"release": "H1", "groups": ["zip=130**, age=<30, nationality=*"], "ea": 3},
+        {"release": "H2", "groups": ["zip=130**, age=<35, nationality=*"], "ea": 4},
+    ]
+    assert "row 0: 1 value left (confidence 100%, posterior 100%)" in verdict.reason
+    # the confidential forms still hold what the public ones leave out
+    assert res.worst[0].intersection == ["AIDS"] and "AIDS" in res.worst[0].describe()
+
+
+def test_public_audit_dict_has_no_values_nor_qi_values() -> None:
+    h1, h2 = hospitals()
+    pop, people = other_patients()
+    res = composition_audit(pop, h1, [h2])
+    full = json.dumps(res.to_dict())
+    public = json.dumps(res.to_dict(redacted=True))
+    assert "AIDS" in full and "14850" in full  # the confidential form has them ...
+    for v in res.values:  # ... the public one has no sensitive value
+        assert v not in public, v
+    for p in people:
+        assert str(p["zip"]) not in public
+    for key in ('"qis"', '"intersection"', '"most_likely"', '"values"'):
+        assert key not in public
+    data = res.to_dict(redacted=True)
+    assert data["redacted"] is True and data["unlocatable"] == [{"row": 4}]
+    assert [w["row"] for w in data["worst"]] == [b.row for b in res.worst]
+    assert all(set(w) == set(res.worst[0].public_dict()) for w in data["worst"])
+    for b in res.worst:
+        text = b.describe_public()
+        assert all(v not in text for v in res.values) and f"row {b.row}:" in text
+
+
+def test_public_dict_is_the_redacted_form() -> None:
+    h1, h2 = hospitals()
+    pop, _ = other_patients()
+    res = composition_audit(pop, h1, [h2])
+    assert res.public_dict() == res.to_dict(redacted=True)
+    assert res.to_dict()["redacted"] is False

@@ -1,6 +1,7 @@
 """Locating individuals in published releases (Ganta et al. 2008, Definition 6): label
-meanings, hierarchies, buckets, nearest centroids, unlocatable reasons; and the
-PublishedRelease model (construction, canonical content hash, bad input)."""
+meanings, hierarchies, buckets, nearest centroids, unlocatable reasons; the labels every
+anonymizer writes are read back as the values they stand for; and the PublishedRelease
+model (construction, canonical content hash, bad input)."""
 
 from __future__ import annotations
 
@@ -277,3 +278,114 @@ def test_mask_hierarchy_builder_labels_locate() -> None:
     h = Hierarchy.masks("zip", ["13012", "13053", "14850"])
     cov = hierarchy_covers(h)
     assert covers("130**", "13053", cov) and not covers("130**", "14850", cov)
+
+
+# ------------------------------------------------- every label the project writes
+def test_interval_release_with_fractions_locates_everyone() -> None:
+    """`--interval children=2,4` published 5.5 as '4-5'; the audit read it as [4, 5] and
+    128 people silently dropped out of the overlap."""
+    from airflow_privacy.core.anonymize import anonymize
+
+    kids = ["0", "1", "2", "3", "4", "5", "5.5", "6.5", "7"] * 4
+    table = pa.table({"children": kids, "s": ["a", "b", "c", "d"] * 9})
+    hier = {"children": Hierarchy.intervals("children", set(kids), [2, 4])}
+    expected = {
+        5: {"[0,2)", "[2,4)", "[4,6)", "[6,8)"},
+        9: {"[0,4)", "[4,8)"},
+        36: {"*"},
+    }
+    for k, published_labels in expected.items():
+        result = anonymize(table, ["children"], "s", "lattice", [("k-anonymity", {"k": k})], hier)
+        published = PublishedRelease.from_arrow(result.release, ["children"], "s")
+        pop = Population.from_arrow(table, ["children"])
+        loc = locate(pop, published)
+        assert loc.located.all(), (k, loc.reasons)
+        assert (loc.n_matches == 1).all(), k  # labels of one level do not overlap
+        assert {key[0] for key in published.keys} == published_labels
+
+
+_FLOATS = st.one_of(
+    st.floats(-1e22, 1e22, allow_nan=False, allow_infinity=False),
+    st.floats(-1e-4, 1e-4, allow_nan=False, allow_infinity=False),
+    st.integers(-50, 50).map(float),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.tuples(_FLOATS, st.sampled_from(["a", "b", "c"])), min_size=2, max_size=30),
+    st.integers(1, 4),
+)
+def test_mondrian_numeric_labels_locate_their_records(
+    rows: list[tuple[float, str]], k: int
+) -> None:
+    """Mondrian publishes numeric QIs as 'lo-hi' ranges of the values present: read back by
+    the locator they cover every record of the group (also for values Arrow writes with an
+    exponent, e.g. 1e-05 or 1e+20 from a Parquet float column)."""
+    from airflow_privacy.core.anonymize import anonymize
+
+    k = min(k, len(rows))
+    table = pa.table({"x": pa.array([r[0] for r in rows], pa.float64()),
+                      "s": [r[1] for r in rows]})  # fmt: skip
+    result = anonymize(table, ["x"], "s", "mondrian", [("k-anonymity", {"k": k})])
+    published = PublishedRelease.from_arrow(result.release, ["x"], "s")
+    original = table.take(pa.array(result.source_rows))
+    loc = locate(Population.from_arrow(original, ["x"]), published)
+    assert loc.located.all(), loc.reasons
+    labels = result.release.column("x").to_pylist()
+    for i, label in enumerate(labels):  # each record is in its own group
+        assert published.keys.index((label,)) in loc.groups(i)
+
+
+def test_unlocatable_number_names_labels_read_as_text() -> None:
+    r = release([("1e-05-2e-05", "a"), ("3-4", "b")], ("x",))
+    loc = locate(Population({"x": ("0.000015", "3.5", "9")}, 3), r)
+    assert loc.groups(1) == [1]
+    assert loc.reasons[0] == (
+        "x='0.000015' is covered by no published x label (labels read as plain text, not as "
+        "numbers or intervals: '1e-05-2e-05')"
+    )
+    assert loc.reasons[2].startswith("x='9' is covered by no published x label (labels")
+
+
+def test_composition_audit_refuses_a_hierarchy_for_a_column_that_is_not_a_qi() -> None:
+    from airflow_privacy.core.composition import composition_audit
+
+    cand = release([("20-29", "F", "a"), ("20-29", "F", "b")], ("age", "sex"))
+    prior = release([("20-29", "*", "a"), ("20-29", "*", "c")], ("age", "sex"))
+    pop = Population({"age": ("25",), "sex": ("F",)}, 1)
+    edu = adult_hierarchies()["education"]
+    composition_audit(pop, cand, [prior], hierarchies={"sex": edu})
+    for col in ("education", "s"):
+        with pytest.raises(InputError) as info:
+            composition_audit(pop, cand, [prior], hierarchies={"age": edu, col: edu})
+        assert str(info.value) == (
+            f"a hierarchy is given for column {col!r}, which is not among the QIs "
+            "('age', 'sex'); give hierarchies for QI columns only"
+        )
+
+
+@pytest.mark.parametrize(
+    ("label", "inside", "outside"),
+    [
+        ("4-5", ["4", "5", "4.0"], ["3", "6", "5.5"]),  # interval hierarchy, whole numbers
+        ("-4--3", ["-4", "-3"], ["-5", "-2"]),
+        ("[4,6)", ["4", "5.5", "5.999"], ["3.999", "6", "6.5"]),  # with fractions
+        ("[-2,0)", ["-2", "-0.5"], ["0", "-2.5"]),
+        ("<30", ["29.9"], ["30"]),
+        (">=40", ["40"], ["39.9"]),
+        ("130**", ["13012"], ["1301", "13112"]),
+        ("*", ["anything", "5"], []),
+        ("0.5-1.25", ["0.5", "1.25", "1"], ["1.26"]),  # Mondrian
+        ("0.00001-100000000000000000000", ["1e-05", "1e+20", "7"], ["1e+21", "0"]),
+        ("1e+20", ["1e+20", "100000000000000000000"], ["1e+21"]),  # Mondrian single value
+        ("-0.5", ["-0.5"], ["0.5"]),
+    ],
+)
+def test_every_label_form_the_project_writes_is_read_back(
+    label: str, inside: list[str], outside: list[str]
+) -> None:
+    for value in inside:
+        assert covers(label, value), (label, value)
+    for value in outside:
+        assert not covers(label, value), (label, value)

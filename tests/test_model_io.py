@@ -152,3 +152,26 @@ def test_counting_paths_agree_on_typed_columns(
         counting._DIRECT_CELLS = saved
     expected = Counter(((str(n), c), s) for n, c, s in rows)
     assert as_dict(b) == dict(expected)
+
+
+def test_messages_list_odd_column_names_on_one_line(tmp_path: Path) -> None:
+    """A header holding line breaks or control characters (a binary file read as CSV) is
+    listed escaped, so the message stays one line."""
+    path = tmp_path / "odd.csv"
+    path.write_text('"a\nb",s\x01,c\n1,2,3\n', encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        Bucketization.from_arrow(read_release(path), ReleaseSpec("s", ("g",)))
+    message = str(info.value)
+    assert "\n" not in message and "\x01" not in message
+    assert message == "group column 'g' does not exist (columns: 'a\\nb', 's\\x01', c)"
+    with pytest.raises(InputError, match=r"column 'x' does not exist in odd\.csv") as info:
+        read_release(path, ["x"])
+    assert "\n" not in str(info.value)
+
+
+def test_header_with_padded_names_reads_the_named_columns(tmp_path: Path) -> None:
+    path = tmp_path / "padded.csv"
+    path.write_text("age, sex ,disease\n20-29, M ,flu\n", encoding="utf-8")
+    table = read_release(path, ["sex", "disease"])
+    assert table.column_names == ["sex", "disease"]
+    assert table.column("sex").to_pylist() == [" M "]  # cells are kept as they are

@@ -88,16 +88,19 @@ def test_breach_equal_to_c_is_unsafe(slides_csv: Path, capsys: pytest.CaptureFix
 
 
 BAD_POINTS = [
-    (["--point", "1,2,3"], "--point '1,2,3': expected four numbers l,k,m,c, got 3"),
-    (["--point", "1,2,x,0.9"], "--point '1,2,x,0.9': m must be a whole number >= 0, got 'x'"),
-    (["--point=-1,0,0,0.9"], "--point '-1,0,0,0.9': l must be a whole number >= 0"),
-    (["--point", "0.5,0,0,0.9"], "--point '0.5,0,0,0.9': l must be a whole number >= 0"),
-    (["--point", "1,1,1,0"], "--point '1,1,1,0': c must be in (0, 1], got 0"),
-    (["--point", "1,1,1,1.5"], "--point '1,1,1,1.5': c must be in (0, 1], got 1.5"),
-    (["--point", "1,1,1,high"], "--point '1,1,1,high': c must be a number in (0, 1]"),
-    (["--point", "0,0,0,0.9", "--point", "0,-2,0,0.9"], "--point '0,-2,0,0.9': k must be"),
-    ([], "criterion skyline needs --point"),
-    (["--point", "0,0,0,0.9", "--c", "0.9"], "--c does not apply to criterion skyline"),
+    (["--point", "1,2,3"], "skyline: point '1,2,3': expected four numbers l,k,m,c, got 3"),
+    (
+        ["--point", "1,2,x,0.9"],
+        "skyline: point '1,2,x,0.9': m must be a whole number >= 0, got 'x'",
+    ),
+    (["--point=-1,0,0,0.9"], "skyline: point '-1,0,0,0.9': l must be a whole number >= 0"),
+    (["--point", "0.5,0,0,0.9"], "skyline: point '0.5,0,0,0.9': l must be a whole number >= 0"),
+    (["--point", "1,1,1,0"], "skyline: point '1,1,1,0': c must be in (0, 1], got 0"),
+    (["--point", "1,1,1,1.5"], "skyline: point '1,1,1,1.5': c must be in (0, 1], got 1.5"),
+    (["--point", "1,1,1,high"], "skyline: point '1,1,1,high': c must be a number in (0, 1]"),
+    (["--point", "0,0,0,0.9", "--point", "0,-2,0,0.9"], "skyline: point '0,-2,0,0.9': k must be"),
+    ([], "criterion skyline needs point"),
+    (["--point", "0,0,0,0.9", "--c", "0.9"], "c does not apply to criterion skyline"),
 ]
 
 
@@ -117,7 +120,7 @@ def test_point_does_not_apply_to_other_criteria(
     argv = ["check", *base(slides_csv), "--criterion", "k-anonymity", "--k", "2",
             "--point", "0,0,0,0.9"]  # fmt: skip
     code, _, err = run(argv, capsys)
-    assert code == 2 and "--point does not apply to criterion k-anonymity" in err
+    assert code == 2 and "point does not apply to criterion k-anonymity" in err
 
 
 def test_registry_validates_and_normalizes_points() -> None:
@@ -252,5 +255,5 @@ def test_console_script_end_to_end(slides_csv: Path) -> None:
     )  # fmt: skip
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines() == [
-        "airflow-privacy: error: --point '1,1,1': expected four numbers l,k,m,c, got 3"
+        "airflow-privacy: error: skyline: point '1,1,1': expected four numbers l,k,m,c, got 3"
     ]

@@ -11,6 +11,7 @@ attain it; the slides' special cases (k-anonymity, (c,l)-diversity) and the rela
 from __future__ import annotations
 
 import itertools
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -359,3 +360,30 @@ def test_nothing_safe_and_everything_safe() -> None:
     b = release([[5, 5, 5], [5, 5, 5]])
     everything = find_skyline(b, 1.0, 0, 1, 1)  # breach < 1 for every point of the box
     assert everything.points == ((0, 1, 1),)
+
+
+# --------------------------------------------------------------------------- verdicts at c
+@pytest.mark.parametrize("rows", [((3, 1), (1, 1)), ((2, 1, 0), (1, 1, 1)), ((1, 1, 1, 2),)])
+def test_breach_equal_to_c_is_unsafe_exactly(rows: Rows) -> None:
+    """Safe iff breach < c (slide "Basic 3D Privacy Criterion"), with the breach an exact
+    fraction (here from the enumerator) and c the decimal it was written as: a breach equal
+    to c is unsafe even when its float is below c; one ulp above the breach is safe."""
+    b = release(rows)
+    _, at_most = breach_table(rows, (1, 1, 1))
+    for point, (want, _) in at_most.items():
+        if want == 1:
+            continue
+        decimal = float(want)
+        typed_equal = Fraction(repr(decimal)) == want  # c can be written as exactly the breach
+        res = check_skyline(b, [(*point, decimal)])
+        assert res.details["decision"] == "exact" and res.details["tolerance"] == 1e-9
+        assert res.safe == (want < Fraction(repr(decimal))), (rows, point, want)
+        if typed_equal:
+            assert not res.safe
+        up = math.nextafter(decimal, 2.0)
+        assert check_skyline(b, [(*point, up)]).safe == (want < Fraction(repr(up)))
+        assert check_skyline(b, [(*point, up)]).safe  # exact: no band for the breach
+        # the explorer agrees at the boundary
+        found = find_skyline(b, decimal, *point)
+        if want >= Fraction(repr(decimal)):
+            assert point not in found.points

@@ -360,11 +360,23 @@ def test_disclosure_curve_witness_equals_individual_call_on_ties() -> None:
     st.floats(min_value=0.0, max_value=1.0, exclude_min=True),
 )
 def test_is_ck_safe_is_strict_threshold(rows: Rows, k: int, c: float) -> None:
+    """Definition 13 (disclosure < c), decided as docs/worst-case-engine.md states: exactly
+    outside the tolerance band of 1e-9 around c, unsafe inside it."""
     b = build(rows)
-    md = max_disclosure(b, k).max_disclosure
-    assert is_ck_safe(b, c, k) == (md < c)
-    # At the boundary: c equal to the maximum disclosure is not safe, just above it is.
+    res = max_disclosure(b, k)
+    v = posterior(b, res.witness.target, res.witness.atoms)  # the witness's exact value
+    assert res.exact == v and float(v) == res.max_disclosure
+    if abs(float(v) - c) > 1e-9:
+        assert is_ck_safe(b, c, k) == (v < Fraction(c)), (rows, k, c, v)
+    else:
+        assert is_ck_safe(b, c, k) is False
+    # At the boundary: c equal to the disclosure, as its float or one ulp below it, is unsafe;
+    # safe only once c clears the band.
+    md = res.max_disclosure
     assert is_ck_safe(b, md, k) is False
-    above = math.nextafter(md, math.inf)
+    if md > 0:
+        assert is_ck_safe(b, math.nextafter(md, 0.0), k) is False
+    assert is_ck_safe(b, min(1.0, math.nextafter(md, math.inf)), k) is False
+    above = md + 2e-9
     if above <= 1.0:
         assert is_ck_safe(b, above, k) is True

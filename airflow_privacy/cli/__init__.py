@@ -1,8 +1,12 @@
-"""The ``airflow-privacy`` command: a thin layer over :mod:`airflow_privacy.core`.
+"""The ``airflow-privacy`` command: a thin adapter over the gate layer
+(:mod:`airflow_privacy.gate`): it parses arguments into the services' requests and shows the
+report envelope they return.
 
-Exit codes: 0 = safe / pass, 1 = unsafe / blocked, 2 = bad input or usage (with a one-line
-reason on stderr), 3 = internal error (a bug: the traceback and a one-line summary on
-stderr; never confused with a verdict). ``--format json`` prints machine-readable output on
+Exit codes: 0 = safe / pass / published, 1 = unsafe / blocked (a verdict), 2 = bad input or
+usage (a one-line reason on stderr, nothing written), 3 = internal error (a bug: the
+traceback and a one-line summary on stderr; never confused with a verdict), 4 = the ledger
+is unavailable (unreachable, locked too long, a lost race: try again), 5 = an illegal
+transition (the ledger's state forbids the step). ``--format json`` prints the envelope on
 stdout; progress goes to stderr (silence it with ``--quiet``).
 
 Each subcommand is a module of this package with ``NAME``, ``register(subparsers)`` and
@@ -21,8 +25,8 @@ from types import ModuleType
 from typing import TextIO
 
 from airflow_privacy import __version__
-from airflow_privacy.cli.common import EXIT_INPUT, EXIT_INTERNAL, Parser
-from airflow_privacy.errors import InputError
+from airflow_privacy.cli.common import EXIT_INPUT, EXIT_INTERNAL, Parser, clean
+from airflow_privacy.errors import PrivacyGateError, ReleaseBlocked, speaking
 
 COMMANDS = (
     "airflow_privacy.cli.check",
@@ -35,6 +39,8 @@ COMMANDS = (
     "airflow_privacy.cli.skyline",
     "airflow_privacy.cli.audit_algorithm",
     "airflow_privacy.cli.report",
+    "airflow_privacy.cli.attempt",
+    "airflow_privacy.cli.publish",
 )
 
 
@@ -65,11 +71,18 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_INPUT
     runners = {m.NAME: m.run for m in _modules()}
     try:
-        code: int = runners[args.command](args, stream)
+        with speaking("cli"):
+            code: int = runners[args.command](args, stream)
         return code
-    except InputError as exc:
-        sys.stderr.write(f"airflow-privacy: error: {exc}\n")
-        return EXIT_INPUT
+    except ReleaseBlocked as exc:
+        sys.stderr.write(f"airflow-privacy: blocked: {clean(str(exc))}\n")
+        return exc.exit_code
+    except PrivacyGateError as exc:
+        with speaking("cli"):
+            message = clean(str(exc))
+        label = "error" if exc.exit_code == EXIT_INPUT else exc.kind
+        sys.stderr.write(f"airflow-privacy: {label}: {message}\n")
+        return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("airflow-privacy: interrupted\n")
         return 130
@@ -83,5 +96,5 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except Exception as exc:  # a bug: say so, and do not let it read as "unsafe" (exit 1)
         traceback.print_exc(file=sys.stderr)
         sys.stderr.write(f"airflow-privacy: internal error (a bug, not a verdict): "
-                         f"{type(exc).__name__}: {str(exc)[:300]}\n")  # fmt: skip
+                         f"{type(exc).__name__}: {clean(str(exc)[:300])}\n")  # fmt: skip
         return EXIT_INTERNAL

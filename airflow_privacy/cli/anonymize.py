@@ -1,37 +1,35 @@
 """``airflow-privacy anonymize``: write the least-distorted release that passes the criteria.
 
-A thin layer over :func:`airflow_privacy.core.anonymize.anonymize`: parse the options, read
-the input, load the hierarchies, run the method, and write the release (and the manifest,
-and the QIT / ST tables of a bucketization) atomically: every output goes to a temporary
-file first and is renamed into place only when all of them are written, so a failure leaves
-nothing behind. Exit 0 = release written, 2 = bad input or no release can pass the criteria.
+An adapter over :func:`airflow_privacy.gate.anonymize.run_anonymize` (the same service as
+``BucketizeOperator`` / ``AnonymizeLatticeOperator``): the release, its manifest (beside it,
+``RELEASE.manifest.json``, unless --manifest says elsewhere) and the QIT / ST tables of a
+bucketization are written together and atomically, so a failure leaves nothing behind.
+Exit 0 = release written, 2 = bad input or no release can pass the criteria.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from airflow_privacy.cli.common import (
-    EXIT_SAFE,
-    Progress,
+    add_input_args,
+    add_missing_arg,
     add_output_args,
     boolean,
+    context,
+    emit,
     number,
-    write_json,
+    ref,
 )
 from airflow_privacy.errors import InputError
-from airflow_privacy.serialization import json_safe
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from airflow_privacy.core.anonymize import AnonymizationResult
     from airflow_privacy.core.hierarchy import Hierarchy
+    from airflow_privacy.gate.envelope import Envelope
 
 NAME = "anonymize"
 
@@ -41,7 +39,7 @@ _BUCKETIZE_ONLY = ("bucket_column", "qit", "st")
 
 
 def register(sub: Any) -> None:
-    from airflow_privacy.core.anonymize import METHODS, METRICS
+    from airflow_privacy.cli.names import METHODS, METRICS
     from airflow_privacy.core.criteria.registry import CRITERIA
 
     p = sub.add_parser(
@@ -136,45 +134,18 @@ def register(sub: Any) -> None:
     )  # fmt: skip
     p.add_argument("--out", required=True, metavar="RELEASE",
                    help="release file to write (.csv[.gz] or .parquet)")  # fmt: skip
-    p.add_argument("--manifest", metavar="FILE", help="write the manifest (JSON) here")
+    p.add_argument(
+        "--manifest", metavar="FILE",
+        help="write the manifest (JSON) here (default: RELEASE.manifest.json)",
+    )  # fmt: skip
     p.add_argument("--qit", metavar="FILE", help="bucketize: also write the QI table (QIT)")
     p.add_argument("--st", metavar="FILE", help="bucketize: also write the sensitive table (ST)")
-    p.add_argument(
-        "--input-format", choices=("csv", "parquet"), default=None,
-        help="input file format (default: from the extension)",
-    )  # fmt: skip
-    p.add_argument("--delimiter", default=None, help="input CSV delimiter (default: detected)")
+    add_missing_arg(p)
+    add_input_args(p)
     add_output_args(p)
 
 
 # ------------------------------------------------------------------------- criteria
-def _value(text: str) -> Any:
-    low = text.strip().lower()
-    if low in ("true", "false"):
-        return low == "true"
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            continue
-    return text.strip()
-
-
-def parse_criterion(spec: str) -> tuple[str, dict[str, Any]]:
-    """``NAME`` or ``NAME:key=value,key=value`` -> ``(name, params)``."""
-    name, _, rest = spec.partition(":")
-    name = name.strip()
-    if not name:
-        raise InputError(f"--criterion {spec!r} has no name")
-    params: dict[str, Any] = {}
-    for item in filter(None, (x.strip() for x in rest.split(","))):
-        key, eq, val = item.partition("=")
-        if not eq or not key.strip():
-            raise InputError(f"--criterion {spec!r}: expected PARAM=VALUE, got {item!r}")
-        params[key.strip()] = _value(val)
-    return name, params
-
-
 def _criteria_file(path: str) -> list[tuple[str, dict[str, Any]]]:
     import yaml
 
@@ -203,7 +174,9 @@ def _criteria_file(path: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def criteria_from_args(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
-    parsed = [parse_criterion(s) for s in args.criteria]
+    from airflow_privacy.gate.criteria import parse_spec
+
+    parsed = [parse_spec(s) for s in args.criteria]
     shorthand = {k: getattr(args, k) for k in _SHORTHAND if getattr(args, k) is not None}
     if shorthand:
         if len(parsed) != 1 or parsed[0][1]:
@@ -229,183 +202,124 @@ def _pair(option: str, text: str, need_value: bool = True) -> tuple[str, str]:
     return col.strip(), val.strip()
 
 
+def hierarchy_specs(args: argparse.Namespace) -> dict[str, str]:
+    """``--hierarchy COL=FILE`` as ``{col: file}``."""
+    out: dict[str, str] = {}
+    for text in args.hierarchy:
+        col, path = _pair("hierarchy", text)
+        if col in out:
+            raise InputError(f"--hierarchy is given twice for column {col!r}")
+        out[col] = path
+    return out
+
+
+def interval_specs(args: argparse.Namespace) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for text in args.interval:
+        col, widths = _pair("interval", text)
+        try:
+            out[col] = [int(w) for w in widths.split(",")]
+        except ValueError:
+            raise InputError(f"--interval {text!r}: widths must be whole numbers") from None
+    return out
+
+
+def mask_specs(args: argparse.Namespace) -> dict[str, int | None]:
+    out: dict[str, int | None] = {}
+    for text in args.mask:
+        col, depth = _pair("mask", text, need_value=False)
+        try:
+            out[col] = int(depth) if depth else None
+        except ValueError:
+            raise InputError(f"--mask {text!r}: the depth must be a whole number") from None
+    return out
+
+
 def hierarchy_files(args: argparse.Namespace) -> dict[str, Hierarchy]:
     """The ARX hierarchy files (loaded before the data: errors come early)."""
     from airflow_privacy.core.hierarchy import Hierarchy
 
-    out: dict[str, Hierarchy] = {}
-    for text in args.hierarchy:
-        col, path = _pair("hierarchy", text)
-        out[col] = Hierarchy.from_arx_csv(path, col)
-    return out
+    return {c: Hierarchy.from_arx_csv(p, c) for c, p in hierarchy_specs(args).items()}
 
 
 def built_hierarchies(args: argparse.Namespace, table: pa.Table) -> dict[str, Hierarchy]:
     """Interval and mask hierarchies, built from the values of the data."""
-    from airflow_privacy.core.hierarchy import Hierarchy
-
-    out: dict[str, Hierarchy] = {}
-    for text in args.interval:
-        col, widths = _pair("interval", text)
-        try:
-            ws = [int(w) for w in widths.split(",")]
-        except ValueError:
-            raise InputError(f"--interval {text!r}: widths must be whole numbers") from None
-        out[col] = Hierarchy.intervals(col, _values(table, col, "interval"), ws)
-    for text in args.mask:
-        col, depth = _pair("mask", text, need_value=False)
-        try:
-            d = int(depth) if depth else None
-        except ValueError:
-            raise InputError(f"--mask {text!r}: the depth must be a whole number") from None
-        out[col] = Hierarchy.masks(col, _values(table, col, "mask"), d)
-    return out
-
-
-def _values(table: pa.Table, col: str, option: str) -> list[str]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if col not in table.column_names:
-        raise InputError(f"--{option}: column {col!r} does not exist")
-    column = table.column(col)
-    if column.type != pa.string():
-        column = pc.cast(column, pa.string())
-    return [str(v) for v in pc.unique(column).to_pylist() if v is not None]
+    from airflow_privacy.core.hierarchy import Hierarchy
 
+    def values(col: str, option: str) -> list[str]:
+        if col not in table.column_names:
+            raise InputError(f"--{option}: column {col!r} does not exist")
+        column = table.column(col)
+        if column.type != pa.string():
+            column = pc.cast(column, pa.string())
+        return [str(v) for v in pc.unique(column).to_pylist() if v is not None]
 
-# --------------------------------------------------------------------------- output
-def _write_table(table: pa.Table, tmp: Path, final: Path) -> None:
-    """Write ``table`` to ``tmp`` in the format ``final``'s extension names."""
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-    import pyarrow.parquet as pq
-
-    from airflow_privacy.core.io import detect_format
-
-    if detect_format(final) == "parquet":
-        pq.write_table(table, tmp)
-        return
-    with pa.OSFile(str(tmp), "wb") as raw:
-        if final.suffix.lower() == ".gz":
-            with pa.CompressedOutputStream(raw, "gzip") as gz:
-                pacsv.write_csv(table, gz)
-        else:
-            pacsv.write_csv(table, raw)
-
-
-def write_outputs(outputs: Mapping[Path, Any]) -> None:
-    """Write every output (a table or a JSON-ready dict) to a temporary file beside it, then
-    rename them all into place; on any failure remove the temporaries (and report an
-    :class:`OSError` as one line naming the file)."""
-    temps: list[tuple[Path, Path]] = []
-    current = Path()
-    try:
-        for path, content in outputs.items():
-            current = path
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            temps.append((tmp, path))
-            if isinstance(content, dict):
-                with tmp.open("w", encoding="utf-8") as fh:
-                    json.dump(json_safe(content), fh, indent=2, allow_nan=False)
-                    fh.write("\n")
-            else:
-                _write_table(content, tmp, path)
-        for tmp, path in temps:
-            current = path
-            tmp.replace(path)
-    except BaseException as exc:
-        for tmp, _ in temps:
-            tmp.unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            reason = exc.strerror or str(exc)
-            raise InputError(
-                f"cannot write {str(current)!r}: {reason}; nothing was written"
-            ) from None
-        raise
-
-
-def _check_options(args: argparse.Namespace) -> None:
-    for opt in _LATTICE_ONLY:
-        if getattr(args, opt) is not None and args.method != "lattice":
-            raise InputError(f"--{opt.replace('_', '-')} applies to --method lattice only")
-    for opt in _BUCKETIZE_ONLY:
-        if getattr(args, opt) is not None and args.method != "bucketize":
-            raise InputError(f"--{opt.replace('_', '-')} applies to --method bucketize only")
-    paths = [args.out, args.manifest, args.qit, args.st]
-    given = [Path(p).resolve() for p in paths if p]
-    if Path(args.input).resolve() in given:
-        raise InputError("an output path is the input file: it would be overwritten")
-    if len(set(given)) != len(given):
-        raise InputError("two outputs are written to the same path")
-    from airflow_privacy.core.io import detect_format
-
-    for p in (args.out, args.qit, args.st):
-        if p:
-            detect_format(Path(p))
+    out: dict[str, Hierarchy] = {}
+    for col, ws in interval_specs(args).items():
+        out[col] = Hierarchy.intervals(col, values(col, "interval"), ws)
+    for col, d in mask_specs(args).items():
+        out[col] = Hierarchy.masks(col, values(col, "mask"), d)
+    return out
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    from airflow_privacy.core.anonymize import anonymize
-    from airflow_privacy.core.anonymize.criteria import CriteriaSet
-    from airflow_privacy.core.io import column_names, read_release
+    from airflow_privacy.gate.anonymize import AnonymizeRequest, run_anonymize
+    from airflow_privacy.gate.refs import ReleaseRef
 
-    progress = Progress(args.quiet)
-    _check_options(args)
-    criteria = criteria_from_args(args)
-    CriteriaSet.parse(criteria)  # bad names / parameters before reading a large file
-    hierarchies = hierarchy_files(args)
-    path = Path(args.input)
-    header = column_names(path, args.input_format, args.delimiter)
-    for col in [*args.qis, args.sensitive]:
-        if col not in header:
-            raise InputError(f"column {col!r} does not exist in {path.name} "
-                             f"(columns: {', '.join(header)})")  # fmt: skip
-    progress(f"reading {path}")
-    table = read_release(path, None, args.input_format, args.delimiter)
-    hierarchies.update(built_hierarchies(args, table))
-    options: dict[str, Any] = {"progress": progress}
-    if args.method == "lattice":
-        for key, opt in (("utility", "utility"), ("suppression", "suppression_limit"),
-                         ("max_lattice_size", "max_lattice_size"), ("disclosure", "disclosure"),
-                         ("disclosure_limit", "disclosure_limit")):  # fmt: skip
-            if getattr(args, key) is not None:
-                options[opt] = getattr(args, key)
-    if args.method == "bucketize" and args.bucket_column is not None:
-        options["bucket_column"] = args.bucket_column
-    progress(f"anonymizing {table.num_rows:,} records with {args.method}")
-    result = anonymize(
-        table, args.qis, args.sensitive, args.method, criteria, hierarchies, args.seed, **options
+    criteria: list[Any] = list(criteria_from_args(args))
+    options: dict[str, Any] = {}
+    for key, opt in (("utility", "utility"), ("suppression", "suppression_limit"),
+                     ("max_lattice_size", "max_lattice_size"), ("disclosure", "disclosure"),
+                     ("disclosure_limit", "disclosure_limit"),
+                     ("bucket_column", "bucket_column")):  # fmt: skip
+        if getattr(args, key) is not None:
+            options[opt] = getattr(args, key)
+    for opt, flag in (("utility", "--utility"), ("suppression_limit", "--suppression"),
+                      ("max_lattice_size", "--max-lattice-size"), ("disclosure", "--disclosure"),
+                      ("disclosure_limit", "--disclosure-limit")):  # fmt: skip
+        if opt in options and args.method != "lattice":
+            raise InputError(f"{flag} applies to --method lattice only")
+    for opt, flag in (("bucket_column", "--bucket-column"),):
+        if opt in options and args.method != "bucketize":
+            raise InputError(f"{flag} applies to --method bucketize only")
+    if (args.qit or args.st) and args.method != "bucketize":
+        raise InputError("--qit and --st apply to --method bucketize only")
+    env = run_anonymize(
+        AnonymizeRequest(
+            source=ref(args.input, args),
+            release=ReleaseRef(path=args.out),
+            qis=list(args.qis),
+            sensitive=args.sensitive,
+            method=args.method,
+            criteria=criteria,
+            hierarchies=hierarchy_specs(args),
+            intervals=interval_specs(args),
+            masks=mask_specs(args),
+            seed=args.seed,
+            options=options,
+            manifest=ReleaseRef(path=args.manifest) if args.manifest else None,
+            qit=ReleaseRef(path=args.qit) if args.qit else None,
+            st=ReleaseRef(path=args.st) if args.st else None,
+            missing_as=args.missing_as,
+            fmt=args.input_format,
+            delimiter=args.delimiter,
+        ),
+        context(args),
     )
-    outputs: dict[Path, Any] = {Path(args.out): result.release}
-    if args.manifest:
-        outputs[Path(args.manifest)] = result.manifest.to_dict()
-    if args.qit:
-        outputs[Path(args.qit)] = result.tables["qit"]
-    if args.st:
-        outputs[Path(args.st)] = result.tables["st"]
-    write_outputs(outputs)
-    progress(f"wrote {args.out}")
-    if args.format == "json":
-        payload = {
-            "outputs": {
-                "release": args.out, "manifest": args.manifest, "qit": args.qit, "st": args.st,
-            },
-            "recheck": recheck_command(args, result),
-            "manifest": result.manifest.to_dict(),
-        }  # fmt: skip
-        write_json(payload, out)
-    else:
-        out.write(render(args, result))
-    return EXIT_SAFE
+    return emit(env, args, out, render, 0)
 
 
-def recheck_command(args: argparse.Namespace, result: AnonymizationResult) -> str:
-    groups = " ".join(f"--group {c}" for c in result.group_columns)
-    crit = result.manifest.criteria[0]
+def recheck_command(env: Envelope) -> str:
+    """The ``check`` command line that re-checks the release's first criterion."""
+    d = env.details
+    groups = " ".join(f"--group {c}" for c in d["group_columns"])
+    crit = d["criteria"][0]
     params = " ".join(_flag(k, v) for k, v in crit["parameters"].items() if v is not None)
-    return (f"airflow-privacy check {args.out} --sensitive {args.sensitive} {groups} "
+    return (f"airflow-privacy check {env.outputs['release']} --sensitive "
+            f"{env.release.sensitive if env.release else '?'} {groups} "
             f"--criterion {crit['name']} {params}").strip()  # fmt: skip
 
 
@@ -416,44 +330,44 @@ def _flag(key: str, value: Any) -> str:
     return f"--{key} {value}"
 
 
-def render(args: argparse.Namespace, result: AnonymizationResult) -> str:
-    m = result.manifest
-    d = m.details
+def render(env: Envelope) -> str:
+    d = env.details
+    md = d.get("method_details") or {}
+    method = d["method"]
     lines = [
-        f"anonymize ({m.method}): release written to {args.out}",
-        f"  input:    {args.input} ({m.records_in:,} records; {len(m.qis)} QIs; "
-        f"sensitive '{m.sensitive}')",
-        f"  release:  {m.records_out:,} records in {m.groups:,} groups"
-        + (f" ({m.suppressed:,} suppressed)" if m.suppressed else ""),
+        f"anonymize ({method}): release written to {env.outputs['release']}",
+        f"  input:    {d['records_in']:,} records; {len(d['qis'])} QIs; sensitive "
+        f"'{env.release.sensitive if env.release else '?'}'",
+        f"  release:  {d['records_out']:,} records in {d['groups']:,} groups"
+        + (f" ({d['suppressed']:,} suppressed)" if d.get("suppressed") else ""),
     ]
-    if m.method == "lattice":
-        node = ", ".join(f"{k}={v}" for k, v in d["levels"].items())
-        s = d["search"]
-        if "disclosure" in d:
-            lines.append(f"  node:     {node} (first node in {d['utility_metric']} order whose "
+    if method == "lattice":
+        node = ", ".join(f"{k}={v}" for k, v in md["levels"].items())
+        s = md["search"]
+        if "disclosure" in md:
+            lines.append(f"  node:     {node} (first node in {md['utility_metric']} order whose "
                          "disclosure set passes)")  # fmt: skip
         else:
-            lines.append(f"  node:     {node} (best {d['utility_metric']} of "
-                         f"{d['minimal_nodes_total']} minimal nodes)")  # fmt: skip
+            lines.append(f"  node:     {node} (best {md['utility_metric']} of "
+                         f"{md['minimal_nodes_total']} minimal nodes)")  # fmt: skip
         lines.append(f"  search:   {s['nodes_checked']:,} of {s['lattice_size']:,} nodes checked")
-        if "disclosure" in d:
-            info = d["disclosure"]
+        if "disclosure" in md:
+            info = md["disclosure"]
             lines.append(f"  disclosure: safe — node {info['rank']} of {info['candidates']} in "
                          f"search order (the naive search publishes node {info['naive_rank']}); "
                          f"disclosure set {info['disclosure_set_size']:,} of "
                          f"{info['block_size']:,} worlds")  # fmt: skip
-    elif m.method == "mondrian":
-        lines.append(f"  split:    {len(d['partitions']):,} partitions "
-                     f"({d['split_attempts']:,} split attempts)")  # fmt: skip
+    elif method == "mondrian":
+        lines.append(f"  split:    {md['partitions']:,} partitions "
+                     f"({md['split_attempts']:,} split attempts)")  # fmt: skip
     else:
-        lines.append(f"  buckets:  {d['buckets']:,} (l={d['l']} values per round, "
-                     f"{d['rounds_per_bucket']} round(s) per bucket)")  # fmt: skip
-    for r in m.criteria_results:
-        params = ", ".join(f"{k}={v}" for k, v in r.parameters.items() if v is not None)
-        lines.append(f"  criterion: {r.criterion} ({params}): SAFE (value {r.value:.6g})")
-    util = ", ".join(f"{k}={v:.6g}" for k, v in m.utility.items() if v is not None)
+        lines.append(f"  buckets:  {md['buckets']:,} (l={md['l']} values per round, "
+                     f"{md['rounds_per_bucket']} round(s) per bucket)")  # fmt: skip
+    for r in env.results:
+        params = ", ".join(f"{k}={v}" for k, v in r["parameters"].items() if v is not None)
+        lines.append(f"  criterion: {r['criterion']} ({params}): SAFE (value {r['value']:.6g})")
+    util = ", ".join(f"{k}={v:.6g}" for k, v in d["utility"].items() if v is not None)
     lines.append(f"  utility:  {util}")
-    lines.append(f"  re-check: {recheck_command(args, result)}")
-    if args.manifest:
-        lines.append(f"  manifest: {args.manifest}")
+    lines.append(f"  re-check: {recheck_command(env)}")
+    lines.append(f"  manifest: {env.outputs['manifest']}")
     return "\n".join(lines) + "\n"

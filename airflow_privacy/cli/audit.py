@@ -1,29 +1,30 @@
 """``airflow-privacy audit``: the intersection attack of Ganta et al. (2008) on a candidate
 release and every earlier release (from the ledger and/or files), gated on PVP_C.
 
-Exit 0 = pass, 1 = blocked, 2 = bad input.
+An adapter over :func:`airflow_privacy.gate.audit.run_audit` (the same service as
+``CompositionAuditOperator``). Exit 0 = pass, 1 = blocked, 2 = bad input.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import re
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from airflow_privacy.cli.common import (
-    EXIT_SAFE,
-    EXIT_UNSAFE,
-    Progress,
+    add_attempt_args,
+    add_input_args,
     add_output_args,
+    context,
+    emit,
     number,
-    write_json,
+    ref,
+    wrap,
 )
-from airflow_privacy.cli.ledger import LEDGER_HELP, add_release_file_args, open_ledger
-from airflow_privacy.cli.report import add_report_arg, check_report_path, report_for
-from airflow_privacy.core.composition.identifiers import DEFAULT_KEY_ENV
+from airflow_privacy.cli.report import add_report_arg, report_after, report_target
 from airflow_privacy.errors import InputError
+
+if TYPE_CHECKING:
+    from airflow_privacy.gate.envelope import Envelope
 
 NAME = "audit"
 
@@ -48,271 +49,151 @@ def confidence(text: str) -> float:
     return value
 
 
+def _pairs(specs: list[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for spec in specs or []:
+        col, sep, path = spec.partition("=")
+        if not sep or not col.strip() or not path.strip():
+            raise InputError(f"--hierarchy expects COL=FILE, got {spec!r}")
+        out[col.strip()] = path.strip()
+    return out
+
+
 def register(sub: Any) -> None:
+    from airflow_privacy.cli.attempt import add_release_file_args
+
     p = sub.add_parser(
         NAME,
         help="intersect a candidate with earlier releases (composition attack)",
         description="Run the intersection attack (Ganta, Kasiviswanathan, Smith 2008) on a "
-        "candidate release and the earlier releases of the same people, from the ledger and/or "
-        "release files: locate every person of the candidate in every release from their QI "
-        "values, intersect the groups' sensitive values, report EA, EA-hat, Anon_Drop, C and "
-        "PVP_C, and block when PVP_C exceeds the limit. Exit 0 = pass, 1 = blocked, 2 = bad "
+        "candidate release and the earlier releases of the same people, from the ledger "
+        "(every published release, or those of --dataset) and/or release files: locate every "
+        "person of the candidate in every release from their QI values, intersect the groups' "
+        "sensitive values, report EA, EA-hat, Anon_Drop, C and PVP_C, and block when PVP_C "
+        "exceeds the limit. A ledger that does not exist, or a dataset without published "
+        "history, is an error unless --first-release. Exit 0 = pass, 1 = blocked, 2 = bad "
         "input.",
     )
     p.add_argument("candidate", metavar="CANDIDATE", help="the candidate release file")
     add_release_file_args(p, "the candidate (and of --prior files without a manifest)")
     p.add_argument(
-        "--population",
-        metavar="FILE",
+        "--population", metavar="FILE",
         help="the original records of the candidate (exact QI values of its people; default: "
         "the candidate itself when it is bucketized)",
-    )
+    )  # fmt: skip
     p.add_argument(
-        "--id-column",
-        metavar="COL",
+        "--id-column", metavar="COL",
         help="identifier column of --population: its keyed hashes tell who is in which "
-        "ledger release (needed for --overlap known and recorded with --record)",
-    )
+        "ledger release (needed for --overlap known)",
+    )  # fmt: skip
     p.add_argument(
-        "--key-env",
-        default=DEFAULT_KEY_ENV,
-        metavar="NAME",
-        help=f"environment variable holding the HMAC key (default: {DEFAULT_KEY_ENV})",
-    )
-    p.add_argument(
-        "--ledger",
-        metavar="URL",
-        help=LEDGER_HELP.replace(
-            "(default: $AIRFLOW_PRIVACY_LEDGER_URL, else ./airflow-privacy-ledger.db)",
-            "with the earlier releases (default: $AIRFLOW_PRIVACY_LEDGER_URL when set)",
-        ),
-    )
-    p.add_argument(
-        "--dataset",
-        action="append",
-        dest="datasets",
-        metavar="NAME",
+        "--dataset", action="append", dest="datasets", metavar="NAME",
         help="audit against the published releases of this dataset only (repeatable; "
-        "default: every published release in the ledger)",
-    )
+        "default: every published release in the ledger); a name without published "
+        "releases is an error unless --first-release",
+    )  # fmt: skip
     p.add_argument(
-        "--against",
-        action="append",
-        metavar="RELEASE",
-        help="audit against this ledger release (id or DATASET@VERSION; repeatable)",
-    )
+        "--against", action="append", metavar="RELEASE",
+        help="audit against this published ledger release (id, UUID or DATASET@VERSION; "
+        "repeatable)",
+    )  # fmt: skip
     p.add_argument(
-        "--prior",
-        action="append",
-        metavar="FILE",
+        "--prior", action="append", default=[], metavar="FILE",
         help="an earlier release file (repeatable); its manifest, or else the candidate's "
         "columns, say how to read it",
-    )
+    )  # fmt: skip
     p.add_argument(
-        "--hierarchy",
-        action="append",
-        metavar="COL=FILE",
+        "--no-ledger", action="store_true",
+        help="audit against the --prior files only (the ledger is not read)",
+    )  # fmt: skip
+    p.add_argument(
+        "--first-release", action="store_true",
+        help="declare the candidate the dataset's first release: no ledger or no published "
+        "history is then not an error (an attempt carries its own declaration)",
+    )  # fmt: skip
+    p.add_argument(
+        "--hierarchy", action="append", metavar="COL=FILE",
         help="ARX hierarchy of a QI whose published labels come from it (repeatable); do not "
         "give one for numeric QIs published as intervals",
-    )
+    )  # fmt: skip
     p.add_argument(
-        "--overlap",
-        choices=("worst-case", "known"),
-        default="worst-case",
+        "--overlap", choices=("worst-case", "known"), default="worst-case",
         help="worst-case: everyone locatable in a release is assumed to be in it (default); "
-        "known: from identifier hashes (--id-column, ledger releases imported with them)",
-    )
+        "known: from identifier hashes (--id-column, ledger releases recorded with them)",
+    )  # fmt: skip
     p.add_argument(
-        "--missing-qi",
-        choices=("error", "suppressed"),
-        default="error",
+        "--missing-qi", choices=("error", "suppressed"), default="error",
         help="a candidate QI an earlier release does not publish: an error (default), or "
         "treated as '*' there",
-    )
+    )  # fmt: skip
     p.add_argument(
-        "--confidence",
-        type=confidence,
-        default=1.0,
-        metavar="C",
+        "--confidence", type=confidence, default=1.0, metavar="C",
         help="confidence of the gate: 1 = perfect breach (default), 0.5, 50%%, 1/3 ...",
-    )
+    )  # fmt: skip
     p.add_argument(
-        "--max-pvp",
-        type=number(float, "--max-pvp"),
-        default=0.0,
-        metavar="PERCENT",
+        "--max-pvp", type=number(float, "--max-pvp"), default=0.0, metavar="PERCENT",
         help="block when more than this percentage of the overlap is pinned with confidence "
         ">= C (default 0: any such person blocks)",
-    )
+    )  # fmt: skip
     p.add_argument(
-        "--measure",
-        choices=("ganta", "posterior"),
-        default="ganta",
+        "--measure", choices=("ganta", "posterior"), default="ganta",
         help="gate on Ganta's C_i = 1/|S_i| (default) or on the frequency-aware posterior",
-    )
+    )  # fmt: skip
     p.add_argument(
-        "--top",
-        type=number(int, "--top"),
-        default=10,
-        metavar="N",
-        help="how many of the worst individuals to report (default 10)",
-    )
+        "--top", type=number(int, "--top"), default=10, metavar="N",
+        help="how many of the worst individuals to report, by row number (default 10)",
+    )  # fmt: skip
     p.add_argument(
-        "--individuals",
-        metavar="FILE",
+        "--individuals", metavar="FILE",
         help="write one row per individual (EA per release, EA-hat, Anon_Drop, C, posterior, "
-        "the values left) to this CSV or Parquet file; it is confidential",
-    )
-    p.add_argument(
-        "--record",
-        metavar="DATASET",
-        help="record the candidate in the ledger under this dataset, as a candidate when it "
-        "passes and as blocked (with the reason) when it does not",
-    )
-    p.add_argument("--version", help="version label for --record (default: the next number)")
+        "the values left) to this CSV or Parquet file; it is confidential (nothing else "
+        "shows an individual's values)",
+    )  # fmt: skip
+    add_input_args(p)
+    add_attempt_args(p, NAME)
     add_report_arg(p)
     add_output_args(p)
 
 
-def _hierarchies(specs: list[str] | None) -> dict[str, Any]:
-    from airflow_privacy.core.hierarchy import Hierarchy
-
-    out: dict[str, Any] = {}
-    for spec in specs or []:
-        col, sep, path = spec.partition("=")
-        if not sep or not col.strip() or not path.strip():
-            raise InputError(f"--hierarchy expects COL=FILE, got {spec!r}")
-        out[col.strip()] = Hierarchy.from_arx_csv(path.strip(), col.strip())
-    return out
-
-
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    from airflow_privacy.core.composition.result import check_max_pvp
+    from airflow_privacy.gate.audit import AuditRequest, run_audit
+    from airflow_privacy.gate.refs import ReleaseRef
 
-    progress = Progress(args.quiet)
-    check_max_pvp(args.max_pvp)
-    if args.top < 0:
-        raise InputError(f"--top must be >= 0, got {args.top}")
-    url = args.ledger or os.environ.get("AIRFLOW_PRIVACY_LEDGER_URL") or None
-    if url is None and not args.prior:
-        raise InputError("nothing to audit against: pass --ledger URL and/or --prior FILE")
-    if (args.datasets or args.against) and url is None:
-        raise InputError("--dataset and --against need a ledger (--ledger URL)")
-    if args.record and url is None:
-        raise InputError("--record needs a ledger (--ledger URL)")
-    if args.overlap == "known" and not args.id_column:
-        raise InputError("--overlap known needs --id-column (identifiers of --population)")
-    if args.individuals:
-        from airflow_privacy.core.io import detect_format
-
-        detect_format(Path(args.individuals))
-    html = check_report_path(args.report)
-    hierarchies = _hierarchies(args.hierarchy)
-
-    from airflow_privacy.ledger.audit import AuditRequest, run_audit
-
-    ledger = open_ledger(url, create=bool(args.record), key_env=args.key_env) if url else None
-    req = AuditRequest(
-        candidate=args.candidate,
-        population=args.population,
-        qis=args.qis,
-        sensitive=args.sensitive,
-        kind=args.kind,
-        bucket=args.bucket,
-        manifest=args.manifest,
-        fmt=args.input_format,
-        delimiter=args.delimiter,
-        datasets=args.datasets,
-        against=args.against,
-        prior_files=args.prior,
-        overlap=args.overlap,
-        id_column=args.id_column,
-        key_env=args.key_env,
-        hierarchies=hierarchies,
-        missing_qi=args.missing_qi,
-        top=args.top,
-        confidence=args.confidence,
-        max_pvp=args.max_pvp,
-        measure=args.measure,
+    target = report_target(args)
+    ctx = context(args)
+    env = run_audit(
+        AuditRequest(
+            candidate=ref(args.candidate, args),
+            population=ReleaseRef(path=args.population) if args.population else None,
+            qis=args.qis,
+            sensitive=args.sensitive,
+            kind=args.kind,
+            bucket=args.bucket,
+            manifest=ReleaseRef(path=args.manifest) if args.manifest else None,
+            datasets=args.datasets,
+            against=args.against,
+            prior_files=[ReleaseRef.parse(p) for p in args.prior],
+            overlap=args.overlap,
+            id_column=args.id_column,
+            hierarchies=_pairs(args.hierarchy),
+            missing_qi=args.missing_qi,
+            top=args.top,
+            confidence=args.confidence,
+            max_pvp=args.max_pvp,
+            measure=args.measure,
+            first_release=bool(args.first_release),
+            individuals=ReleaseRef(path=args.individuals) if args.individuals else None,
+            use_ledger=not args.no_ledger,
+            ledger=args.ledger,
+            attempt=args.attempt,
+            name=args.name,
+            fmt=args.input_format,
+            delimiter=args.delimiter,
+        ),
+        ctx,
     )
-    audit = run_audit(req, ledger, progress)
-    cand, candidate, population = audit.cand, audit.cand.release, audit.population
-    result, verdict, sources = audit.result, audit.verdict, audit.sources
-    progress("done")
-
-    if args.individuals:
-        _write_table(result.individuals_table(), Path(args.individuals))
-        progress(f"per-individual results written to {args.individuals}")
-    recorded = None
-    if args.record:
-        assert ledger is not None
-        recorded = ledger.record(
-            args.record,
-            candidate,
-            version=args.version,
-            status="candidate" if verdict.safe else "blocked",
-            spec=cand.spec(),
-            manifest=cand.manifest,
-            criteria=[*((cand.manifest or {}).get("criteria_results") or []), verdict.to_dict()],
-            reasons=[] if verdict.safe else [verdict.reason],
-            member_hashes=population.id_hashes,
-        )
-        progress(f"recorded as release #{recorded.id} ({recorded.status})")
-
-    if args.format == "json" or html is not None:
-        payload = verdict.to_dict()
-        payload["audit"] = result.to_dict()
-        payload["candidate"] = {
-            "path": str(args.candidate),
-            "records": candidate.n_records,
-            "groups": candidate.n_groups,
-            "kind": candidate.kind,
-        }
-        payload["priors"] = sources
-        payload["population"] = {"path": audit.population_path, "records": population.n}
-        payload["recorded"] = (
-            {
-                "id": recorded.id,
-                "dataset": recorded.dataset,
-                "version": recorded.version,
-                "status": recorded.status,
-                "created": recorded.created,
-            }
-            if recorded is not None
-            else None
-        )
-    if html is not None:
-        release = candidate
-        groups = [cand.bucket] if release.kind == "bucketized" and cand.bucket else None
-        report_for(html, args.candidate, NAME, payload, sensitive=release.sensitive,
-                   group_columns=groups or list(release.qis), safe=verdict.safe,
-                   reasons=[f"composition: {verdict.reason}"], progress=progress,
-                   dataset=recorded.dataset if recorded else None,
-                   version=str(recorded.version) if recorded else None,
-                   release_id=int(recorded.id) if recorded else None,
-                   status=str(recorded.status) if recorded else None)  # fmt: skip
-    if args.format == "json":
-        write_json(payload, out)
-    else:
-        out.write(render(verdict, result, args, candidate, recorded))
-    return EXIT_SAFE if verdict.safe else EXIT_UNSAFE
-
-
-def _write_table(table: Any, path: Path) -> None:
-    import pyarrow.csv as pacsv
-    import pyarrow.parquet as pq
-
-    from airflow_privacy.core.io import detect_format
-
-    kind = detect_format(path)
-    if not path.parent.exists():
-        raise InputError(f"folder {str(path.parent)!r} of --individuals does not exist")
-    tmp = path.with_name(path.name + ".tmp")
-    if kind == "parquet":
-        pq.write_table(table, tmp)
-    else:
-        pacsv.write_csv(table, tmp)
-    tmp.replace(path)
+    report_after(args, env, ctx, target)
+    return emit(env, args, out, render)
 
 
 def _pct(c: float) -> str:
@@ -320,95 +201,67 @@ def _pct(c: float) -> str:
     return f"{p:.0f}%" if abs(p - round(p)) < 1e-9 else f"{p:.4g}%"
 
 
-def render(
-    verdict: Any, result: Any, args: argparse.Namespace, candidate: Any, recorded: Any
-) -> str:
-    """The audit as a few lines a person reads in a terminal."""
-    word = "PASS" if verdict.safe else "BLOCKED"
-    p = verdict.parameters
+def render(env: Envelope) -> str:
+    """The audit's envelope as a few lines a person reads in a terminal."""
+    if env.outcome == "already-published":
+        return f"composition audit: {env.summary}\n"
+    word = "PASS" if env.safe else "BLOCKED"
+    v = env.results[0] if env.results else {}
+    p = v.get("parameters") or {}
+    d = env.details
+    rel = env.release
     lines = [
-        f"composition audit (C = {_pct(p['confidence'])}, limit {p['max_pvp']:g}%, "
-        f"measure {p['measure']}): {word}",
-        f"  candidate:  {args.candidate} ({candidate.n_records:,} records in "
-        f"{candidate.n_groups:,} {candidate.kind} groups)",
+        f"composition audit (C = {_pct(float(p.get('confidence', 1.0)))}, limit "
+        f"{float(p.get('max_pvp', 0.0)):g}%, measure {p.get('measure', 'ganta')}): {word}",
     ]
-    for r in result.releases[1:]:
+    if rel is not None:
+        lines.append(f"  candidate:  {rel.ref} ({rel.records:,} records in {rel.groups:,} "
+                     f"{rel.kind} groups)")  # fmt: skip
+    for r in d.get("releases") or []:
+        if r.get("role") != "prior":
+            continue
         lines.append(
-            f"  prior:      {r.name} ({r.records:,} records, {r.groups:,} groups): "
-            f"{r.located:,} of the candidate's people locatable"
-            + (f", {r.present:,} known present" if result.overlap == "known" else "")
-            + (f", {r.ambiguous:,} in several groups" if r.ambiguous else "")
+            f"  prior:      {r['name']} ({r['records']:,} records, {r['groups']:,} groups): "
+            f"{r['located']:,} of the candidate's people locatable"
+            + (f", {r['present']:,} known present" if d.get("overlap") == "known" else "")
+            + (f", {r['ambiguous']:,} in several groups" if r.get("ambiguous") else "")
         )
-    how = "worst case (locatable = present)" if result.overlap == "worst-case" else "known (hashes)"
-    lines.append(
-        f"  overlap:    {result.overlap_size:,} of {result.population:,} people, {how}; "
-        f"{result.candidate_only:,} only in the candidate"
-    )
-    if result.releases[0].unlocatable:
-        ex = result.unlocatable[0]
-        lines.append(
-            f"  unlocatable in the candidate: {result.releases[0].unlocatable:,} "
-            f"(e.g. row {ex['row']}: {ex['reason']})"
+    if d.get("first_release"):
+        lines.append("  priors:     none (declared first release)")
+    if "overlap_size" in d:
+        how = (
+            "worst case (locatable = present)" if d["overlap"] == "worst-case" else "known (hashes)"
         )
-    if result.inconsistent:
-        lines.append(
-            f"  inconsistent: {result.inconsistent:,} people whose value sets do not intersect "
-            f"(not in every release they are locatable in)"
-        )
-    if result.overlap_size:
-        share = 100 * result.vp / result.overlap_size
-        lines.append(
-            f"  VP:         {result.vp:,} of {result.overlap_size:,} lose effective anonymity "
-            f"({share:.1f}%)"
-        )
-        table = result.pvp_table()
-        lines.append(
-            "  PVP_C:      "
-            + "  ".join(f"C={_pct(t['confidence'])}: {t['pvp']:.2f}%" for t in table)
-        )
-        lines.append(
-            "  posterior:  "
-            + "  ".join(f"C={_pct(t['confidence'])}: {t['posterior_pvp']:.2f}%" for t in table)
-        )
-        lines.append(
-            "  alone:      "
-            + "  ".join(
-                f"C={_pct(t['confidence'])}: {t['alone_pvp']:.2f}/{t['alone_posterior_pvp']:.2f}%"
-                for t in table
+        lines.append(f"  overlap:    {d['overlap_size']:,} of {d['population']:,} people, {how}; "
+                     f"{d['candidate_only']:,} only in the candidate")  # fmt: skip
+        if d.get("unlocatable"):
+            lines.append(f"  unlocatable in the candidate: {d['unlocatable']:,} people "
+                         "(--individuals FILE lists them)")  # fmt: skip
+        if d.get("inconsistent"):
+            lines.append(f"  inconsistent: {d['inconsistent']:,} people whose value sets do not "
+                         "intersect (not in every release they are locatable in)")  # fmt: skip
+    if d.get("overlap_size"):
+        share = 100 * d["vp"] / d["overlap_size"]
+        lines.append(f"  VP:         {d['vp']:,} of {d['overlap_size']:,} lose effective "
+                     f"anonymity ({share:.1f}%)")  # fmt: skip
+        table = d.get("pvp") or []
+        lines.append("  PVP_C:      " + "  ".join(
+            f"C={_pct(t['confidence'])}: {t['pvp']:.2f}%" for t in table))  # fmt: skip
+        lines.append("  posterior:  " + "  ".join(
+            f"C={_pct(t['confidence'])}: {t['posterior_pvp']:.2f}%" for t in table))  # fmt: skip
+    lines.append(f"  why:        {wrap(env.summary, indent=14)}")
+    worst = d.get("worst") or []
+    if worst and d.get("overlap_size"):
+        lines.append("  worst (by row of the population; their values are not shown):")
+        for w in worst:
+            parts = " with ".join(
+                f"{r['release']} group {' | '.join(r.get('groups') or [])} ({r.get('ea')} left)"
+                for r in w.get("releases") or []
             )
-            + "  (candidate without the others: C_i/posterior)"
-        )
-        av = result.averages
-        per = ", ".join(f"{n} {v:.2f}" for n, v in av["prior_ea"].items() if v is not None)
-        lines.append(
-            f"  anonymity:  effective {per}; after intersecting {av['posterior_ea']:.2f} "
-            f"(average drop {av['anon_drop']:.2f}"
-            + (f", {100 * av['relative_drop']:.1f}%" if av["relative_drop"] is not None else "")
-            + ")"
-        )
-    lines.append(f"  why:        {_wrap(verdict.reason)}")
-    if result.worst and result.overlap_size:
-        lines.append("  worst:")
-        for b in result.worst:
-            lines.append(
-                f"    {b.describe()} (C = {b.confidence:.3g}, posterior {b.posterior:.3g})"
-            )
-    if recorded is not None:
-        lines.append(
-            f"  recorded:   release #{recorded.id} ({recorded.dataset} v{recorded.version}, "
-            f"{recorded.status})"
-        )
+            lines.append(f"    row {w['row']}: C = {w['confidence']:.3g}, posterior "
+                         f"{w['posterior']:.3g}; {parts}")  # fmt: skip
+    if env.outputs.get("individuals"):
+        lines.append(f"  individuals (confidential): {env.outputs['individuals']}")
+    if env.attempt is not None:
+        lines.append(f"  recorded:   check {env.name!r} of attempt {env.attempt.uuid}")
     return "\n".join(lines) + "\n"
-
-
-def _wrap(text: str, width: int = 88, indent: int = 14) -> str:
-    words = re.split(r"(\s+)", text)
-    out, line = [], ""
-    for w in words:
-        if len(line) + len(w) > width - indent and line.strip():
-            out.append(line.rstrip())
-            line = w.lstrip()
-        else:
-            line += w
-    out.append(line.rstrip())
-    return ("\n" + " " * indent).join(out)

@@ -33,8 +33,8 @@ NAME = "audit-algorithm"
 
 
 def register(sub: Any) -> None:
-    from airflow_privacy.core.algorithm_aware.intervals import METHODS
-    from airflow_privacy.core.anonymize import METRICS
+    from airflow_privacy.cli.names import INTERVAL_METHODS as METHODS
+    from airflow_privacy.cli.names import METRICS
     from airflow_privacy.core.criteria.registry import CRITERIA
 
     p = sub.add_parser(

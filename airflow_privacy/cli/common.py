@@ -1,4 +1,6 @@
-"""Pieces every ``airflow-privacy`` subcommand shares: parsing, progress, loading, output."""
+"""Pieces every ``airflow-privacy`` subcommand shares: parsing, progress, the gate context,
+and showing an envelope. Importing this module imports no engine (the parser is built on
+every start: ``--help`` and bad usage answer at once)."""
 
 from __future__ import annotations
 
@@ -6,15 +8,29 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from airflow_privacy.serialization import json_safe
+from airflow_privacy.errors import (
+    EXIT_BLOCKED,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+)
 
 if TYPE_CHECKING:
-    from airflow_privacy.core.model import Bucketization
+    from airflow_privacy.gate.context import GateContext
+    from airflow_privacy.gate.envelope import Envelope
+    from airflow_privacy.gate.refs import ReleaseRef
 
-EXIT_SAFE, EXIT_UNSAFE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_SAFE, EXIT_UNSAFE = EXIT_OK, EXIT_BLOCKED
+__all__ = ["EXIT_INPUT", "EXIT_INTERNAL", "EXIT_SAFE", "EXIT_UNSAFE"]
+
+LEDGER_HELP = (
+    "the ledger: a file path, sqlite:///PATH or postgresql+psycopg://USER:PASS@HOST/DB "
+    "(default: $AIRFLOW_PRIVACY_LEDGER_URL, else the connection privacy_ledger_default "
+    "from $AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT, else $AIRFLOW_HOME/privacy_ledger.db)"
+)
 
 
 class Parser(argparse.ArgumentParser):
@@ -36,8 +52,18 @@ class Progress:
     def __call__(self, message: str) -> None:
         if not self.quiet:
             elapsed = time.perf_counter() - self.start
-            self.stream.write(f"[{elapsed:6.2f}s] {message}\n")
+            self.stream.write(f"[{elapsed:6.2f}s] {clean(message)}\n")
             self.stream.flush()
+
+
+def clean(text: str) -> str:
+    """Text for a terminal: control characters (escape sequences) shown, not obeyed."""
+    return "".join(
+        ch
+        if ch in "\n\t" or (ord(ch) >= 32 and ord(ch) != 127 and not 0x80 <= ord(ch) < 0xA0)
+        else f"\\x{ord(ch):02x}"
+        for ch in text
+    )
 
 
 def number(kind: type[int] | type[float], name: str) -> Any:
@@ -45,10 +71,13 @@ def number(kind: type[int] | type[float], name: str) -> Any:
 
     def parse(text: str) -> int | float:
         try:
-            return kind(text)
+            value = kind(text)
         except ValueError:
             what = "a whole number" if kind is int else "a number"
             raise argparse.ArgumentTypeError(f"{name} must be {what}, got {text!r}") from None
+        if isinstance(value, float) and value != value:
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}")
+        return value
 
     return parse
 
@@ -62,43 +91,124 @@ def boolean(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
-def add_release_args(p: argparse.ArgumentParser) -> None:
-    """RELEASE, --sensitive, --group..., --input-format, --delimiter, --format, --quiet."""
-    p.add_argument("release", metavar="RELEASE", help="release file (.csv[.gz] or .parquet)")
-    p.add_argument("--sensitive", required=True, metavar="COL", help="the sensitive column")
-    p.add_argument(
-        "--group", action="append", required=True, metavar="COL", dest="groups",
-        help="a column that defines the QI-groups (repeat for several)",
-    )  # fmt: skip
+def add_output_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text (default) or json: the report envelope")  # fmt: skip
+    p.add_argument("--quiet", action="store_true", help="no progress output on stderr")
+
+
+def add_input_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--input-format", choices=("csv", "parquet"), default=None,
         help="file format (default: from the extension)",
     )  # fmt: skip
     p.add_argument("--delimiter", default=None, help="CSV delimiter (default: detected)")
+    p.add_argument(
+        "--conn", default=None, metavar="URL",
+        help="database URL of a table:SCHEMA.NAME reference (the GROUP BY runs there)",
+    )  # fmt: skip
+
+
+def add_ledger_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ledger", metavar="URL", default=None, help=LEDGER_HELP)
+
+
+def add_attempt_args(p: argparse.ArgumentParser, step: str) -> None:
+    """``--attempt UUID --name NAME``: record the envelope as a check of an attempt."""
+    p.add_argument(
+        "--attempt", metavar="UUID", default=None,
+        help="record the result in the ledger as a check of this attempt "
+        "(from `airflow-privacy attempt`); a decided attempt takes no more checks",
+    )  # fmt: skip
+    p.add_argument(
+        "--name", default=step, metavar="NAME",
+        help=f"the check's name within the attempt (default: {step})",
+    )  # fmt: skip
+    add_ledger_arg(p)
+
+
+def add_missing_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--missing-as", default=None, metavar="VALUE",
+        help="publish blank sensitive cells as VALUE (default: blank cells are an error)",
+    )  # fmt: skip
+
+
+def ref(text: str, args: argparse.Namespace) -> ReleaseRef:
+    """A positional RELEASE as a reference (path, URI, or table:NAME with --conn)."""
+    from airflow_privacy.gate.refs import ReleaseRef
+
+    return ReleaseRef.parse(text, getattr(args, "conn", None))
+
+
+def context(args: argparse.Namespace) -> GateContext:
+    from airflow_privacy.gate.context import GateContext
+
+    return GateContext(progress=Progress(bool(getattr(args, "quiet", False))))
+
+
+def write_json(payload: Any, out: TextIO) -> None:
+    from airflow_privacy.serialization import json_safe
+
+    json.dump(json_safe(payload), out, indent=2, allow_nan=False)
+    out.write("\n")
+
+
+def emit(
+    env: Envelope,
+    args: argparse.Namespace,
+    out: TextIO,
+    text: Callable[[Envelope], str],
+    code: int | None = None,
+) -> int:
+    """Show the envelope (``--format json``: the envelope itself; text: ``text(env)``) and
+    return the exit code: 1 when its verdict is False, else 0 (or ``code``)."""
+    if getattr(args, "format", "text") == "json":
+        write_json(env.to_dict(), out)
+    else:
+        out.write(clean(text(env)))
+    if code is not None:
+        return code
+    return EXIT_UNSAFE if env.safe is False else EXIT_SAFE
+
+
+def wrap(text: str, width: int = 88, indent: int = 11) -> str:
+    """Text folded to ``width`` with continuation lines indented."""
+    import textwrap
+
+    lines = textwrap.wrap(text, width=width - indent, break_long_words=False) or [""]
+    return ("\n" + " " * indent).join(lines)
+
+
+# ------------------------------------------------------------------ explorations
+def add_release_args(p: argparse.ArgumentParser) -> None:
+    """RELEASE, --sensitive, --group..., --missing-as, input options, --format, --quiet
+    (the exploration commands: disclosure, skyline)."""
+    p.add_argument("release", metavar="RELEASE", help="the release (file, URI or table:NAME)")
+    p.add_argument("--sensitive", required=True, metavar="COL", help="the sensitive column")
+    p.add_argument(
+        "--group", action="append", required=True, metavar="COL", dest="groups",
+        help="a column that defines the QI-groups (repeat for several)",
+    )  # fmt: skip
+    add_missing_arg(p)
+    add_input_args(p)
     add_output_args(p)
 
 
-def add_output_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=("text", "json"), default="text", help="output format")
-    p.add_argument("--quiet", action="store_true", help="no progress output on stderr")
-
-
-def load_bucketization(args: argparse.Namespace, progress: Progress) -> Bucketization:
-    """Read the release named by :func:`add_release_args` and count it."""
-    from airflow_privacy.core.io import read_bucketization
+def load_bucketization(args: argparse.Namespace, progress: Progress) -> Any:
+    """Read the release named by :func:`add_release_args` and count it (through the gate's
+    readers: the same checks of the input as every other command)."""
     from airflow_privacy.core.model import ReleaseSpec
+    from airflow_privacy.gate.context import GateContext
+    from airflow_privacy.gate.tables import read_counts
 
     spec = ReleaseSpec(sensitive=args.sensitive, group_columns=tuple(args.groups))
-    path = Path(args.release)
-    b = read_bucketization(path, spec, args.input_format, args.delimiter, progress)
+    ctx = GateContext(progress=progress)
+    b = read_counts(ref(args.release, args), spec, ctx, fmt=args.input_format,
+                    delimiter=args.delimiter, missing_as=args.missing_as)  # fmt: skip
     progress(f"{b.n_records:,} records in {b.n_groups:,} groups, {len(b.values)} sensitive values")
     return b
 
 
-def release_info(args: argparse.Namespace, b: Bucketization) -> dict[str, Any]:
+def release_info(args: argparse.Namespace, b: Any) -> dict[str, Any]:
     return {"path": str(args.release), "records": b.n_records, "groups": b.n_groups}
-
-
-def write_json(payload: dict[str, Any], out: TextIO) -> None:
-    json.dump(json_safe(payload), out, indent=2, allow_nan=False)
-    out.write("\n")

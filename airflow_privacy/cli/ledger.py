@@ -1,240 +1,244 @@
-"""``airflow-privacy ledger``: what was published (list, show, import, mark-published,
-mark-blocked). A thin layer over :class:`airflow_privacy.ledger.ReleaseLedger`."""
+"""``airflow-privacy ledger``: what was published and attempted (list, show, import,
+mark-published, mark-blocked, supersede). Adapters over the ledger and the gate's lifecycle
+services (:mod:`airflow_privacy.gate.attempts`): ``mark-published`` goes through the gate
+like ``publish``, and reading never creates a ledger."""
 
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any, TextIO
 
-from airflow_privacy.cli.common import EXIT_SAFE, Parser, Progress, add_output_args, write_json
-from airflow_privacy.core.composition.identifiers import DEFAULT_KEY_ENV
+from airflow_privacy.cli.common import (
+    EXIT_SAFE,
+    EXIT_UNSAFE,
+    Parser,
+    Progress,
+    add_input_args,
+    add_ledger_arg,
+    add_output_args,
+    clean,
+    context,
+    emit,
+    write_json,
+)
 from airflow_privacy.errors import InputError
 
 NAME = "ledger"
-LEDGER_HELP = (
-    "ledger database: a file path, sqlite:///PATH or postgresql+psycopg://USER:PASS@HOST/DB "
-    "(default: $AIRFLOW_PRIVACY_LEDGER_URL, else ./airflow-privacy-ledger.db)"
-)
-
-
-def add_ledger_arg(p: argparse.ArgumentParser, required: bool = False, default: Any = None) -> None:
-    p.add_argument("--ledger", metavar="URL", default=default, required=required, help=LEDGER_HELP)
-
-
-def add_release_file_args(p: argparse.ArgumentParser, what: str = "the release") -> None:
-    """--sensitive, --qi, --kind, --bucket, --manifest, --input-format, --delimiter."""
-    p.add_argument(
-        "--sensitive",
-        metavar="COL",
-        help=f"the sensitive column of {what} (default: from its manifest)",
-    )
-    p.add_argument(
-        "--qi",
-        action="append",
-        dest="qis",
-        metavar="COL",
-        help=f"a quasi-identifier column of {what}; repeat for several (default: from its "
-        "manifest)",
-    )
-    p.add_argument(
-        "--kind",
-        choices=("generalized", "bucketized", "microaggregated"),
-        help="generalized: groups are the distinct QI labels (intervals, masks, hierarchy "
-        "labels, *); bucketized: exact QIs plus a bucket id (Anatomy); microaggregated: QIs "
-        "are group centroids (default: from the manifest's method, else generalized)",
-    )
-    p.add_argument("--bucket", metavar="COL", help="the bucket id column of a bucketized release")
-    p.add_argument(
-        "--manifest",
-        metavar="FILE",
-        help="the anonymizer's manifest (JSON; default: RELEASE.manifest.json when present)",
-    )
-    p.add_argument(
-        "--input-format",
-        choices=("csv", "parquet"),
-        default=None,
-        help="file format (default: from the extension)",
-    )
-    p.add_argument("--delimiter", default=None, help="CSV delimiter (default: detected)")
-
-
-def open_ledger(url: str | None, create: bool, key_env: str = DEFAULT_KEY_ENV) -> Any:
-    from airflow_privacy.ledger import ReleaseLedger
-
-    return ReleaseLedger(url, create=create, key_env=key_env)
+STATUSES = ("candidate", "published", "blocked", "superseded")
 
 
 def register(sub: Any) -> None:
+    from airflow_privacy.cli.attempt import add_release_file_args
+
     p = sub.add_parser(
         NAME,
-        help="the release ledger: list, show, import, mark-published, mark-blocked",
+        help="the release ledger: list, show, import, mark-published, mark-blocked, supersede",
         description="The release ledger remembers what was published (group descriptors and "
-        "sensitive multisets, never raw records), so that new releases can be audited "
-        "against it (airflow-privacy audit).",
+        "sensitive multisets, never raw records) and every attempt to publish (its checks and "
+        "the gate's decision), so new releases can be audited against it.",
     )
     actions = p.add_subparsers(dest="ledger_command", required=True, parser_class=Parser)
 
     ls = actions.add_parser("list", help="list the recorded releases, oldest first")
     add_ledger_arg(ls)
     ls.add_argument("--dataset", help="only releases of this dataset")
-    ls.add_argument(
-        "--status",
-        choices=("candidate", "published", "blocked"),
-        help="only releases with this status",
-    )
+    ls.add_argument("--status", choices=STATUSES, help="only releases shown with this status")
     add_output_args(ls)
 
-    show = actions.add_parser("show", help="one release: metadata, criteria, groups")
-    show.add_argument("ref", metavar="RELEASE", help="release id (3) or DATASET@VERSION")
+    show = actions.add_parser("show", help="one release: metadata, attempts, checks, groups")
+    show.add_argument("ref", metavar="RELEASE", help="release id (3), UUID or DATASET@VERSION")
     add_ledger_arg(show)
     show.add_argument("--groups", action="store_true", help="also list every published group")
     add_output_args(show)
 
     imp = actions.add_parser(
         "import",
-        help="record a release file in the ledger",
+        help="record a release that was published elsewhere (history), or candidate content",
         description="Record a release file (CSV or Parquet) in the ledger: its groups and "
-        "their sensitive multisets, spec, manifest and criteria results. Recording identical "
-        "content again returns the existing release.",
+        "their sensitive multisets, spec and manifest. --status published records history "
+        "(a release published before the gate existed: later audits count it); the default "
+        "candidate records the content only (publishing it takes an attempt whose checks "
+        "pass). Identical content is recorded once.",
     )
     imp.add_argument("release", metavar="RELEASE", help="release file (.csv[.gz] or .parquet)")
     imp.add_argument("--dataset", required=True, help="dataset name (the series of releases)")
     imp.add_argument("--version", help="version label (default: the next number)")
     imp.add_argument(
-        "--status",
-        choices=("candidate", "published"),
-        default="candidate",
-        help="record as a candidate (default) or as already published",
-    )
+        "--status", choices=("candidate", "published"), default="candidate",
+        help="candidate (default) or published (history published elsewhere)",
+    )  # fmt: skip
     add_ledger_arg(imp)
     add_release_file_args(imp)
     imp.add_argument(
-        "--identifiers",
-        metavar="FILE",
+        "--identifiers", metavar="FILE",
         help="original records holding an identifier column (--id-column): its keyed hashes "
         "are stored so that the overlap with later releases is known exactly",
-    )
+    )  # fmt: skip
     imp.add_argument("--id-column", metavar="COL", help="the identifier column of --identifiers")
-    imp.add_argument(
-        "--key-env",
-        default=DEFAULT_KEY_ENV,
-        metavar="NAME",
-        help=f"environment variable holding the HMAC key of identifier hashes "
-        f"(default: {DEFAULT_KEY_ENV})",
-    )
+    add_input_args(imp)
     add_output_args(imp)
 
-    pub = actions.add_parser("mark-published", help="candidate -> published")
-    pub.add_argument("ref", metavar="RELEASE", help="release id (3) or DATASET@VERSION")
+    pub = actions.add_parser(
+        "mark-published",
+        help="publish a release's open attempt through the gate (no files copied)",
+        description="Decide the open attempt of RELEASE like `airflow-privacy publish` "
+        "without copying files: published only if every check of the attempt passed, "
+        "otherwise blocked with every reason (exit 1).",
+    )
+    pub.add_argument("ref", metavar="RELEASE", help="release id (3), UUID or DATASET@VERSION")
     add_ledger_arg(pub)
     add_output_args(pub)
 
-    blk = actions.add_parser("mark-blocked", help="candidate -> blocked, with a reason")
-    blk.add_argument("ref", metavar="RELEASE", help="release id (3) or DATASET@VERSION")
+    blk = actions.add_parser("mark-blocked", help="block a release's open attempt, with a reason")
+    blk.add_argument("ref", metavar="RELEASE", help="release id (3), UUID or DATASET@VERSION")
     blk.add_argument(
         "--reason", action="append", required=True, help="why it is blocked (repeat for several)"
     )
     add_ledger_arg(blk)
     add_output_args(blk)
 
+    sup = actions.add_parser(
+        "supersede",
+        help="set a blocked attempt aside, with a reason (who, when, why are kept)",
+        description="A steward's decision that a blocked attempt no longer stands (e.g. it "
+        "was blocked by a data error that has been fixed). The attempt stays in the ledger as "
+        "superseded, with who, when and why; the release is no longer shown as blocked. It "
+        "does not publish anything: a new attempt is judged afresh by its checks.",
+    )
+    sup.add_argument("attempt", metavar="ATTEMPT", help="the blocked attempt's UUID or id")
+    sup.add_argument("--reason", required=True, help="why the block no longer stands")
+    sup.add_argument("--by", help="who decides (default: your user name)")
+    add_ledger_arg(sup)
+    add_output_args(sup)
+
+
+def _open(args: argparse.Namespace) -> Any:
+    return context(args).open_ledger(args.ledger)
+
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     action = args.ledger_command
-    progress = Progress(args.quiet)
     if action == "list":
-        ledger = open_ledger(args.ledger, create=False)
-        rows = ledger.list(dataset=args.dataset, status=args.status)
-        if args.format == "json":
-            write_json({"ledger": ledger.url, "releases": [_summary(r) for r in rows]}, out)
-        else:
-            _print_list(rows, ledger.url, out)
+        with _open(args) as ledger:
+            rows = ledger.list(dataset=args.dataset, status=args.status)
+            if args.format == "json":
+                write_json({"ledger": ledger.url, "releases": [_summary(r) for r in rows]}, out)
+            else:
+                out.write(clean(_list_text(rows, ledger.url)))
         return EXIT_SAFE
     if action == "show":
-        ledger = open_ledger(args.ledger, create=False)
-        info = ledger.resolve(args.ref)
-        groups = ledger.release(info.id).group_records() if args.groups else None
+        with _open(args) as ledger:
+            info = ledger.resolve(args.ref)
+            attempts = ledger.attempts(info.id)
+            groups = ledger.release(info.id).group_records() if args.groups else None
         if args.format == "json":
-            payload = info.to_dict()
+            payload = _summary(info) | {"attempts": [_attempt(a) for a in attempts]}
             if groups is not None:
                 payload["groups_published"] = groups
             write_json(payload, out)
         else:
-            _print_show(info, groups, out)
+            out.write(clean(_show_text(info, attempts, groups)))
         return EXIT_SAFE
     if action == "import":
-        return _import(args, out, progress)
+        return _import(args, out)
     if action == "mark-published":
-        ledger = open_ledger(args.ledger, create=False)
-        info = ledger.mark_published(ledger.resolve(args.ref).id)
-        return _done(info, args, out)
+        from airflow_privacy.errors import ReleaseBlocked
+        from airflow_privacy.gate.attempts import PublishRequest, publish
+
+        with _open(args) as ledger:
+            attempt = ledger.open_attempt_of(ledger.resolve(args.ref).id)
+        try:
+            env = publish(PublishRequest(attempt=attempt.uuid, ledger=args.ledger), context(args))
+        except ReleaseBlocked as exc:
+            from airflow_privacy.cli.publish import render
+
+            if exc.envelope is None:
+                raise
+            return emit(exc.envelope, args, out, render, EXIT_UNSAFE)  # type: ignore[arg-type]
+        from airflow_privacy.cli.publish import render
+
+        return emit(env, args, out, render, EXIT_SAFE)
     if action == "mark-blocked":
-        ledger = open_ledger(args.ledger, create=False)
-        info = ledger.mark_blocked(ledger.resolve(args.ref).id, args.reason)
-        return _done(info, args, out)
+        from airflow_privacy.gate.attempts import block
+
+        with _open(args) as ledger:
+            attempt = ledger.open_attempt_of(ledger.resolve(args.ref).id)
+        env = block(attempt.uuid, args.reason, context(args), args.ledger)
+        return emit(env, args, out, lambda e: f"BLOCKED: {e.summary}\n", EXIT_SAFE)
+    if action == "supersede":
+        from airflow_privacy.gate.attempts import supersede
+
+        env = supersede(args.attempt, args.reason, context(args), args.ledger, args.by)
+        return emit(env, args, out, lambda e: f"SUPERSEDED: {e.summary}\n", EXIT_SAFE)
     raise InputError(f"unknown ledger action {action!r}")  # pragma: no cover - argparse
 
 
-def _import(args: argparse.Namespace, out: TextIO, progress: Progress) -> int:
-    from airflow_privacy.core.composition.files import read_population_file, read_release_file
+def _import(args: argparse.Namespace, out: TextIO) -> int:
+    """Validate everything first (the files, the key), then open (or create) the ledger."""
+    from airflow_privacy.core.composition.files import read_population_file
+    from airflow_privacy.core.composition.identifiers import key_from_env
+    from airflow_privacy.gate.attempts import read_candidate
+    from airflow_privacy.gate.refs import ReleaseRef
 
     if bool(args.identifiers) != bool(args.id_column):
         raise InputError("--identifiers FILE and --id-column COL go together")
-    ledger = open_ledger(args.ledger, create=True, key_env=args.key_env)
+    progress = Progress(args.quiet)
+    ctx = context(args)
+    location = ctx.ledger_location(args.ledger)
     progress(f"reading {args.release}")
-    rf = read_release_file(
-        args.release,
-        qis=args.qis,
-        sensitive=args.sensitive,
-        kind=args.kind,
-        bucket=args.bucket,
-        manifest=args.manifest,
-        fmt=args.input_format,
-        delimiter=args.delimiter,
-    )
+    rf = read_candidate(
+        ReleaseRef.parse(args.release), ctx, qis=args.qis, sensitive=args.sensitive,
+        kind=args.kind, bucket=args.bucket,
+        manifest=ReleaseRef(path=args.manifest) if args.manifest else None,
+        fmt=args.input_format, delimiter=args.delimiter,
+    )  # fmt: skip
     rel = rf.release
     progress(f"{rel.n_records:,} records in {rel.n_groups:,} groups ({rel.kind})")
     hashes = None
     if args.identifiers:
-        key = ledger.hash_key()
+        key = key_from_env(location.key_env)
         pop = read_population_file(args.identifiers, (), id_column=args.id_column, hash_key=key)
-        hashes = pop.id_hashes
-        progress(f"hashed {len(set(hashes or ())):,} identifiers")
-    criteria = (rf.manifest or {}).get("criteria_results")
-    info = ledger.record(
-        args.dataset,
-        rel,
-        version=args.version,
-        status=args.status,
-        spec=rf.spec(),
-        manifest=rf.manifest,
-        criteria=criteria if isinstance(criteria, list) else None,
-        member_hashes=hashes,
-    )
-    progress("recorded" if info.created else "identical content was already recorded")
-    return _done(info, args, out)
-
-
-def _done(info: Any, args: argparse.Namespace, out: TextIO) -> int:
+        hashes = list(pop.id_hashes or ())
+        progress(f"hashed {len(set(hashes)):,} identifiers")
+    with ctx.open_ledger(args.ledger, create=True) as ledger:
+        info = ledger.record(
+            args.dataset,
+            rel,
+            version=args.version,
+            status=args.status,
+            spec=rf.spec(),
+            manifest=rf.manifest,
+            criteria=(rf.manifest or {}).get("criteria_results"),
+            member_hashes=hashes,
+            origin=ctx.origin,
+        )
     if args.format == "json":
         write_json(_summary(info) | {"created": info.created}, out)
     else:
-        verb = "recorded" if info.created else "is"
-        if args.ledger_command != "import":
-            verb = "is now"
-        elif not info.created:
-            verb = "already recorded as"
-        out.write(f"release #{info.id} ({info.dataset} v{info.version}) {verb} {info.status}\n")
+        if info.created:
+            out.write(
+                clean(f"release #{info.id} ({info.name}) recorded as {info.content_status}\n")
+            )
+        elif info.content_status == "published":
+            out.write(clean(f"already published as release #{info.id} ({info.name}); nothing "
+                            "was recorded again\n"))  # fmt: skip
+        else:
+            out.write(clean(f"identical content is already recorded as release #{info.id} "
+                            f"({info.name}, {info.status})\n"))  # fmt: skip
     return EXIT_SAFE
 
 
 def _summary(info: Any) -> dict[str, Any]:
+    from airflow_privacy.report.checks import redact
+
     return {
         "id": info.id,
+        "uuid": info.uuid,
         "dataset": info.dataset,
         "version": info.version,
         "status": info.status,
         "created_at": info.created_at,
+        "published_at": info.published_at,
         "kind": info.kind,
         "sensitive": info.sensitive,
         "qis": info.qis,
@@ -242,56 +246,95 @@ def _summary(info: Any) -> dict[str, Any]:
         "groups": info.groups,
         "members": info.members,
         "content_hash": info.content_hash,
-        "reasons": info.reasons,
+        "reasons": [redact(r) for r in info.reasons],
     }
 
 
-def _print_list(rows: list[Any], url: str, out: TextIO) -> None:
+def _attempt(a: Any) -> dict[str, Any]:
+    from airflow_privacy.report.checks import redact
+
+    return {
+        "uuid": a.uuid,
+        "status": a.status,
+        "created_at": a.created_at,
+        "decided_at": a.decided_at,
+        "required": a.required,
+        "first_release": a.first_release,
+        "origin": a.origin,
+        "reasons": [redact(r) for r in a.reasons],
+        "destination": a.destination,
+        "superseded_by": a.superseded_by,
+        "superseded_at": a.superseded_at,
+        "supersede_reason": a.supersede_reason,
+        "checks": [
+            {
+                "name": c.name,
+                "step": c.step,
+                "safe": c.safe,
+                "outcome": c.outcome,
+                "created_at": c.created_at,
+            }
+            for c in a.checks
+        ],
+    }
+
+
+def _list_text(rows: list[Any], url: str) -> str:
     if not rows:
-        out.write(f"no releases in {url}\n")
-        return
-    head = (
-        f"{'id':>4}  {'dataset':<24} {'version':<10} {'status':<9} {'records':>9} "
+        return f"no releases in {url}\n"
+    lines = [
+        f"{'id':>4}  {'dataset':<24} {'version':<10} {'status':<10} {'records':>9} "
         f"{'groups':>7}  created"
-    )
-    out.write(head + "\n")
+    ]
     for r in rows:
-        out.write(
-            f"{r.id:>4}  {_cut(r.dataset, 24):<24} {_cut(r.version, 10):<10} {r.status:<9} "
-            f"{r.records:>9,} {r.groups:>7,}  {r.created_at}\n"
+        lines.append(
+            f"{r.id:>4}  {_cut(r.dataset, 24):<24} {_cut(r.version, 10):<10} {r.status:<10} "
+            f"{r.records:>9,} {r.groups:>7,}  {r.created_at}"
         )
+    return "\n".join(lines) + "\n"
 
 
-def _print_show(info: Any, groups: list[dict[str, Any]] | None, out: TextIO) -> None:
+def _show_text(info: Any, attempts: list[Any], groups: list[dict[str, Any]] | None) -> str:
+    from airflow_privacy.report.checks import redact
+
     lines = [
         f"release #{info.id}: {info.dataset} v{info.version} ({info.status})",
-        f"  created:   {info.created_at} (updated {info.updated_at})",
+        f"  uuid:      {info.uuid}",
+        f"  created:   {info.created_at} (updated {info.updated_at}"
+        + (f", published {info.published_at}" if info.published_at else "")
+        + ")",
         f"  content:   {info.records:,} records in {info.groups:,} {info.kind} groups; "
         f"sensitive {info.sensitive!r}; QIs {', '.join(info.qis)}",
         f"  hash:      {info.content_hash}",
         "  overlap:   "
         + (
-            f"{info.members:,} identifier hashes (key {info.key_fingerprint})"
+            f"{info.members:,} identifier hashes"
             if info.members is not None
             else "no identifier hashes (worst case assumed)"
         ),
     ]
     for r in info.reasons:
-        lines.append(f"  reason:    {r}")
-    for c in info.criteria or []:
-        if isinstance(c, dict):
-            verdict = "pass" if c.get("safe") else "FAIL"
-            lines.append(f"  criterion: {c.get('criterion')} {verdict}: {c.get('reason', '')}")
-    out.write("\n".join(lines) + "\n")
+        lines.append(f"  reason:    {redact(r)}")
+    for a in attempts:
+        lines.append(f"  attempt {a.uuid}: {a.status} (opened {a.created_at}"
+                     + (f", decided {a.decided_at}" if a.decided_at else "") + ")")  # fmt: skip
+        if a.required:
+            lines.append(f"    required: {', '.join(a.required)}")
+        for c in a.checks:
+            verdict = {True: "passed", False: "FAILED", None: "no verdict"}[c.safe]
+            lines.append(f"    check {c.name} ({c.step}): {verdict}")
+        for r in a.reasons:
+            lines.append(f"    why: {redact(r)}")
+        if a.superseded_by:
+            lines.append(f"    superseded by {a.superseded_by} at {a.superseded_at}: "
+                         f"{a.supersede_reason}")  # fmt: skip
+    text = "\n".join(lines) + "\n"
     if groups is not None:
         for g in groups:
             ms = ", ".join(f"{v}: {n}" for v, n in g["sensitive"].items())
-            out.write(f"    {' | '.join(g['descriptor'])}  ({g['size']})  {{{ms}}}\n")
+            text += f"    {' | '.join(g['descriptor'])}  ({g['size']})  {{{ms}}}\n"
+    return text
 
 
 def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def env_ledger() -> str | None:
-    return os.environ.get("AIRFLOW_PRIVACY_LEDGER_URL") or None

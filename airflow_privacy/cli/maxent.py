@@ -9,19 +9,23 @@ conflicting statements named on stderr).
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from airflow_privacy.cli.common import (
-    EXIT_SAFE,
-    EXIT_UNSAFE,
-    Progress,
+    add_attempt_args,
+    add_input_args,
+    add_missing_arg,
     add_output_args,
+    context,
+    emit,
     number,
-    write_json,
+    ref,
+    wrap,
 )
-from airflow_privacy.cli.report import add_report_arg, check_report_path, report_for
-from airflow_privacy.errors import InputError
+from airflow_privacy.cli.report import add_report_arg, report_after, report_target
+
+if TYPE_CHECKING:
+    from airflow_privacy.gate.envelope import Envelope
 
 NAME = "maxent"
 
@@ -123,176 +127,79 @@ def register(sub: Any) -> None:
         action="store_true",
         help="solve every bucket jointly (no Theorem 5 closed form; slower, same answer)",
     )
-    p.add_argument(
-        "--input-format",
-        choices=("csv", "parquet"),
-        default=None,
-        help="format of RELEASE and --original (default: from the extension)",
-    )
-    p.add_argument("--delimiter", default=None, help="CSV delimiter (default: detected)")
+    add_missing_arg(p)
+    add_input_args(p)
+    add_attempt_args(p, NAME)
     add_report_arg(p)
     add_output_args(p)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    from airflow_privacy.core.io import column_names, read_release
-    from airflow_privacy.core.maxent import BucketRelease, SolverOptions, estimate
-    from airflow_privacy.core.maxent.knowledge_file import load_knowledge
+    from airflow_privacy.gate.maxent import MaxEntRequest, run_maxent
+    from airflow_privacy.gate.refs import ReleaseRef
 
-    _validate(args)
-    html = check_report_path(args.report)
-    progress = Progress(args.quiet)
-    path = Path(args.release)
-    present = column_names(path, args.input_format, args.delimiter)
-    for col, what in ((args.sensitive, "sensitive"), (args.bucket, "bucket")):
-        if col not in present:
-            raise InputError(
-                f"{what} column {col!r} does not exist (columns: {', '.join(present)})"
-            )
-    qis = args.qis or [c for c in present if c not in (args.sensitive, args.bucket)]
-    progress(f"reading {path}")
-    table = read_release(
-        path, [*qis, args.bucket, args.sensitive], args.input_format, args.delimiter
+    target = report_target(args)
+    ctx = context(args)
+    env = run_maxent(
+        MaxEntRequest(
+            release=ref(args.release, args),
+            sensitive=args.sensitive,
+            bucket=args.bucket,
+            qis=args.qis,
+            knowledge=args.knowledge,
+            original=ReleaseRef.parse(args.original, args.conn) if args.original else None,
+            top_positive=args.top_positive,
+            top_negative=args.top_negative,
+            min_support=args.min_support,
+            rule_widths=args.rule_widths,
+            not_sensitive=tuple(args.not_sensitive),
+            c=args.c,
+            top=args.top,
+            output=ReleaseRef(path=args.output) if args.output else None,
+            joint=args.joint,
+            name=args.name,
+            attempt=args.attempt,
+            ledger=args.ledger,
+            missing_as=args.missing_as,
+            fmt=args.input_format,
+            delimiter=args.delimiter,
+        ),
+        ctx,
     )
-    release = BucketRelease.from_arrow(table, qis, args.sensitive, args.bucket)
-    progress(
-        f"{release.n_records:,} records in {release.n_buckets:,} buckets, "
-        f"{len(release.qi_values):,} QI values, {len(release.values)} sensitive values"
-    )
-    knowledge = None
-    if args.knowledge:
-        knowledge = load_knowledge(args.knowledge, release)
-        progress(f"{len(knowledge)} statement(s) from {args.knowledge}")
-    original = None
-    if args.original:
-        progress(f"reading the original table {args.original}")
-        original = read_release(
-            args.original, [*qis, args.sensitive], args.input_format, args.delimiter
-        )
-    if args.top_positive or args.top_negative:
-        progress(
-            f"mining the top {args.top_positive} positive and {args.top_negative} negative "
-            f"rules (min support {args.min_support})"
-        )
-    progress("solving the maximum-entropy problem")
-    result = estimate(
-        release,
-        knowledge,
-        original=original,
-        top_positive=args.top_positive,
-        top_negative=args.top_negative,
-        min_support=args.min_support,
-        rule_widths=args.rule_widths,
-        not_sensitive=tuple(args.not_sensitive),
-        options=SolverOptions(split=not args.joint),
-    )
-    st = result.solution.stats
-    progress(
-        f"done in {st.seconds:.2f} s: {st.buckets_solved:,} bucket(s) solved jointly, "
-        f"{st.buckets - st.buckets_solved:,} in closed form; residual {st.residual:.1e}"
-    )
-    if args.output:
-        _write_table(result, args.output)
-        progress(f"wrote P*(s | q) to {args.output}")
-    blocked = args.c is not None and result.max_posterior >= args.c
-    payload = result.to_dict(args.top)
-    payload["release"]["path"] = str(path)
-    payload["c"] = args.c
-    payload["safe"] = None if args.c is None else not blocked
-    payload["reason"] = _reason(result, args.c)
-    if html is not None:
-        from airflow_privacy.report import maxent_heatmap
-
-        report_for(html, path, NAME, {**payload, "heatmap": maxent_heatmap(result)},
-                   sensitive=args.sensitive, group_columns=[args.bucket],
-                   safe=payload["safe"], reasons=[f"maxent: {payload['reason']}"],
-                   progress=progress)  # fmt: skip
-    if args.format == "json":
-        write_json(payload, out)
-    else:
-        _text(result, args, out)
-    return EXIT_UNSAFE if blocked else EXIT_SAFE
+    report_after(args, env, ctx, target)
+    return emit(env, args, out, render)
 
 
-def _validate(args: argparse.Namespace) -> None:
-    if args.top_positive < 0 or args.top_negative < 0:
-        raise InputError("--top-positive and --top-negative must be >= 0")
-    if args.min_support < 1:
-        raise InputError(f"--min-support must be >= 1, got {args.min_support}")
-    if (args.top_positive or args.top_negative) and not args.original:
-        raise InputError("--top-positive/--top-negative mine rules from --original FILE")
-    if args.c is not None and not 0 < args.c <= 1:
-        raise InputError(f"--c must be in (0, 1], got {args.c}")
-    if args.top < 0:
-        raise InputError(f"--top must be >= 0, got {args.top}")
-    if args.qis and (args.sensitive in args.qis or args.bucket in args.qis):
-        raise InputError("--qi must not name the sensitive or the bucket column")
-    if args.output:
-        from airflow_privacy.core.io import detect_format
-
-        detect_format(Path(args.output))
-
-
-def _reason(result: Any, c: float | None) -> str:
-    at = result.max_at
-    if at is None:
-        return "every sensitive value is declared not sensitive"
-    who = f"person {at.label}" if at.kind == "person" else f"a person with {at.label}"
-    base = (
-        f"under the given knowledge the maximum-entropy estimate says {who} has "
-        f"{at.value!r} with probability {at.posterior:.4f}"
-    )
-    if c is None:
-        return base
-    verdict = "reaches" if at.posterior >= c else "is below"
-    return f"{base}, which {verdict} c = {c:g}"
-
-
-def _text(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    rel = result.release
-    st = result.solution.stats
-    out.write(
-        f"maxent estimate of {args.release} ({rel.n_records:,} records, {rel.n_buckets:,} "
-        f"buckets, {len(rel.values)} sensitive values)\n"
-    )
-    n_file = len(result.facts) - len(result.rules)
-    parts = []
-    if args.knowledge:
-        parts.append(f"{n_file} statement(s) from {args.knowledge}")
-    if result.rules:
-        n_pos = sum(r.positive for r in result.rules)
-        parts.append(
-            f"{n_pos} positive + {len(result.rules) - n_pos} negative rules mined from "
-            f"{args.original} (min support {args.min_support})"
-        )
-    out.write(f"  knowledge: {'; '.join(parts) if parts else 'none (published data only)'}\n")
-    out.write(
-        f"  solver:    {st.buckets_solved:,} bucket(s) solved jointly, "
-        f"{st.buckets - st.buckets_solved:,} in closed form (Theorem 5); "
-        f"{st.newton_iterations} Newton steps; residual {st.residual:.1e}; {st.seconds:.2f} s\n"
-    )
+def render(env: Envelope) -> str:
+    """The estimate's envelope as a few lines a person reads in a terminal."""
+    if env.outcome == "already-published":
+        return f"maxent: {env.summary}\n"
+    d = env.details
+    rel = env.release
+    v = env.results[0] if env.results else {}
+    c = (v.get("parameters") or {}).get("c")
+    lines = [
+        f"maxent estimate of {rel.ref if rel else '?'} ({d.get('records', 0):,} records, "
+        f"{d.get('buckets', 0):,} buckets, {d.get('values', 0)} sensitive values)",
+        f"  knowledge: {d.get('knowledge_text') or 'none (published data only)'}",
+    ]
     verdict = ""
-    if args.c is not None:
-        verdict = "  BLOCKED" if result.max_posterior >= args.c else "  below c"
-    out.write(f"  maximum posterior: {result.max_posterior:.4f}{verdict}\n")
-    out.write(f"  why:       {_reason(result, args.c)}\n")
-    if result.accuracy is not None:
-        out.write(
-            f"  estimation accuracy vs {args.original}: {result.accuracy:.6f} nats "
-            "(weighted KL; lower = the estimate is closer to the truth)\n"
+    if c is not None:
+        verdict = "  below c" if env.safe else "  BLOCKED"
+    lines.append(f"  maximum posterior: {float(d.get('max_posterior') or 0.0):.4f}{verdict}")
+    lines.append(f"  why:       {wrap(env.summary)}")
+    if d.get("accuracy") is not None:
+        lines.append(
+            f"  estimation accuracy: {float(d['accuracy']):.6f} nats (weighted KL; lower = the "
+            "estimate is closer to the truth)"
         )
-    top = result.top_at_risk(args.top)
+    top = [a for a in d.get("top_at_risk") or [] if a.get("kind", "qi") == "qi"]
     if top:
-        out.write("  most at risk:\n")
+        lines.append("  most at risk:")
         for i, a in enumerate(top, 1):
-            kind = "person" if a.kind == "person" else f"{a.records} record(s)"
-            out.write(f"  {i:3d}. {a.posterior:.4f}  {a.value}  {a.label}  ({kind})\n")
-
-
-def _write_table(result: Any, path: str) -> None:
-    import pandas as pd
-
-    from airflow_privacy.core.io import write_release
-
-    header, rows = result.posterior_rows()
-    write_release(pd.DataFrame(rows, columns=header), path)
+            lines.append(f"  {i:3d}. {float(a['posterior']):.4f}  {a['value']}  {a['label']}  "
+                         f"({a.get('records', 0)} record(s))")  # fmt: skip
+    people = d.get("people") or 0
+    if people:
+        lines.append(f"  named people in the knowledge: {people} (their posteriors are not shown)")
+    return "\n".join(lines) + "\n"

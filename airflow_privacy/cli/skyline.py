@@ -25,6 +25,7 @@ from airflow_privacy.errors import InputError
 
 NAME = "skyline"
 DEFAULT_MAX = 10
+MAX_BOUND = 1000  # the staircase holds (max-l + 1) x (max-k + 1) numbers
 
 
 def register(sub: Any) -> None:
@@ -63,8 +64,8 @@ def _validate(args: argparse.Namespace) -> None:
         raise InputError(f"--c must be in (0, 1], got {args.c:g}")
     for dim in ("l", "k", "m"):
         value = getattr(args, f"max_{dim}")
-        if value < 0:
-            raise InputError(f"--max-{dim} must be a whole number >= 0, got {value}")
+        if not 0 <= value <= MAX_BOUND:
+            raise InputError(f"--max-{dim} must be a whole number in [0, {MAX_BOUND}], got {value}")
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:

@@ -10,8 +10,11 @@ LeFevre et al. 2005) replaces a whole column by one level.
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Sequence
+import math
+import numbers
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +24,8 @@ from airflow_privacy.errors import InputError
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+_EXACT_BOUND = 1 << 53  # interval bounds up to this magnitude are exact as floats
 
 
 @dataclass(frozen=True)
@@ -128,19 +133,48 @@ class Hierarchy:
         cls, column: str, values: Iterable[str | int | float], widths: Sequence[int]
     ) -> Hierarchy:
         """Numeric hierarchy: level ``i`` groups values into intervals of ``widths[i-1]``
-        aligned at 0 (``width=20``: ``20-39``); a last level ``*`` is added."""
-        if any(w <= 0 for w in widths) or list(widths) != sorted(widths):
+        aligned at 0; a last level ``*`` is added.
+
+        Every label means exactly the values it stands for, as the composition audit reads
+        it back (:mod:`airflow_privacy.core.composition.descriptors`): when every value is
+        a whole number the label is the inclusive range of whole numbers (``width=20``:
+        ``20-39``); when any value has a fractional part, every label of the column is the
+        half-open interval (``[20,40)``), so that ``39.5`` is not published as ``20-39``.
+        Values are compared as the numbers they parse to (``float``); they must be finite
+        and at most 2**53 in magnitude, where every interval bound is exact.
+        """
+        ws: list[int] = []
+        for w in widths:
+            if isinstance(w, bool) or not isinstance(w, numbers.Integral) or w <= 0:
+                raise InputError(
+                    f"interval widths for {column!r} must be whole numbers > 0, got {w!r}"
+                )
+            ws.append(int(w))
+        if ws != sorted(ws):
             raise InputError(f"interval widths for {column!r} must be positive and increasing")
-        rows: list[list[str]] = []
+        parsed: dict[str, float] = {}
         for v in dict.fromkeys(str(x) for x in values):
             try:
                 num = float(v)
             except ValueError:
                 raise InputError(f"value {v!r} of column {column!r} is not numeric") from None
+            if not math.isfinite(num):
+                raise InputError(f"value {v!r} of column {column!r} is not a finite number")
+            parsed[v] = num
+        whole = all(num.is_integer() for num in parsed.values())
+        rows: list[list[str]] = []
+        for v, num in parsed.items():
             row = [v]
-            for w in widths:
-                lo = int(np.floor(num / w) * w)
-                row.append(f"{lo}-{lo + w - 1}")
+            exact = Fraction(num)
+            for w in ws:
+                lo = math.floor(exact / w) * w
+                hi = lo + w
+                if max(abs(lo), abs(hi)) > _EXACT_BOUND:
+                    raise InputError(
+                        f"value {v!r} of column {column!r} is too large for intervals of "
+                        f"width {w} (bounds up to 2**53 in magnitude)"
+                    )
+                row.append(f"{lo}-{hi - 1}" if whole else f"[{lo},{hi})")
             row.append("*")
             rows.append(row)
         return cls.from_rows(column, rows)
@@ -148,16 +182,31 @@ class Hierarchy:
     @classmethod
     def masks(cls, column: str, values: Iterable[str], max_masked: int | None = None) -> Hierarchy:
         """Mask hierarchy: level ``i`` replaces the last ``i`` characters with ``*``
-        (``13053`` -> ``1305*`` -> ``130**``); the top level is ``*``."""
+        (``13053`` -> ``1305*`` -> ``130**``); the top level is ``*``.
+
+        A label keeps its value's length, so that it means "the values of this length with
+        this prefix" (``130**``) and labels of one level never overlap. When the values have
+        different lengths, a one-character value keeps its value below the top level (its
+        fully masked label would be ``*``, which means any value).
+        """
         vals = list(dict.fromkeys(str(v) for v in values))
         if not vals:
             raise InputError(f"no values to build a mask hierarchy for {column!r}")
+        if max_masked is not None and (
+            isinstance(max_masked, bool) or not isinstance(max_masked, int) or max_masked < 0
+        ):
+            raise InputError(f"the mask depth for {column!r} must be a whole number >= 0")
         length = max(len(v) for v in vals)
         depth = length if max_masked is None else min(max_masked, length)
+        mixed = len({len(v) for v in vals}) > 1
         rows = []
         for v in vals:
-            padded = v.rjust(length)
-            row = [v] + [padded[: length - i] + "*" * i for i in range(1, depth + 1)]
+            size = len(v)
+            most = size if not (mixed and size <= 1) else 0
+            row = [v]
+            for i in range(1, depth + 1):
+                m = min(i, most)
+                row.append(v[: size - m] + "*" * m)
             if row[-1] != "*":
                 row.append("*")
             rows.append(row)
@@ -166,6 +215,20 @@ class Hierarchy:
             r if len(r) == width else [*r[:-1], *([r[-1]] * (width - len(r) + 1))] for r in rows
         ]
         return cls.from_rows(column, rows)
+
+
+def check_hierarchy_columns(hierarchies: Mapping[str, object] | None, qis: Sequence[str]) -> None:
+    """A hierarchy generalizes a quasi-identifier: one given for any other column (the
+    sensitive one, a column that is not published) is a mistake, refused by name."""
+    if isinstance(qis, str):
+        raise InputError(f"the QIs must be a list of column names, got the text {qis!r}")
+    known = list(dict.fromkeys(qis))
+    for col in hierarchies or {}:
+        if col not in known:
+            raise InputError(
+                f"a hierarchy is given for column {col!r}, which is not among the QIs "
+                f"({', '.join(map(repr, known))}); give hierarchies for QI columns only"
+            )
 
 
 def load_hierarchies(paths: dict[str, str | Path]) -> dict[str, Hierarchy]:

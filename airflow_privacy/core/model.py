@@ -7,6 +7,10 @@ works on the bucketization only: for each group ``b`` the count ``n_b(s)`` of ev
 value ``s`` (Martin et al. 2007, section 2.1, notation ``n_b``, ``n_b(s)``). The same
 statistics come from a pandas frame, an Arrow table, or a SQL ``GROUP BY`` pushed down to a
 warehouse (:meth:`Bucketization.from_counts`).
+
+A blank sensitive value (null, empty or whitespace only) is never counted as a category of
+its own: the readers of :mod:`airflow_privacy.core.io` and :meth:`Bucketization.from_counts`
+refuse it, or publish it as the ``missing_as`` value the caller gives.
 """
 
 from __future__ import annotations
@@ -174,33 +178,56 @@ class Bucketization:
         rows: Iterable[Sequence[Any]],
         group_columns: Sequence[str],
         sensitive: str,
+        *,
+        missing_as: str | None = None,
+        source: str = "the count rows",
     ) -> Bucketization:
         """Build from ``(group values..., sensitive value, count)`` rows.
 
         This is the shape of ``SELECT g1, g2, s, COUNT(*) FROM release GROUP BY g1, g2, s``,
-        so the check can be pushed down to a warehouse and only counts travel.
+        so the check can be pushed down to a warehouse and only counts travel. A blank
+        sensitive value (``None``, empty or whitespace only) is refused as the file readers
+        refuse blank cells (naming ``source``), or counted as ``missing_as`` when given.
         """
+        from airflow_privacy.core.io import blank_cells_message, check_missing_as
+
+        replacement = check_missing_as(missing_as)
         spec = ReleaseSpec(sensitive=sensitive, group_columns=tuple(group_columns))
         width = len(spec.group_columns) + 2
         group_pos: dict[tuple[str, ...], int] = {}
         value_pos: dict[str, int] = {}
         cells: dict[tuple[int, int], int] = {}
+        blank_records = 0
+        first_blank: int | None = None
         for i, row in enumerate(rows):
             if len(row) != width:
                 raise InputError(f"count row {i} has {len(row)} fields, expected {width}")
             *gvals, sval, cnt = row
-            if any(v is None for v in gvals) or sval is None:
-                raise InputError(f"count row {i} has a missing group or sensitive value")
+            if any(v is None for v in gvals):
+                raise InputError(f"count row {i} has a missing group value")
             try:
                 c = int(cnt)
             except (TypeError, ValueError):
                 raise InputError(f"count row {i}: count {cnt!r} is not an integer") from None
             if c < 0 or c != cnt:
                 raise InputError(f"count row {i}: count {cnt!r} is not a non-negative integer")
+            text = None if sval is None else str(sval)
+            if text is None or not text.strip():
+                if c == 0:
+                    continue
+                if replacement is None:
+                    blank_records += c
+                    first_blank = i if first_blank is None else first_blank
+                    continue
+                text = replacement
             gkey = tuple(str(v) for v in gvals)
             g = group_pos.setdefault(gkey, len(group_pos))
-            v = value_pos.setdefault(str(sval), len(value_pos))
+            v = value_pos.setdefault(text, len(value_pos))
             cells[(g, v)] = cells.get((g, v), 0) + c
+        if first_blank is not None:
+            raise InputError(
+                blank_cells_message(sensitive, source, blank_records, f"count row {first_blank}")
+            )
         if not cells:
             raise InputError("the release is empty (no count rows)")
         counts = np.zeros((len(group_pos), len(value_pos)), dtype=np.int64)
@@ -243,11 +270,16 @@ class Bucketization:
 
 
 def check_columns(present: Sequence[str], spec: ReleaseSpec) -> None:
+    from airflow_privacy.core.io import describe_columns
+
     have = set(present)
     for col in spec.group_columns:
         if col not in have:
-            raise InputError(f"group column {col!r} does not exist (columns: {', '.join(present)})")
+            raise InputError(
+                f"group column {col!r} does not exist (columns: {describe_columns(present)})"
+            )
     if spec.sensitive not in have:
         raise InputError(
-            f"sensitive column {spec.sensitive!r} does not exist (columns: {', '.join(present)})"
+            f"sensitive column {spec.sensitive!r} does not exist "
+            f"(columns: {describe_columns(present)})"
         )

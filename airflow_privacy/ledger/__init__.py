@@ -1,13 +1,32 @@
-"""The release ledger: what was published, for the composition audit.
+"""The release ledger: what was published and attempted, for the composition audit and the
+gate.
 
-SQLAlchemy 2 models (:mod:`.models`), Alembic migrations run on first use (:mod:`.migrate`,
-scripts in ``migrations/``), and the :class:`ReleaseLedger` API (:mod:`.api`). SQLite file
-by default, PostgreSQL for real deployments. Never imports Airflow: the Airflow hook wraps
-it, building it from a connection's URL or engine.
+SQLAlchemy 2 models (:mod:`.models`), Alembic migrations (:mod:`.migrate`, scripts in
+``migrations/``), where the ledger is (:mod:`.location`: one resolution for the CLI, the
+operators and the UI), and the :class:`ReleaseLedger` repository (:mod:`.api`). SQLite file
+by default, PostgreSQL for real deployments. Never imports Airflow.
 """
 
-from airflow_privacy.ledger.api import ReleaseInfo, ReleaseLedger
-from airflow_privacy.ledger.engine import DEFAULT_FILE, URL_ENV, default_url
-from airflow_privacy.ledger.models import STATUSES
+from airflow_privacy.ledger.api import AttemptInfo, CheckInfo, ReleaseInfo, ReleaseLedger
+from airflow_privacy.ledger.location import (
+    DEFAULT_CONN_ID,
+    DEFAULT_FILE,
+    URL_ENV,
+    LedgerLocation,
+    resolve,
+)
+from airflow_privacy.ledger.models import ATTEMPT_STATUSES, STATUSES
 
-__all__ = ["DEFAULT_FILE", "STATUSES", "URL_ENV", "ReleaseInfo", "ReleaseLedger", "default_url"]
+__all__ = [
+    "ATTEMPT_STATUSES",
+    "DEFAULT_CONN_ID",
+    "DEFAULT_FILE",
+    "STATUSES",
+    "URL_ENV",
+    "AttemptInfo",
+    "CheckInfo",
+    "LedgerLocation",
+    "ReleaseInfo",
+    "ReleaseLedger",
+    "resolve",
+]

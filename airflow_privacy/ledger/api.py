@@ -1,60 +1,89 @@
-"""``ReleaseLedger``: what was published, when, and why it was allowed or blocked.
+"""``ReleaseLedger``: what was published, what was attempted, and why it was allowed or
+blocked.
 
-The composition audit (Ganta et al. 2008, papers/003_*) needs every earlier release of a
-population; the ledger remembers them. It stores only what was published (group
-descriptors and sensitive multisets, spec, manifest, criteria results, content hash,
-status with reasons), optionally keyed identifier hashes, and the release report a privacy
-officer reads (one per release, replaced when the DAG runs again), never raw records. Every
-write is one transaction (a crash leaves no partial release), all SQL is bound parameters
-(ORM / Core constructs), and recording identical content twice returns the first record
-(idempotent by content hash).
+The composition audit (Ganta et al. 2008) needs every earlier release of a population; the
+ledger remembers them. It stores only the published form of a release (group descriptors and
+sensitive multisets, spec, manifest, content hash), optionally keyed identifier hashes, the
+report envelopes of every check of every attempt, and the release reports. Never raw
+records. Every write is one transaction (a crash leaves nothing half-written), all SQL is
+bound parameters (ORM / Core constructs).
 
-An Airflow hook builds it from a connection: ``ReleaseLedger(engine)`` or
-``ReleaseLedger("postgresql+psycopg://...")``; the default is a SQLite file.
+The lifecycle (docs/design.md): content is recorded once per dataset (idempotent by content
+hash); an *attempt* to publish it names the checks it requires; checks record their
+envelopes under the attempt; the gate (:meth:`ReleaseLedger.decide`) reads them back and
+either blocks the attempt with every reason or moves it to ``publishing`` (the content now
+counts as published for every later audit) and, once the files are in place, to
+``published``. Blocked is final *for the attempt*: a later attempt of the same content is
+judged afresh; a steward can supersede a blocked attempt with a reason the ledger keeps.
+
+Writers of one dataset are serialized by a row lock on the dataset (versions are numbered
+under it: no conflicts, no retry storms); readers never take the write lock and never create
+a ledger (``create=False``).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import random
-import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+import uuid as uuidlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.engine import URL, Engine
-from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from airflow_privacy.core.composition.identifiers import (
     DEFAULT_KEY_ENV,
+    fingerprint_matches,
     hash_identifiers,
     key_fingerprint,
     key_from_env,
 )
 from airflow_privacy.core.composition.release import PublishedRelease
-from airflow_privacy.errors import InputError
-from airflow_privacy.ledger.engine import configure, make_engine, safe_url
-from airflow_privacy.ledger.migrate import upgrade
-from airflow_privacy.ledger.models import STATUSES, GroupRow, MemberRow, ReleaseRow, ReportRow
+from airflow_privacy.errors import (
+    IllegalTransition,
+    InputError,
+    LedgerUnavailable,
+    PrivacyGateError,
+    opt,
+)
+from airflow_privacy.ledger.engine import MAX_ID, READ, classify, configure, make_engine, safe_url
+from airflow_privacy.ledger.migrate import ensure
+from airflow_privacy.ledger.models import (
+    STATUSES,
+    AttemptRow,
+    CheckRow,
+    DatasetRow,
+    GroupRow,
+    MemberRow,
+    ReleaseRow,
+    ReportRow,
+)
 
-_RETRIES = 20
 _BATCH = 5000
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class ReleaseInfo:
-    """A release's metadata (without its groups)."""
+    """A release's metadata (without its groups). ``status`` is what it is shown as:
+    ``published``, else its latest attempt's ``blocked`` / ``superseded``, else
+    ``candidate``."""
 
     id: int
+    uuid: str
     dataset: str
     version: str
     status: str
+    content_status: str
     created_at: str
     updated_at: str
+    published_at: str | None
     kind: str
     sensitive: str
     qis: list[str]
@@ -67,40 +96,72 @@ class ReleaseInfo:
     spec: Any
     manifest: Any
     criteria: Any
-    created: bool = False  # set by record(): True when this call wrote it
+    created: bool = False  # set by the writers: True when this call recorded the content
 
     @property
     def name(self) -> str:
         return f"{self.dataset} v{self.version}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "dataset": self.dataset,
-            "version": self.version,
-            "status": self.status,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-            "kind": self.kind,
-            "sensitive": self.sensitive,
-            "qis": self.qis,
-            "content_hash": self.content_hash,
-            "records": self.records,
-            "groups": self.groups,
-            "members": self.members,
-            "key_fingerprint": self.key_fingerprint,
-            "reasons": self.reasons,
-            "spec": self.spec,
-            "manifest": self.manifest,
-            "criteria": self.criteria,
-        }
+        d = asdict(self)
+        d.pop("created")
+        d["key_fingerprint"] = "recorded" if self.key_fingerprint else None  # never the value
+        return d
+
+
+@dataclass(frozen=True)
+class CheckInfo:
+    """One check of an attempt: its verdict and its report envelope."""
+
+    name: str
+    step: str
+    safe: bool | None
+    outcome: str
+    created_at: str
+    envelope: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class AttemptInfo:
+    """An attempt at publishing a release, with the checks recorded for it."""
+
+    id: int
+    uuid: str
+    status: str
+    release: ReleaseInfo
+    required: list[str]
+    first_release: bool
+    origin: dict[str, Any]
+    reasons: list[str]
+    destination: str | None
+    created_at: str
+    updated_at: str
+    decided_at: str | None
+    superseded_at: str | None
+    superseded_by: str | None
+    supersede_reason: str | None
+    checks: list[CheckInfo] = field(default_factory=list)
+
+    @property
+    def decided(self) -> bool:
+        return self.status != "open"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["release"] = self.release.to_dict()
+        return d
 
 
 def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _iso(ts: datetime) -> str:
+def _iso(ts: datetime | None) -> str | None:
+    if ts is None:
+        return None
     if ts.tzinfo is None:  # SQLite returns naive datetimes: they were stored as UTC
         ts = ts.replace(tzinfo=UTC)
     return ts.isoformat(timespec="seconds")
@@ -135,14 +196,25 @@ def _plain(value: Any, what: str) -> Any:
         raise InputError(f"{what} is not JSON-serializable: {exc}") from None
 
 
-def _info(row: ReleaseRow, created: bool = False) -> ReleaseInfo:
+def _display(row: ReleaseRow, latest: str | None) -> str:
+    if row.status == "published":
+        return "published"
+    if latest in ("blocked", "superseded"):
+        return latest
+    return "candidate"
+
+
+def _info(row: ReleaseRow, latest: str | None = None, created: bool = False) -> ReleaseInfo:
     return ReleaseInfo(
         id=row.id,
+        uuid=row.uuid,
         dataset=row.dataset,
         version=row.version,
-        status=row.status,
-        created_at=_iso(row.created_at),
-        updated_at=_iso(row.updated_at),
+        status=_display(row, latest),
+        content_status=row.status,
+        created_at=_iso(row.created_at) or "",
+        updated_at=_iso(row.updated_at) or "",
+        published_at=_iso(row.published_at),
         kind=row.kind,
         sensitive=row.sensitive,
         qis=list(row.qis),
@@ -159,15 +231,38 @@ def _info(row: ReleaseRow, created: bool = False) -> ReleaseInfo:
     )
 
 
+def _check_info(c: CheckRow) -> CheckInfo:
+    return CheckInfo(
+        name=c.name,
+        step=c.step,
+        safe=c.safe,
+        outcome=c.outcome,
+        created_at=_iso(c.created_at) or "",
+        envelope=dict(c.envelope or {}),
+    )
+
+
+@dataclass
+class _Prepared:
+    """A release made ready for recording (hashes, JSON payload, group rows)."""
+
+    release: PublishedRelease
+    content: str
+    payload: dict[str, Any]
+    groups: list[dict[str, Any]]
+    hashes: list[str] | None
+    fingerprint: str | None
+
+
 class ReleaseLedger:
     """The release ledger on a SQLAlchemy database.
 
     ``target``: a URL (``sqlite:///ledger.db``, ``postgresql+psycopg://...``, a file path),
-    an :class:`~sqlalchemy.engine.Engine`, or None for the default (see
-    :mod:`airflow_privacy.ledger.engine`). The schema is migrated to the newest revision on
-    first use (``migrate=False`` skips it). ``create=False`` refuses to create a missing
-    SQLite file (read-only commands). Identifier hashes use ``hash_key`` or the key in the
-    environment variable ``key_env``.
+    an :class:`~sqlalchemy.engine.Engine`, or None for the resolved default
+    (:mod:`airflow_privacy.ledger.location`). ``create=False`` (readers) refuses a ledger that
+    does not exist yet (a missing SQLite file, a database without ledger tables); an existing
+    ledger is migrated to the newest schema on open (``migrate=False`` skips that).
+    Identifier hashes use ``hash_key`` or the key in the environment variable ``key_env``.
     """
 
     def __init__(
@@ -179,17 +274,30 @@ class ReleaseLedger:
         key_env: str = DEFAULT_KEY_ENV,
         hash_key: bytes | None = None,
     ) -> None:
+        if target is None:
+            from airflow_privacy.ledger.location import resolve
+
+            location = resolve()
+            target, key_env = location.url, location.key_env
         self.engine = (
             configure(target) if isinstance(target, Engine) else make_engine(target, create)
         )
+        self._reader = self.engine.execution_options(**READ)
         self.url = safe_url(self.engine.url)
         self.key_env = key_env
         self._hash_key = hash_key
         if migrate:
             try:
-                upgrade(self.engine)
-            except (OperationalError, ProgrammingError) as exc:
-                raise InputError(f"cannot open ledger {self.url}: {_first_line(exc)}") from None
+                ensure(self.engine, create=create, where=self.url)
+            except PrivacyGateError:
+                self.engine.dispose()
+                raise
+            except Exception as exc:
+                self.engine.dispose()
+                mapped = classify(exc, self.url)
+                if mapped is None:
+                    raise
+                raise mapped from None
 
     @classmethod
     def from_url(cls, url: str | URL, **kwargs: Any) -> ReleaseLedger:
@@ -208,6 +316,42 @@ class ReleaseLedger:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # ------------------------------------------------------------------ sessions
+    @contextmanager
+    def _session(self, write: bool) -> Iterator[Session]:
+        """One transaction: writers take the SQLite write lock, readers do not; database
+        errors become :class:`LedgerUnavailable` / :class:`InputError`."""
+        try:
+            with Session(self.engine if write else self._reader) as s, s.begin():
+                yield s
+        except PrivacyGateError:
+            raise
+        except IntegrityError as exc:
+            raise self._integrity(exc) from None
+        except Exception as exc:
+            mapped = classify(exc, self.url)
+            if mapped is None:
+                raise
+            raise mapped from None
+
+    def _integrity(self, exc: IntegrityError) -> PrivacyGateError:
+        text = str(exc.orig or exc)
+        if "published_version" in text or "ledger_releases.dataset, ledger_releases.version" in (
+            text
+        ):
+            return IllegalTransition(
+                "that version label is already used by a published release of the dataset; "
+                "publish under another version"
+            )
+        return LedgerUnavailable(
+            f"a concurrent writer changed ledger {self.url} at the same moment; try again "
+            f"({text.splitlines()[0][:200] if text else 'integrity error'})"
+        )
+
+    def _read(self, fn: Callable[[Session], T]) -> T:
+        with self._session(write=False) as s:
+            return fn(s)
+
     # ------------------------------------------------------------- identifiers
     def hash_key(self, required: bool = True) -> bytes | None:
         if self._hash_key is not None:
@@ -219,37 +363,17 @@ class ReleaseLedger:
         assert key is not None
         return hash_identifiers(identifiers, key)
 
-    # ------------------------------------------------------------------ writes
-    def record(
+    # ----------------------------------------------------------------- content
+    def _prepare(
         self,
-        dataset: str,
         release: PublishedRelease,
         *,
-        version: str | None = None,
-        status: str = "candidate",
-        spec: Mapping[str, Any] | None = None,
-        manifest: Mapping[str, Any] | None = None,
-        criteria: Sequence[Mapping[str, Any]] | None = None,
-        reasons: Sequence[str] = (),
-        identifiers: Iterable[str] | None = None,
-        member_hashes: Iterable[str] | None = None,
-    ) -> ReleaseInfo:
-        """Record ``release`` of ``dataset`` in one transaction and return it.
-
-        ``version``: a label (default: the next whole number for the dataset). Identical
-        content (same groups, multisets, QIs, sensitive attribute and identifier hashes) of
-        the same dataset is recorded once: the existing release is returned (``created`` is
-        False), moved from candidate to ``status`` published/blocked when asked.
-        ``identifiers`` are hashed here with the ledger's key (``member_hashes``: already
-        hashed with it).
-        """
-        dataset = _check_text(dataset, "dataset name")
-        if version is not None:
-            version = _check_text(str(version), "version")
-        if status not in STATUSES:
-            raise InputError(f"unknown status {status!r} (known: {', '.join(STATUSES)})")
-        if status == "blocked" and not reasons:
-            raise InputError("a blocked release needs at least one reason")
+        spec: Mapping[str, Any] | None,
+        manifest: Mapping[str, Any] | None,
+        criteria: Sequence[Mapping[str, Any]] | None,
+        identifiers: Iterable[str] | None,
+        member_hashes: Iterable[str] | None,
+    ) -> _Prepared:
         hashes: list[str] | None = None
         fingerprint: str | None = None
         if identifiers is not None and member_hashes is not None:
@@ -261,17 +385,15 @@ class ReleaseLedger:
             if identifiers is not None:
                 hashes = sorted(set(hash_identifiers(identifiers, key)))
             else:
-                hashes = sorted(set(str(h) for h in member_hashes or ()))
+                hashes = sorted({str(h) for h in member_hashes or ()})
             if not hashes:
                 raise InputError("the identifier column is empty")
-        content = release.content_hash(hashes or ())
         payload = {
             "spec": _plain(dict(spec) if spec is not None else None, "spec"),
             "manifest": _plain(dict(manifest) if manifest is not None else None, "manifest"),
             "criteria": _plain(
                 [dict(c) for c in criteria] if criteria is not None else None, "criteria results"
             ),
-            "reasons": [_check_text(str(r), "reason") for r in reasons],
         }
         groups = [
             {
@@ -283,242 +405,648 @@ class ReleaseLedger:
             }
             for g, rec in enumerate(release.group_records())
         ]
-        last: Exception | None = None
-        for attempt in range(_RETRIES):
-            try:
-                return self._record_once(
-                    dataset,
-                    version,
-                    status,
-                    release,
-                    content,
-                    payload,
-                    groups,
-                    hashes,
-                    fingerprint,
-                )
-            except IntegrityError as exc:  # a concurrent writer took the version or content
-                last = exc
-                time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
-        raise InputError(
-            f"could not record {dataset!r}: concurrent writers kept conflicting "
-            f"({_first_line(last) if last else 'unknown'})"
+        return _Prepared(
+            release, release.content_hash(hashes or ()), payload, groups, hashes, fingerprint
         )
 
-    def _record_once(
-        self,
-        dataset: str,
-        version: str | None,
-        status: str,
-        release: PublishedRelease,
-        content: str,
-        payload: dict[str, Any],
-        groups: list[dict[str, Any]],
-        hashes: list[str] | None,
-        fingerprint: str | None,
-    ) -> ReleaseInfo:
-        with Session(self.engine) as s, s.begin():
-            existing = s.scalars(
+    def _lock_dataset(self, s: Session, dataset: str) -> DatasetRow:
+        """The dataset's row, created if new, locked until the transaction ends (PostgreSQL
+        ``FOR UPDATE``; SQLite writers already hold the database's write lock)."""
+        dialect = s.get_bind().dialect.name
+        values = {"name": dataset, "next_version": 1, "created_at": _now()}
+        if dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+            s.execute(pg_insert(DatasetRow).values(**values).on_conflict_do_nothing())
+        elif dialect == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+            s.execute(sqlite_insert(DatasetRow).values(**values).on_conflict_do_nothing())
+        elif s.get(DatasetRow, dataset) is None:  # pragma: no cover - other databases
+            s.add(DatasetRow(**values))
+            s.flush()
+        row = s.scalars(
+            select(DatasetRow).where(DatasetRow.name == dataset).with_for_update()
+        ).one()
+        return row
+
+    def _label(self, s: Session, ds: DatasetRow) -> str:
+        taken = set(s.scalars(select(ReleaseRow.version).where(ReleaseRow.dataset == ds.name)))
+        n = ds.next_version
+        while str(n) in taken:
+            n += 1
+        ds.next_version = n + 1
+        return str(n)
+
+    def _content(
+        self, s: Session, ds: DatasetRow, prep: _Prepared, version: str | None
+    ) -> tuple[ReleaseRow, bool]:
+        """The release row of this content (recorded now when new), under the dataset lock."""
+        existing = s.scalars(
+            select(ReleaseRow).where(
+                ReleaseRow.dataset == ds.name, ReleaseRow.content_hash == prep.content
+            )
+        ).first()
+        if existing is not None:
+            if (
+                version is not None
+                and version != existing.version
+                and existing.status != "published"
+            ):
+                existing.version = version  # a label of unpublished content may change
+                existing.updated_at = _now()
+            return existing, False
+        if version is not None:
+            clash = s.scalars(
                 select(ReleaseRow).where(
-                    ReleaseRow.dataset == dataset, ReleaseRow.content_hash == content
+                    ReleaseRow.dataset == ds.name,
+                    ReleaseRow.version == version,
+                    ReleaseRow.status == "published",
                 )
             ).first()
-            if existing is not None:
-                self._transition(s, existing, status, payload["reasons"])
-                return _info(existing)
-            if version is None:
-                n = s.scalar(
-                    select(func.count())
-                    .select_from(ReleaseRow)
-                    .where(ReleaseRow.dataset == dataset)
+            if clash is not None:
+                raise InputError(
+                    f"{ds.name!r} version {version!r} is already published with different "
+                    f"content (release #{clash.id}); choose another version"
                 )
-                taken = set(
-                    s.scalars(select(ReleaseRow.version).where(ReleaseRow.dataset == dataset))
+            label = version
+        else:
+            label = self._label(s, ds)
+        now = _now()
+        rel = prep.release
+        row = ReleaseRow(
+            uuid=str(uuidlib.uuid4()),
+            dataset=ds.name,
+            version=label,
+            created_at=now,
+            updated_at=now,
+            published_at=None,
+            status="candidate",
+            kind=rel.kind,
+            sensitive=rel.sensitive,
+            qis=list(rel.qis),
+            spec=prep.payload["spec"],
+            manifest=prep.payload["manifest"],
+            criteria=prep.payload["criteria"],
+            reasons=[],
+            content_hash=prep.content,
+            n_records=rel.n_records,
+            n_groups=rel.n_groups,
+            n_members=len(prep.hashes) if prep.hashes is not None else None,
+            key_fingerprint=prep.fingerprint,
+        )
+        s.add(row)
+        s.flush()
+        rid = row.id
+        for start in range(0, len(prep.groups), _BATCH):
+            s.execute(
+                insert(GroupRow),
+                [{"release_id": rid, **g} for g in prep.groups[start : start + _BATCH]],
+            )
+        if prep.hashes:
+            for start in range(0, len(prep.hashes), _BATCH):
+                s.execute(
+                    insert(MemberRow),
+                    [
+                        {"release_id": rid, "id_hash": h}
+                        for h in prep.hashes[start : start + _BATCH]
+                    ],
                 )
-                k = int(n or 0) + 1
-                while str(k) in taken:
-                    k += 1
-                label = str(k)
+        return row, True
+
+    def record(
+        self,
+        dataset: str,
+        release: PublishedRelease,
+        *,
+        version: str | None = None,
+        status: str = "candidate",
+        spec: Mapping[str, Any] | None = None,
+        manifest: Mapping[str, Any] | None = None,
+        criteria: Sequence[Mapping[str, Any]] | None = None,
+        identifiers: Iterable[str] | None = None,
+        member_hashes: Iterable[str] | None = None,
+        origin: Mapping[str, Any] | None = None,
+    ) -> ReleaseInfo:
+        """Record content of ``dataset`` in one transaction and return it.
+
+        ``status="candidate"`` records the content only (publishing it takes an attempt whose
+        checks pass). ``status="published"`` records a release that was *already published
+        elsewhere* (importing history): it counts for every later audit, and an attempt with
+        origin ``import`` says so. Identical content is recorded once (the existing release is
+        returned, ``created`` False). ``version``: a label (default: the next number of the
+        dataset, allocated under the dataset's lock).
+        """
+        dataset = _check_text(dataset, "dataset name")
+        version = _check_text(str(version), "version") if version is not None else None
+        if status not in ("candidate", "published"):
+            raise InputError(
+                f"content is recorded as candidate or published, not {status!r}: a block "
+                "belongs to an attempt (the gate records it; `ledger mark-blocked` by hand)"
+            )
+        prep = self._prepare(
+            release,
+            spec=spec,
+            manifest=manifest,
+            criteria=criteria,
+            identifiers=identifiers,
+            member_hashes=member_hashes,
+        )
+        with self._session(write=True) as s:
+            ds = self._lock_dataset(s, dataset)
+            row, created = self._content(s, ds, prep, version)
+            latest = None
+            if status == "published" and row.status != "published":
+                now = _now()
+                row.status, row.published_at, row.updated_at = "published", now, now
+                s.add(
+                    AttemptRow(
+                        uuid=str(uuidlib.uuid4()),
+                        release_id=row.id,
+                        status="published",
+                        required=[],
+                        first_release=False,
+                        origin=dict(origin or {}) | {"import": True},
+                        reasons=["recorded as already published (imported history)"],
+                        created_at=now,
+                        updated_at=now,
+                        decided_at=now,
+                    )
+                )
+                latest = "published"
             else:
-                label = version
+                latest = self._latest_status(s, row.id)
+            return _info(row, latest, created=created)
+
+    # ---------------------------------------------------------------- attempts
+    def open_attempt(
+        self,
+        dataset: str,
+        release: PublishedRelease,
+        *,
+        required: Sequence[str],
+        version: str | None = None,
+        first_release: bool = False,
+        origin: Mapping[str, Any] | None = None,
+        spec: Mapping[str, Any] | None = None,
+        manifest: Mapping[str, Any] | None = None,
+        criteria: Sequence[Mapping[str, Any]] | None = None,
+        identifiers: Iterable[str] | None = None,
+        member_hashes: Iterable[str] | None = None,
+    ) -> AttemptInfo:
+        """Record the content (once) and open an attempt to publish it, requiring the checks
+        named in ``required``.
+
+        A dataset without a published release needs ``first_release=True`` (a typo in a
+        dataset name must not start a new history); a dataset with one refuses it. Content
+        that is already published gets an attempt in status ``already-published``: nothing is
+        checked or published again, and every step says so.
+        """
+        dataset = _check_text(dataset, "dataset name")
+        version = _check_text(str(version), "version") if version is not None else None
+        names = _required(required)
+        prep = self._prepare(
+            release,
+            spec=spec,
+            manifest=manifest,
+            criteria=criteria,
+            identifiers=identifiers,
+            member_hashes=member_hashes,
+        )
+        with self._session(write=True) as s:
+            ds = self._lock_dataset(s, dataset)
+            published = s.scalar(
+                select(func.count())
+                .select_from(ReleaseRow)
+                .where(ReleaseRow.dataset == dataset, ReleaseRow.status == "published")
+            )
+            row, created = self._content(s, ds, prep, version)
+            now = _now()
+            attempt = AttemptRow(
+                uuid=str(uuidlib.uuid4()),
+                release_id=row.id,
+                status="open",
+                required=names,
+                first_release=bool(first_release),
+                origin=_plain(dict(origin or {}), "origin") or {},
+                reasons=[],
+                created_at=now,
+                updated_at=now,
+            )
+            if row.status == "published":
+                attempt.status = "already-published"
+                attempt.decided_at = now
+                attempt.reasons = [
+                    f"already published as release #{row.id} ({row.dataset} v{row.version}) "
+                    f"on {_iso(row.published_at)}; nothing was checked or published again"
+                ]
+            elif not published and not first_release:
+                known = sorted(
+                    set(
+                        s.scalars(
+                            select(ReleaseRow.dataset).where(ReleaseRow.status == "published")
+                        )
+                    )
+                )
+                raise InputError(
+                    f"dataset {dataset!r} has no published release in ledger {self.url}"
+                    + (f" (datasets with published releases: {', '.join(known)})" if known else "")
+                    + ": a typo? If this is its first release, declare it with "
+                    + f"{opt('first_release')} (it is then audited against nothing)"
+                )
+            elif published and first_release:
+                raise InputError(
+                    f"{opt('first_release')} is declared, but dataset {dataset!r} already has "
+                    f"{published} published release(s) to audit against: remove "
+                    f"{opt('first_release')}"
+                )
+            s.add(attempt)
+            s.flush()
+            return self._attempt_info(s, attempt, row, created=created)
+
+    def _attempt_row(self, s: Session, ref: str | int, lock: bool = False) -> AttemptRow:
+        q = select(AttemptRow)
+        if isinstance(ref, int) and not isinstance(ref, bool):
+            _check_id(ref, "attempt id")
+            q = q.where(AttemptRow.id == ref)
+        else:
+            text = str(ref).strip()
+            if text.isdigit():
+                rid = int(text)
+                _check_id(rid, "attempt id")
+                q = q.where(AttemptRow.id == rid)
+            else:
+                q = q.where(AttemptRow.uuid == _check_uuid(text, "attempt"))
+        if lock:
+            q = q.with_for_update()
+        row = s.scalars(q).first()
+        if row is None:
+            raise InputError(f"attempt {ref!r} does not exist in ledger {self.url}")
+        return row
+
+    def _attempt_info(
+        self, s: Session, a: AttemptRow, row: ReleaseRow | None = None, created: bool = False
+    ) -> AttemptInfo:
+        rel = row or s.get(ReleaseRow, a.release_id)
+        assert rel is not None
+        checks = s.scalars(
+            select(CheckRow).where(CheckRow.attempt_id == a.id).order_by(CheckRow.id)
+        ).all()
+        return AttemptInfo(
+            id=a.id,
+            uuid=a.uuid,
+            status=a.status,
+            release=_info(rel, self._latest_status(s, rel.id), created=created),
+            required=list(a.required or []),
+            first_release=bool(a.first_release),
+            origin=dict(a.origin or {}),
+            reasons=list(a.reasons or []),
+            destination=a.destination,
+            created_at=_iso(a.created_at) or "",
+            updated_at=_iso(a.updated_at) or "",
+            decided_at=_iso(a.decided_at),
+            superseded_at=_iso(a.superseded_at),
+            superseded_by=a.superseded_by,
+            supersede_reason=a.supersede_reason,
+            checks=[_check_info(c) for c in checks],
+        )
+
+    def _latest_status(self, s: Session, release_id: int) -> str | None:
+        return s.scalars(
+            select(AttemptRow.status)
+            .where(AttemptRow.release_id == release_id)
+            .order_by(AttemptRow.id.desc())
+            .limit(1)
+        ).first()
+
+    def attempt(self, ref: str | int) -> AttemptInfo:
+        """An attempt by UUID or id, with its checks."""
+        return self._read(lambda s: self._attempt_info(s, self._attempt_row(s, ref)))
+
+    def attempts(self, release_id: int) -> list[AttemptInfo]:
+        """Every attempt of a release, oldest first."""
+
+        def go(s: Session) -> list[AttemptInfo]:
+            row = self._row(s, release_id)
+            rows = s.scalars(
+                select(AttemptRow).where(AttemptRow.release_id == row.id).order_by(AttemptRow.id)
+            ).all()
+            return [self._attempt_info(s, a, row) for a in rows]
+
+        return self._read(go)
+
+    def record_check(
+        self,
+        attempt: str | int,
+        *,
+        name: str,
+        step: str,
+        safe: bool | None,
+        outcome: str,
+        envelope: Mapping[str, Any],
+    ) -> AttemptInfo:
+        """Record (or replace) check ``name`` of an open attempt. A decided attempt takes no
+        more checks (:class:`IllegalTransition`); an ``already-published`` one ignores them."""
+        name = _check_text(name, "check name")
+        if safe is not None and not isinstance(safe, bool):
+            raise InputError(f"a verdict is true, false or none, got {safe!r}")
+        payload = _plain(dict(envelope), "the check's report")
+        with self._session(write=True) as s:
+            a = self._attempt_row(s, attempt, lock=True)
+            if a.status == "already-published":
+                return self._attempt_info(s, a)
+            if a.status != "open":
+                raise IllegalTransition(
+                    f"attempt {a.uuid} was already decided ({a.status} at {_iso(a.decided_at)}): "
+                    "a decided attempt takes no more checks; open a new attempt"
+                )
+            s.execute(delete(CheckRow).where(CheckRow.attempt_id == a.id, CheckRow.name == name))
+            s.add(
+                CheckRow(
+                    attempt_id=a.id,
+                    name=name,
+                    step=_check_text(step, "step"),
+                    safe=safe,
+                    outcome=_check_text(outcome, "outcome"),
+                    envelope=payload,
+                    created_at=_now(),
+                )
+            )
+            a.updated_at = _now()
+            s.flush()
+            return self._attempt_info(s, a)
+
+    def decide(
+        self,
+        attempt: str | int,
+        *,
+        failed_tasks: Mapping[str, str] | None = None,
+        destination: str | None = None,
+    ) -> AttemptInfo:
+        """The gate: read back every check of the attempt and decide, in one transaction.
+
+        Blocked (with every reason) when a task it depends on did not succeed
+        (``failed_tasks``: task -> state), a required check has no result, a recorded check
+        did not pass (``safe`` is not True), or nothing was checked at all. Otherwise the
+        attempt moves to ``publishing`` and the content to ``published`` (from now on it
+        counts in every audit); :meth:`finish_publish` completes it once the files are in
+        place. A decided attempt is returned as it is (a re-run of the gate is idempotent).
+        """
+        with self._session(write=True) as s:
+            a = self._attempt_row(s, attempt, lock=True)
+            if a.status == "superseded":
+                raise IllegalTransition(
+                    f"attempt {a.uuid} was blocked and then superseded by {a.superseded_by}: "
+                    "open a new attempt"
+                )
+            if a.status != "open":
+                return self._attempt_info(s, a)
+            row = s.get(ReleaseRow, a.release_id, with_for_update=True)
+            assert row is not None
+            checks = s.scalars(
+                select(CheckRow).where(CheckRow.attempt_id == a.id).order_by(CheckRow.id)
+            ).all()
+            reasons = _gate_reasons(list(a.required or []), checks, failed_tasks or {})
+            if not reasons:
                 clash = s.scalars(
                     select(ReleaseRow).where(
-                        ReleaseRow.dataset == dataset, ReleaseRow.version == label
+                        ReleaseRow.dataset == row.dataset,
+                        ReleaseRow.version == row.version,
+                        ReleaseRow.status == "published",
+                        ReleaseRow.id != row.id,
                     )
                 ).first()
                 if clash is not None:
-                    raise InputError(
-                        f"{dataset!r} version {label!r} is already recorded with different "
-                        f"content (release #{clash.id}, hash {clash.content_hash[:12]}); "
-                        "choose another version"
-                    )
+                    reasons = [
+                        f"version {row.version!r} of {row.dataset!r} is already published "
+                        f"(release #{clash.id}): open the attempt under another version"
+                    ]
             now = _now()
-            row = ReleaseRow(
-                dataset=dataset,
-                version=label,
-                created_at=now,
-                updated_at=now,
-                status=status,
-                kind=release.kind,
-                sensitive=release.sensitive,
-                qis=list(release.qis),
-                spec=payload["spec"],
-                manifest=payload["manifest"],
-                criteria=payload["criteria"],
-                reasons=payload["reasons"],
-                content_hash=content,
-                n_records=release.n_records,
-                n_groups=release.n_groups,
-                n_members=len(hashes) if hashes is not None else None,
-                key_fingerprint=fingerprint,
-            )
-            s.add(row)
-            s.flush()
-            rid = row.id
-            for start in range(0, len(groups), _BATCH):
-                s.execute(
-                    insert(GroupRow),
-                    [{"release_id": rid, **g} for g in groups[start : start + _BATCH]],
-                )
-            if hashes:
-                for start in range(0, len(hashes), _BATCH):
-                    s.execute(
-                        insert(MemberRow),
-                        [{"release_id": rid, "id_hash": h} for h in hashes[start : start + _BATCH]],
-                    )
-            return _info(row, created=True)
-
-    def _transition(self, s: Session, row: ReleaseRow, status: str, reasons: list[str]) -> None:
-        """Move an existing release to ``status`` when that is a legal step."""
-        if row.status == status or status == "candidate":
-            return
-        if row.status == "published":
-            if status == "blocked":
-                raise InputError(
-                    f"release #{row.id} ({row.dataset} v{row.version}) is already published; "
-                    "it cannot be blocked any more"
-                )
-            return
-        if row.status == "blocked" and status == "published":
-            why = "; ".join(row.reasons or []) or "no reason recorded"
-            raise InputError(
-                f"release #{row.id} ({row.dataset} v{row.version}) was blocked ({why}); "
-                "it cannot be published"
-            )
-        row.status = status
-        if status == "blocked":
-            row.reasons = list(reasons)
-        row.updated_at = _now()
-
-    def mark_published(self, release_id: int) -> ReleaseInfo:
-        """candidate -> published (a no-op when already published)."""
-        with Session(self.engine) as s, s.begin():
-            row = self._row(s, release_id)
-            self._transition(s, row, "published", [])
-            return _info(row)
-
-    def mark_blocked(self, release_id: int, reasons: Sequence[str]) -> ReleaseInfo:
-        """candidate -> blocked with ``reasons``."""
-        if not reasons:
-            raise InputError("a blocked release needs at least one reason")
-        clean = [_check_text(str(r), "reason") for r in reasons]
-        with Session(self.engine) as s, s.begin():
-            row = self._row(s, release_id)
-            if row.status == "blocked":
-                row.reasons = list(row.reasons or []) + [r for r in clean if r not in row.reasons]
-                row.updated_at = _now()
+            a.updated_at = a.decided_at = now
+            if reasons:
+                a.status, a.reasons = "blocked", reasons
             else:
-                self._transition(s, row, "blocked", clean)
-            return _info(row)
+                a.status, a.destination = "publishing", destination
+                row.status, row.published_at, row.updated_at = "published", now, now
+            s.flush()
+            return self._attempt_info(s, a, row)
+
+    def finish_publish(self, attempt: str | int) -> AttemptInfo:
+        """``publishing`` -> ``published`` once the files are in place (idempotent)."""
+        with self._session(write=True) as s:
+            a = self._attempt_row(s, attempt, lock=True)
+            if a.status in ("published", "already-published"):
+                return self._attempt_info(s, a)
+            if a.status != "publishing":
+                raise IllegalTransition(
+                    f"attempt {a.uuid} is {a.status}, not publishing: only the gate publishes"
+                )
+            a.status, a.updated_at = "published", _now()
+            return self._attempt_info(s, a)
+
+    def block(
+        self, attempt: str | int, reasons: Sequence[str], by: str | None = None
+    ) -> AttemptInfo:
+        """Block an open attempt by hand (a steward's decision), with reasons."""
+        clean = [_check_text(str(r), "reason") for r in reasons]
+        if not clean:
+            raise InputError("a block needs at least one reason")
+        if by:
+            clean.append(f"blocked by {_check_text(by, 'name')}")
+        with self._session(write=True) as s:
+            a = self._attempt_row(s, attempt, lock=True)
+            if a.status == "blocked":
+                a.reasons = list(a.reasons or []) + [r for r in clean if r not in (a.reasons or [])]
+            elif a.status == "open":
+                a.status, a.reasons, a.decided_at = "blocked", clean, _now()
+            else:
+                raise IllegalTransition(
+                    f"attempt {a.uuid} is {a.status}: only an open attempt can be blocked"
+                )
+            a.updated_at = _now()
+            return self._attempt_info(s, a)
+
+    def supersede(self, attempt: str | int, reason: str, by: str) -> AttemptInfo:
+        """A steward sets a blocked attempt aside (who, when and why are kept); the release
+        is no longer shown as blocked, and a new attempt judges it afresh."""
+        reason = _check_text(reason, "reason")
+        by = _check_text(by, "steward name")
+        with self._session(write=True) as s:
+            a = self._attempt_row(s, attempt, lock=True)
+            if a.status != "blocked":
+                raise IllegalTransition(
+                    f"attempt {a.uuid} is {a.status}: only a blocked attempt can be superseded"
+                )
+            now = _now()
+            a.status, a.superseded_at, a.superseded_by = "superseded", now, by
+            a.supersede_reason, a.updated_at = reason, now
+            return self._attempt_info(s, a)
+
+    def open_attempt_of(self, release_id: int) -> AttemptInfo:
+        """The latest open attempt of a release (for the by-hand commands)."""
+
+        def go(s: Session) -> AttemptInfo:
+            row = self._row(s, release_id)
+            a = s.scalars(
+                select(AttemptRow)
+                .where(AttemptRow.release_id == row.id, AttemptRow.status == "open")
+                .order_by(AttemptRow.id.desc())
+            ).first()
+            if a is None:
+                raise IllegalTransition(
+                    f"release #{row.id} ({row.dataset} v{row.version}) has no open attempt"
+                )
+            return self._attempt_info(s, a, row)
+
+        return self._read(go)
+
+    # ------------------------------------------------------------ by-hand paths
+    def mark_published(self, release_id: int) -> AttemptInfo:
+        """Publish a release's open attempt through the gate (no files are copied): it is
+        published only when every check of the attempt passed, else it is blocked."""
+        attempt = self.open_attempt_of(release_id)
+        decided = self.decide(attempt.uuid)
+        if decided.status == "publishing":
+            return self.finish_publish(decided.uuid)
+        return decided
+
+    def mark_blocked(
+        self, release_id: int, reasons: Sequence[str], by: str | None = None
+    ) -> AttemptInfo:
+        """Block a release's open attempt by hand."""
+        return self.block(self.open_attempt_of(release_id).uuid, reasons, by)
 
     def delete(self, release_id: int) -> None:
-        """Remove a candidate or blocked release (published ones are history: refused)."""
-        with Session(self.engine) as s, s.begin():
+        """Remove content that was never published, with its attempts (published releases are
+        history: refused)."""
+        with self._session(write=True) as s:
             row = self._row(s, release_id)
             if row.status == "published":
-                raise InputError(f"release #{release_id} is published; it cannot be deleted")
-            s.execute(delete(ReportRow).where(ReportRow.release_id == release_id))
+                raise IllegalTransition(f"release #{release_id} is published; it cannot be deleted")
+            ids = list(s.scalars(select(AttemptRow.id).where(AttemptRow.release_id == row.id)))
+            if ids:
+                s.execute(delete(ReportRow).where(ReportRow.attempt_id.in_(ids)))
+                s.execute(delete(CheckRow).where(CheckRow.attempt_id.in_(ids)))
+                s.execute(delete(AttemptRow).where(AttemptRow.id.in_(ids)))
             s.execute(delete(MemberRow).where(MemberRow.release_id == release_id))
             s.execute(delete(GroupRow).where(GroupRow.release_id == release_id))
             s.execute(delete(ReleaseRow).where(ReleaseRow.id == release_id))
 
     # ----------------------------------------------------------------- reports
-    def attach_report(self, release_id: int, report: Mapping[str, Any]) -> str:
-        """Store the release report of ``release_id`` (a JSON-compatible mapping, e.g.
-        ``ReleaseReport.to_dict()``), replacing an earlier one, in one transaction.
-        Returns the time it was stored (ISO 8601, UTC)."""
+    def attach_report(self, attempt: str | int, report: Mapping[str, Any]) -> str:
+        """Store the release report of an attempt (a JSON-compatible mapping), replacing an
+        earlier one, in one transaction. Returns when it was stored (ISO 8601, UTC)."""
         if not isinstance(report, Mapping):
             raise InputError(f"a release report is a mapping, got {type(report).__name__}")
         payload = _plain(dict(report), "the release report")
-        for attempt in range(_RETRIES):
-            try:
-                with Session(self.engine) as s, s.begin():
-                    self._row(s, release_id)
-                    now = _now()
-                    row = s.get(ReportRow, release_id)
-                    if row is None:
-                        s.add(ReportRow(release_id=release_id, created_at=now, report=payload))
-                    else:
-                        row.report = payload
-                        row.created_at = now
-                    return _iso(now)
-            except IntegrityError:  # a concurrent writer inserted it first: replace theirs
-                time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
-        raise InputError(f"could not store the report of release #{release_id}: "
-                         "concurrent writers kept conflicting")  # fmt: skip
+        with self._session(write=True) as s:
+            a = self._attempt_row(s, attempt, lock=True)
+            now = _now()
+            stored = s.get(ReportRow, a.id)
+            if stored is None:
+                s.add(ReportRow(attempt_id=a.id, release_id=a.release_id, created_at=now,
+                                report=payload))  # fmt: skip
+            else:
+                stored.report, stored.created_at = payload, now
+            return _iso(now) or ""
 
     def report(self, release_id: int) -> dict[str, Any] | None:
-        """The stored release report of ``release_id`` (None when none was stored)."""
-        with Session(self.engine) as s, s.begin():
+        """The newest stored report of a release (None when none was stored)."""
+
+        def go(s: Session) -> dict[str, Any] | None:
             self._row(s, release_id)
-            row = s.get(ReportRow, release_id)
+            row = s.scalars(
+                select(ReportRow)
+                .where(ReportRow.release_id == release_id)
+                .order_by(ReportRow.attempt_id.desc())
+            ).first()
             return dict(row.report) if row is not None else None
 
+        return self._read(go)
+
+    def attempt_report(self, attempt: str | int) -> dict[str, Any] | None:
+        """The stored report of one attempt."""
+
+        def go(s: Session) -> dict[str, Any] | None:
+            a = self._attempt_row(s, attempt)
+            row = s.get(ReportRow, a.id)
+            return dict(row.report) if row is not None else None
+
+        return self._read(go)
+
     def report_times(self, release_ids: Iterable[int] | None = None) -> dict[int, str]:
-        """``{release id: when its report was stored}`` for the releases that have one."""
-        q = select(ReportRow.release_id, ReportRow.created_at)
+        """``{release id: when its newest report was stored}`` for releases that have one."""
+        q = select(ReportRow.release_id, func.max(ReportRow.created_at)).group_by(
+            ReportRow.release_id
+        )
         if release_ids is not None:
             q = q.where(ReportRow.release_id.in_([int(r) for r in release_ids]))
-        with Session(self.engine) as s, s.begin():
-            return {int(rid): _iso(ts) for rid, ts in s.execute(q)}
+        return self._read(
+            lambda s: {int(rid): _iso(ts) or "" for rid, ts in s.execute(q) if ts is not None}
+        )
 
     # ------------------------------------------------------------------- reads
     def _row(self, s: Session, release_id: int) -> ReleaseRow:
-        if isinstance(release_id, bool) or not isinstance(release_id, int):
-            raise InputError(f"a release id is a whole number, got {release_id!r}")
+        _check_id(release_id, "release id")
         row = s.get(ReleaseRow, release_id)
         if row is None:
             raise InputError(f"release #{release_id} does not exist in ledger {self.url}")
         return row
 
     def info(self, release_id: int) -> ReleaseInfo:
-        with Session(self.engine) as s, s.begin():
-            return _info(self._row(s, release_id))
+        def go(s: Session) -> ReleaseInfo:
+            row = self._row(s, release_id)
+            return _info(row, self._latest_status(s, row.id))
+
+        return self._read(go)
+
+    def by_uuid(self, uuid: str) -> ReleaseInfo:
+        key = _check_uuid(uuid, "release")
+
+        def go(s: Session) -> ReleaseInfo:
+            row = s.scalars(select(ReleaseRow).where(ReleaseRow.uuid == key)).first()
+            if row is None:
+                raise InputError(f"release {uuid} does not exist in ledger {self.url}")
+            return _info(row, self._latest_status(s, row.id))
+
+        return self._read(go)
 
     def find(self, dataset: str, version: str) -> ReleaseInfo:
-        with Session(self.engine) as s, s.begin():
-            row = s.scalars(
-                select(ReleaseRow).where(
-                    ReleaseRow.dataset == dataset, ReleaseRow.version == str(version)
-                )
-            ).first()
-            if row is None:
+        """A release by dataset and version label (the published one when several unpublished
+        contents carried the label, else the newest)."""
+
+        def go(s: Session) -> ReleaseInfo:
+            rows = s.scalars(
+                select(ReleaseRow)
+                .where(ReleaseRow.dataset == dataset, ReleaseRow.version == str(version))
+                .order_by(ReleaseRow.id.desc())
+            ).all()
+            if not rows:
                 raise InputError(f"{dataset!r} version {version!r} is not in ledger {self.url}")
-            return _info(row)
+            row = next((r for r in rows if r.status == "published"), rows[0])
+            return _info(row, self._latest_status(s, row.id))
+
+        return self._read(go)
 
     def resolve(self, ref: str) -> ReleaseInfo:
-        """A release by ``ID`` / ``#ID`` or ``DATASET@VERSION``."""
-        text = ref.strip()
+        """A release by ``ID`` / ``#ID``, UUID or ``DATASET@VERSION``."""
+        text = str(ref).strip()
         if "@" in text:
             dataset, _, version = text.rpartition("@")
             return self.find(dataset, version)
-        try:
-            rid = int(text.lstrip("#"))
-        except ValueError:
+        if _looks_like_uuid(text):
+            return self.by_uuid(text)
+        digits = text.lstrip("#")
+        if not digits.isdigit():
             raise InputError(
-                f"{ref!r} is not a release reference (use an id such as 3, or DATASET@VERSION)"
-            ) from None
-        return self.info(rid)
+                f"{ref!r} is not a release reference (use an id such as 3, a UUID, or "
+                "DATASET@VERSION)"
+            )
+        return self.info(int(digits))
+
+    def datasets(self) -> list[str]:
+        """Every dataset with at least one recorded release."""
+        return self._read(lambda s: sorted(set(s.scalars(select(ReleaseRow.dataset).distinct()))))
 
     def list(
         self,
@@ -526,7 +1054,8 @@ class ReleaseLedger:
         status: str | None = None,
         datasets: Sequence[str] | None = None,
     ) -> list[ReleaseInfo]:
-        """Releases, oldest first, optionally of one dataset / several / one status."""
+        """Releases, oldest first, optionally of one dataset / several / one status (as
+        shown: published, blocked, superseded, candidate)."""
         if status is not None and status not in STATUSES:
             raise InputError(f"unknown status {status!r} (known: {', '.join(STATUSES)})")
         q = select(ReleaseRow).order_by(ReleaseRow.id)
@@ -534,14 +1063,33 @@ class ReleaseLedger:
             q = q.where(ReleaseRow.dataset == dataset)
         if datasets:
             q = q.where(ReleaseRow.dataset.in_(list(datasets)))
-        if status is not None:
-            q = q.where(ReleaseRow.status == status)
-        with Session(self.engine) as s, s.begin():
-            return [_info(r) for r in s.scalars(q)]
+        if status == "published":
+            q = q.where(ReleaseRow.status == "published")
+
+        def go(s: Session) -> list[ReleaseInfo]:
+            rows = s.scalars(q).all()
+            latest: dict[int, str] = {}
+            if rows:
+                sub = (
+                    select(AttemptRow.release_id, func.max(AttemptRow.id).label("last"))
+                    .group_by(AttemptRow.release_id)
+                    .subquery()
+                )
+                pairs = s.execute(
+                    select(AttemptRow.release_id, AttemptRow.status).join(
+                        sub, AttemptRow.id == sub.c.last
+                    )
+                ).all()
+                latest = {int(r): str(st) for r, st in pairs}
+            infos = [_info(r, latest.get(r.id)) for r in rows]
+            return [i for i in infos if status is None or i.status == status]
+
+        return self._read(go)
 
     def release(self, release_id: int) -> PublishedRelease:
         """The published groups of a release, named ``DATASET vVERSION``."""
-        with Session(self.engine) as s, s.begin():
+
+        def go(s: Session) -> PublishedRelease:
             row = self._row(s, release_id)
             rows = s.scalars(
                 select(GroupRow)
@@ -559,34 +1107,108 @@ class ReleaseLedger:
                 name=f"{row.dataset} v{row.version}",
             )
 
+        return self._read(go)
+
     def member_hashes(self, release_id: int) -> frozenset[str] | None:
         """The identifier hashes of a release (None when none were recorded). Refuses hashes
         made with another key than this ledger's (they could not be compared)."""
-        with Session(self.engine) as s, s.begin():
+
+        def go(s: Session) -> frozenset[str] | None:
             row = self._row(s, release_id)
             if row.n_members is None:
                 return None
             key = self.hash_key(required=True)
             assert key is not None
-            if row.key_fingerprint != key_fingerprint(key):
+            if not fingerprint_matches(row.key_fingerprint, key):
                 raise InputError(
                     f"release #{row.id} ({row.dataset} v{row.version}) was hashed with another "
-                    f"key (fingerprint {row.key_fingerprint}, ours {key_fingerprint(key)}); "
-                    f"set {self.key_env} to the key used then"
+                    f"key than the one in {self.key_env}; set it to the key used then"
                 )
             return frozenset(
                 s.scalars(select(MemberRow.id_hash).where(MemberRow.release_id == release_id))
             )
 
+        return self._read(go)
+
+    def stored_member_hashes(self, release_id: int) -> Sequence[str]:
+        """The identifier hashes stored with a release, as stored (for its content hash)."""
+
+        def go(s: Session) -> Sequence[str]:
+            self._row(s, release_id)
+            return tuple(
+                s.scalars(select(MemberRow.id_hash).where(MemberRow.release_id == release_id))
+            )
+
+        return self._read(go)
+
     def verify(self, release_id: int) -> bool:
         """True when the stored groups (and hashes) still hash to the stored content hash."""
         info = self.info(release_id)
         rel = self.release(release_id)
-        with Session(self.engine) as s, s.begin():
-            hashes = list(
-                s.scalars(select(MemberRow.id_hash).where(MemberRow.release_id == release_id))
-            )
-        return rel.content_hash(hashes) == info.content_hash
+        return rel.content_hash(self.stored_member_hashes(release_id)) == info.content_hash
+
+
+def _gate_reasons(
+    required: Sequence[str], checks: Sequence[CheckRow], failed_tasks: Mapping[str, str]
+) -> list[str]:
+    """Every reason an attempt may not be published (empty: it may)."""
+    reasons = [
+        f"task {task} ended {state}: the release depends on it"
+        for task, state in sorted(failed_tasks.items())
+    ]
+    by_name = {c.name: c for c in checks}
+    for name in required:
+        if name not in by_name:
+            reasons.append(f"{name}: no result was recorded (its task failed or did not run)")
+    order = [*required, *sorted(n for n in by_name if n not in required)]
+    for name in order:
+        c = by_name.get(name)
+        if c is None or c.safe is True:
+            continue
+        env = c.envelope if isinstance(c.envelope, dict) else {}
+        why = [str(r) for r in env.get("reasons") or []]
+        if c.safe is None:
+            why = why or [str(env.get("summary") or "no verdict (an estimate without a threshold)")]
+            reasons.append(f"{name}: gave no verdict: {'; '.join(why)}")
+        else:
+            reasons.append(f"{name}: {'; '.join(why) or str(env.get('summary') or 'failed')}")
+    if not checks:
+        reasons.append("no check was recorded for this attempt: nothing says it is safe")
+    return reasons
+
+
+def _required(required: Sequence[str]) -> list[str]:
+    if isinstance(required, str) or not isinstance(required, Sequence):
+        raise InputError(f"the required checks are a list of names, got {type(required).__name__}")
+    names = [_check_text(str(n), "check name") for n in required]
+    if not names:
+        raise InputError("an attempt needs at least one required check: name the checks")
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise InputError(f"required check {dupes[0]!r} is named twice")
+    return names
+
+
+def _looks_like_uuid(text: str) -> bool:
+    try:
+        uuidlib.UUID(text)
+    except ValueError:
+        return False
+    return len(text) == 36
+
+
+def _check_uuid(text: str, what: str) -> str:
+    if not _looks_like_uuid(text):
+        raise InputError(f"{text[:60]!r} is not a {what} id or UUID")
+    return str(uuidlib.UUID(text))
+
+
+def _check_id(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"a {what} is a whole number, got {value!r}")
+    if not 1 <= value <= MAX_ID:
+        raise InputError(f"a {what} is between 1 and {MAX_ID:,}, got {value}")
+    return value
 
 
 def _check_text(value: str, what: str) -> str:
@@ -594,13 +1216,8 @@ def _check_text(value: str, what: str) -> str:
         raise InputError(f"the {what} must be text, got {type(value).__name__}")
     if not value.strip():
         raise InputError(f"the {what} is empty")
-    if len(value) > 255 and what in ("dataset name", "version"):
+    if len(value) > 255 and what in ("dataset name", "version", "check name", "steward name"):
         raise InputError(f"the {what} is longer than 255 characters")
     if "\x00" in value:
         raise InputError(f"the {what} contains a NUL character")
     return value
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(getattr(exc, "orig", None) or exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

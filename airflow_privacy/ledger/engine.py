@@ -1,18 +1,25 @@
-"""Turning a ledger URL (or an Engine) into a configured SQLAlchemy engine.
+"""Turning a ledger URL (or an Engine) into a configured SQLAlchemy engine, and database
+errors into the project's errors.
 
-* ``None``: ``$AIRFLOW_PRIVACY_LEDGER_URL``, else the SQLite file
-  ``airflow-privacy-ledger.db`` in the working directory;
 * a plain path (``ledger.db``): that SQLite file;
 * ``sqlite:///path``, ``postgresql+psycopg://user:pass@host/db`` (``postgresql://`` is read
   as psycopg 3, the driver the ``postgres`` extra installs);
-* an existing :class:`sqlalchemy.engine.Engine` (an Airflow hook builds it from a
-  connection), used as it is apart from the SQLite settings below.
+* an existing :class:`sqlalchemy.engine.Engine` (an Airflow hook may build one), used as it
+  is apart from the SQLite settings below.
 
-SQLite: write-ahead log, a 30 s busy timeout, foreign keys on, and every transaction opened
-with ``BEGIN IMMEDIATE`` so that concurrent writers queue instead of failing when a read lock
-would be upgraded. Switching a fresh file to the write-ahead log ignores SQLite's busy
-handler (it fails at once with "database is locked" while another process holds the file),
-so that one statement is retried here until the busy timeout runs out.
+Which ledger to open is decided elsewhere, in one place (:mod:`.location`).
+
+SQLite: write-ahead log, foreign keys on; a *write* transaction is opened with
+``BEGIN IMMEDIATE`` so that concurrent writers queue on the lock (for up to
+``AIRFLOW_PRIVACY_LEDGER_LOCK_TIMEOUT`` seconds, default 600) instead of failing when a read
+lock would be upgraded; a *read* transaction (the ``ledger_read`` execution option) is a
+plain deferred ``BEGIN``, which in WAL mode never waits for a writer. Switching a fresh file
+to the write-ahead log ignores SQLite's busy handler, so that one statement is retried here
+until the timeout runs out.
+
+:func:`classify` maps a database exception to :class:`LedgerUnavailable` (unreachable, locked
+too long, a lost race: retry later), :class:`InputError` (not a ledger, a corrupt file, a
+bad URL) or leaves it alone (a bug).
 """
 
 from __future__ import annotations
@@ -28,39 +35,57 @@ from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.pool import StaticPool
 
-from airflow_privacy.errors import InputError
+from airflow_privacy.errors import InputError, LedgerUnavailable, PrivacyGateError, opt
 
-URL_ENV = "AIRFLOW_PRIVACY_LEDGER_URL"
-DEFAULT_FILE = "airflow-privacy-ledger.db"
-BUSY_TIMEOUT_S = 30
+LOCK_TIMEOUT_ENV = "AIRFLOW_PRIVACY_LEDGER_LOCK_TIMEOUT"
+DEFAULT_LOCK_TIMEOUT_S = 600.0
+READ = {"ledger_read": True}  # execution options of a read-only transaction
+MAX_ID = 2**31 - 1  # the ids are INTEGER columns
 
 
-def default_url() -> str:
-    return os.environ.get(URL_ENV) or f"sqlite:///{DEFAULT_FILE}"
+def lock_timeout() -> float:
+    """Seconds a writer waits for the SQLite write lock (environment, default 600)."""
+    raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_LOCK_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        raise InputError(f"{LOCK_TIMEOUT_ENV} must be a number of seconds, got {raw!r}") from None
+    if not 0 < value <= 86_400:
+        raise InputError(f"{LOCK_TIMEOUT_ENV} must be in (0, 86400] seconds, got {raw!r}")
+    return value
 
 
 def safe_url(url: URL | str) -> str:
-    """The URL with its password masked, for messages."""
+    """The URL with its password masked (also a ``password=`` query parameter), for
+    messages."""
     try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
+        parsed = make_url(url) if isinstance(url, str) else url
+    except (ArgumentError, ValueError):
         return "<unparsable URL>"
+    query = {
+        k: ("***" if "pass" in k.lower() or "secret" in k.lower() else v)
+        for k, v in parsed.query.items()
+    }
+    return parsed.set(query=query).render_as_string(hide_password=True)
 
 
-def parse_url(url: str | URL | None) -> URL:
-    if url is None:
-        url = default_url()
+def parse_url(url: str | URL) -> URL:
     if isinstance(url, URL):
         parsed = url
     else:
         text = str(url).strip()
         if not text:
-            raise InputError("the ledger URL is empty")
+            raise InputError(f"the ledger URL is empty ({opt('ledger')})")
+        if "\x00" in text:
+            raise InputError("the ledger URL contains a NUL character")
         if "://" not in text:
             text = f"sqlite:///{Path(text).expanduser()}"
         try:
             parsed = make_url(text)
-        except ArgumentError:
+            _ = parsed.port  # a malformed port raises here
+        except (ArgumentError, ValueError):
             raise InputError(
                 f"{safe_url(text)!r} is not a ledger URL (use a file path, sqlite:///PATH or "
                 "postgresql+psycopg://USER:PASSWORD@HOST/DB)"
@@ -82,8 +107,17 @@ def sqlite_path(url: URL) -> Path | None:
     return Path(db)
 
 
-def make_engine(url: str | URL | None, create: bool = True) -> Engine:
-    """An engine for ``url``; ``create=False`` refuses to create a missing SQLite file."""
+def sqlite_exists(url: str | URL) -> bool | None:
+    """Whether a SQLite ledger file exists (None: not a SQLite file URL)."""
+    parsed = parse_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return None
+    path = sqlite_path(parsed)
+    return None if path is None else path.is_file()
+
+
+def make_engine(url: str | URL, create: bool = True) -> Engine:
+    """An engine for ``url``; ``create=False`` refuses a missing SQLite file."""
     parsed = parse_url(url)
     kwargs: dict[str, Any] = {"future": True}
     if parsed.get_backend_name() == "sqlite":
@@ -91,18 +125,22 @@ def make_engine(url: str | URL | None, create: bool = True) -> Engine:
         if path is None:
             kwargs.update(poolclass=StaticPool, connect_args={"check_same_thread": False})
         else:
-            if not path.parent.exists():
+            if not path.parent.is_dir():
                 raise InputError(f"folder {str(path.parent)!r} of the ledger file does not exist")
             if path.is_dir():
-                raise InputError(f"ledger path {str(path)!r} is a directory, expected a file")
+                raise InputError(f"ledger path {str(path)!r} is a folder, expected a file")
+            if path.exists() and not path.is_file():
+                raise InputError(f"ledger path {str(path)!r} is not a regular file")
             if not create and not path.exists():
                 raise InputError(
-                    f"ledger file {str(path)!r} does not exist (record a release first, "
-                    "or check --ledger)"
+                    f"ledger file {str(path)!r} does not exist: nothing has been recorded "
+                    f"there (check {opt('ledger')} for a typo)"
                 )
-            kwargs["connect_args"] = {"timeout": BUSY_TIMEOUT_S}
+            kwargs["connect_args"] = {"timeout": lock_timeout()}
     else:
         kwargs["pool_pre_ping"] = True
+        if parsed.get_backend_name() == "postgresql":
+            kwargs["connect_args"] = {"connect_timeout": 10}
     try:
         engine = create_engine(parsed, **kwargs)
     except NoSuchModuleError:
@@ -115,8 +153,8 @@ def make_engine(url: str | URL | None, create: bool = True) -> Engine:
             f"the database driver for {safe_url(parsed)!r} is not installed ({exc.name}); "
             "for PostgreSQL install the 'postgres' extra (psycopg 3)"
         ) from None
-    except ArgumentError as exc:
-        raise InputError(f"bad ledger URL {safe_url(parsed)!r}: {exc}") from None
+    except (ArgumentError, TypeError, ValueError) as exc:
+        raise InputError(f"bad ledger URL {safe_url(parsed)!r}: {_first_line(exc)}") from None
     configure(engine)
     return engine
 
@@ -129,33 +167,35 @@ def configure(engine: Engine) -> Engine:
     if not is_sqlite(engine) or getattr(engine, _CONFIGURED, False):
         return engine
     memory = sqlite_path(engine.url) is None
+    busy_ms = int(lock_timeout() * 1000)
 
     @event.listens_for(engine, "connect")
     def _connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we emit BEGIN ourselves
         cur = dbapi_conn.cursor()
-        cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_S * 1000}")
+        cur.execute(f"PRAGMA busy_timeout={busy_ms}")
         if not memory:
-            _enable_wal(cur)
+            _enable_wal(cur, busy_ms / 1000)
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
 
     @event.listens_for(engine, "begin")
     def _begin(conn: Any) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        read = conn.get_execution_options().get("ledger_read", False)
+        conn.exec_driver_sql("BEGIN" if read else "BEGIN IMMEDIATE")
 
     setattr(engine, _CONFIGURED, True)
     return engine
 
 
-def _enable_wal(cur: Any) -> None:
+def _enable_wal(cur: Any, timeout: float) -> None:
     """``PRAGMA journal_mode=WAL``, retried while another connection holds the file.
 
     The journal-mode switch needs an exclusive lock and returns ``SQLITE_BUSY`` without
     calling the busy handler, so two processes opening a fresh ledger at once would otherwise
     see "database is locked" immediately.
     """
-    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    deadline = time.monotonic() + timeout
     delay = 0.002
     while True:
         try:
@@ -169,3 +209,72 @@ def _enable_wal(cur: Any) -> None:
                 raise
             time.sleep(delay)
             delay = min(delay * 2, 0.1)
+
+
+# --------------------------------------------------------------------------- errors
+_UNAVAILABLE = (
+    "database is locked",
+    "database table is locked",
+    "could not connect",
+    "connection refused",
+    "connection timed out",
+    "timeout expired",
+    "server closed the connection",
+    "terminating connection",
+    "the database system is",
+    "too many clients",
+    "could not translate host name",
+    "name or service not known",
+    "no route to host",
+    "connection reset",
+    "ssl syscall",
+    "deadlock detected",
+    "could not serialize",
+    "could not obtain lock",
+    "lock timeout",
+    "disk i/o error",
+    "unable to open database file",
+)
+_NOT_A_LEDGER = (
+    "password authentication failed",
+    "authentication failed",
+    "file is not a database",
+    "database disk image is malformed",
+    "file is encrypted",
+    "no such table",
+    "does not exist",
+    "undefinedtable",
+    "malformed",
+)
+
+
+def classify(exc: BaseException, where: str) -> PrivacyGateError | None:
+    """The project error for a database exception at ledger ``where`` (a display URL), or
+    None when it is not one we know (a bug: let it surface)."""
+    from sqlalchemy import exc as sa_exc
+
+    if isinstance(exc, PrivacyGateError):
+        return exc
+    text = _first_line(exc).lower()
+    if isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError | sa_exc.DisconnectionError):
+        if any(s in text for s in _UNAVAILABLE):
+            return LedgerUnavailable(f"ledger {where} is unavailable: {_first_line(exc)}")
+        if any(s in text for s in _NOT_A_LEDGER):
+            return InputError(f"{where} is not a readable ledger: {_first_line(exc)}")
+        return LedgerUnavailable(f"ledger {where} is unavailable: {_first_line(exc)}")
+    if isinstance(exc, sa_exc.TimeoutError):
+        return LedgerUnavailable(
+            f"ledger {where}: no database connection free ({_first_line(exc)})"
+        )
+    if isinstance(exc, sa_exc.DatabaseError) and any(s in text for s in _NOT_A_LEDGER):
+        return InputError(f"{where} is not a readable ledger: {_first_line(exc)}")
+    if isinstance(exc, sqlite3.DatabaseError) and any(s in text for s in _NOT_A_LEDGER):
+        return InputError(f"{where} is not a readable ledger: {_first_line(exc)}")
+    if isinstance(exc, OverflowError):
+        return InputError(f"a number is too large for ledger {where}: {_first_line(exc)}")
+    return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__

@@ -1,15 +1,25 @@
 """The ledger's tables (SQLAlchemy 2 declarative models).
 
-Only what was published is stored: per release its metadata, spec, manifest, criteria
-results and content hash; per group its descriptor (generalized QI labels, centroid, or
-bucket id with the bucket's exact QI tuples) and its sensitive multiset; optionally the
-keyed hashes of an identifier column (never the identifiers); per release at most one
-release report (the JSON a privacy officer reads, :mod:`airflow_privacy.report`). No raw
-records.
+Only what was (or would be) published is stored: per release its metadata, spec, manifest,
+content hash and, per group, its descriptor (generalized QI labels, centroid, or bucket id
+with the bucket's exact QI tuples) and its sensitive multiset; optionally the keyed hashes
+of an identifier column (never the identifiers). No raw records.
 
-Table names carry a ``ledger_`` prefix (and the Alembic version table is
-``ledger_alembic_version``) so the ledger can share a database with other applications,
-Airflow's metadata database included.
+The lifecycle (docs/design.md):
+
+* ``ledger_datasets``: one row per dataset, the lock that serializes writers of one dataset
+  and the counter that numbers its versions (no retry storms when many write at once);
+* ``ledger_releases``: a release is *content* (groups + multisets + member hashes), recorded
+  once per dataset; ``candidate`` until an attempt publishes it, then ``published``;
+* ``ledger_attempts``: one try at publishing a release, with the checks it requires; it is
+  ``open`` until the gate decides: ``blocked`` (with every reason) or ``publishing`` ->
+  ``published``; ``already-published`` when its content was published before; a steward
+  may move a blocked attempt to ``superseded`` (who, when, why are kept);
+* ``ledger_checks``: the report envelope of every check of an attempt (one per name);
+* ``ledger_reports``: the release report of an attempt.
+
+Table names carry a ``ledger_`` prefix (the Alembic version table is
+``ledger_alembic_version``) so the ledger can share a database with other applications.
 """
 
 from __future__ import annotations
@@ -19,34 +29,60 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     CheckConstraint,
     DateTime,
     ForeignKey,
     Index,
     Integer,
     String,
+    Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-STATUSES = ("candidate", "published", "blocked")
+RELEASE_STATUSES = ("candidate", "published")
+ATTEMPT_STATUSES = (
+    "open",
+    "blocked",
+    "publishing",
+    "published",
+    "already-published",
+    "superseded",
+)
+# what a release is shown as: its own status once published, else its latest attempt's
+STATUSES = ("candidate", "published", "blocked", "superseded")
 VERSION_TABLE = "ledger_alembic_version"
+_PUBLISHED = text("status = 'published'")
 
 
 class Base(DeclarativeBase):
     pass
 
 
+class DatasetRow(Base):
+    """A dataset: the series of releases of one population."""
+
+    __tablename__ = "ledger_datasets"
+
+    name: Mapped[str] = mapped_column(String(255), primary_key=True)
+    next_version: Mapped[int] = mapped_column(Integer, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
 class ReleaseRow(Base):
-    """One release of a dataset."""
+    """One release (content) of a dataset."""
 
     __tablename__ = "ledger_releases"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    uuid: Mapped[str] = mapped_column(String(36), nullable=False)
     dataset: Mapped[str] = mapped_column(String(255), nullable=False)
     version: Mapped[str] = mapped_column(String(255), nullable=False)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    published_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     status: Mapped[str] = mapped_column(String(16), nullable=False)
     kind: Mapped[str] = mapped_column(String(32), nullable=False)
     sensitive: Mapped[str] = mapped_column(String(255), nullable=False)
@@ -59,16 +95,76 @@ class ReleaseRow(Base):
     n_records: Mapped[int] = mapped_column(Integer, nullable=False)
     n_groups: Mapped[int] = mapped_column(Integer, nullable=False)
     n_members: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    key_fingerprint: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    key_fingerprint: Mapped[str | None] = mapped_column(String(128), nullable=True)
 
     __table_args__ = (
-        UniqueConstraint("dataset", "version", name="uq_ledger_releases_dataset_version"),
+        UniqueConstraint("uuid", name="uq_ledger_releases_uuid"),
         UniqueConstraint("dataset", "content_hash", name="uq_ledger_releases_dataset_content"),
-        CheckConstraint(
-            "status IN ('candidate', 'published', 'blocked')", name="ck_ledger_releases_status"
-        ),
+        CheckConstraint("status IN ('candidate', 'published')", name="ck_ledger_releases_status"),
         Index("ix_ledger_releases_status", "status"),
+        Index("ix_ledger_releases_dataset_version", "dataset", "version"),
+        Index(
+            "uq_ledger_releases_published_version",
+            "dataset",
+            "version",
+            unique=True,
+            sqlite_where=_PUBLISHED,
+            postgresql_where=_PUBLISHED,
+        ),
     )
+
+
+class AttemptRow(Base):
+    """One attempt at publishing a release."""
+
+    __tablename__ = "ledger_attempts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    uuid: Mapped[str] = mapped_column(String(36), nullable=False)
+    release_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("ledger_releases.id", ondelete="CASCADE"), nullable=False
+    )
+    status: Mapped[str] = mapped_column(String(20), nullable=False)
+    required: Mapped[Any] = mapped_column(JSON, nullable=False)
+    first_release: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    origin: Mapped[Any] = mapped_column(JSON, nullable=False)
+    reasons: Mapped[Any] = mapped_column(JSON, nullable=False)
+    destination: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    superseded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    superseded_by: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    supersede_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+    __table_args__ = (
+        CheckConstraint(
+            "status IN ('open', 'blocked', 'publishing', 'published', 'already-published', "
+            "'superseded')",
+            name="ck_ledger_attempts_status",
+        ),
+        UniqueConstraint("uuid", name="uq_ledger_attempts_uuid"),
+        Index("ix_ledger_attempts_release", "release_id"),
+    )
+
+
+class CheckRow(Base):
+    """The report envelope of one check of an attempt."""
+
+    __tablename__ = "ledger_checks"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    attempt_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("ledger_attempts.id", ondelete="CASCADE"), nullable=False
+    )
+    name: Mapped[str] = mapped_column(String(255), nullable=False)
+    step: Mapped[str] = mapped_column(String(32), nullable=False)
+    safe: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    outcome: Mapped[str] = mapped_column(String(32), nullable=False)
+    envelope: Mapped[Any] = mapped_column(JSON, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+    __table_args__ = (UniqueConstraint("attempt_id", "name", name="uq_ledger_checks_attempt_name"),)
 
 
 class GroupRow(Base):
@@ -98,12 +194,17 @@ class MemberRow(Base):
 
 
 class ReportRow(Base):
-    """The release report of a release (one per release; a re-run replaces it)."""
+    """The release report of an attempt (a re-run of the report replaces it)."""
 
     __tablename__ = "ledger_reports"
 
+    attempt_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("ledger_attempts.id", ondelete="CASCADE"), primary_key=True
+    )
     release_id: Mapped[int] = mapped_column(
-        Integer, ForeignKey("ledger_releases.id", ondelete="CASCADE"), primary_key=True
+        Integer, ForeignKey("ledger_releases.id", ondelete="CASCADE"), nullable=False
     )
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     report: Mapped[Any] = mapped_column(JSON, nullable=False)
+
+    __table_args__ = (Index("ix_ledger_reports_release", "release_id"),)

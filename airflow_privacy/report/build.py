@@ -1,11 +1,12 @@
-"""Build a :class:`ReleaseReport` from a release file, its manifest and the checks' reports.
+"""Build a :class:`ReleaseReport` from a release file, its manifest and the checks' envelopes.
 
 The release is read once and counted into its bucketization; on it the report computes
 what no single check reports: the disclosure-vs-k curve of the worst-case engine (Martin
 et al. 2007, section 3.3: :func:`disclosure_curve`, implications and negations), the privacy
 skyline staircase at the chosen confidence (Chen et al. 2007, SkylineFind:
 :func:`find_skyline`) and the group-size distribution. The composition audit (Ganta et al.
-2008) and the MaxEnt estimate (Du et al. 2008) are taken from their checks' reports.
+2008) and the MaxEnt estimate (Du et al. 2008) are taken from their checks' envelopes
+(:class:`airflow_privacy.gate.envelope.Envelope`), chosen by their ``step``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from airflow_privacy.errors import InputError
+from airflow_privacy.errors import InputError, opt
 from airflow_privacy.report import checks as ck
 from airflow_privacy.report.model import (
     STATUSES,
@@ -36,12 +37,12 @@ from airflow_privacy.report.model import (
 )
 
 if TYPE_CHECKING:
-    import pyarrow as pa
-
     from airflow_privacy.core.model import Bucketization
+    from airflow_privacy.gate.envelope import Envelope
 
 MANIFEST_SUFFIX = ".manifest.json"
 K_MAX_CAP = 10  # default largest k of the curve: min(values - 1, 10)
+K_MAX_LIMIT = 1000  # the largest k a report's curve may ask for
 SKYLINE_BOUND = 5  # default max l, k, m of the staircase (raised to cover checked points)
 SKYLINE_CAP = 10
 DEFAULT_C = 0.9  # the skyline's confidence when no check names one
@@ -90,16 +91,16 @@ def build_release_report(
     release_id: int | None = None,
     status: str = "checked",
     reasons: Sequence[str] = (),
-    checks: Mapping[str, Mapping[str, Any]] | None = None,
+    checks: Sequence[Envelope] = (),
     c: float | None = None,
     k_max: int | None = None,
     skyline_c: float | None = None,
     progress: Progress | None = None,
 ) -> ReleaseReport:
-    """The report of ``release`` (module doc). ``checks`` maps a name (task id, command)
-    to a check's JSON report; ``reasons`` say why the release was blocked (they lead)."""
+    """The report of ``release`` (module doc). ``checks``: the envelopes of the checks;
+    ``reasons`` say why the release was not published (they lead)."""
     say = progress or _quiet
-    checks = dict(checks or {})
+    checks = list(checks)
     if status not in STATUSES:
         raise InputError(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
     _check_params(c, k_max, skyline_c)
@@ -119,7 +120,7 @@ def build_release_report(
         )
     qis = [str(q) for q in m.get("qis") or groups]
     say(f"reading {path}")
-    table, b = _read(path, str(sens), groups, qis)
+    b = _read(path, str(sens), groups, qis)
     say(f"{b.n_records:,} records in {b.n_groups:,} groups, {len(b.values)} sensitive values")
 
     rows = _criteria_rows(m, checks)
@@ -138,12 +139,11 @@ def build_release_report(
         generated=datetime.now(UTC).replace(microsecond=0).isoformat(),
         tool_version=_version(),
     )
-    people = [p for d in checks.values() for p in ck.named_people(d)]
-    verdict = _verdict(status, reasons, rows, checks, people)
+    verdict = _verdict(status, reasons, rows)
     notes: dict[str, str] = {}
 
-    curve_c = c if c is not None else _first_param(rows, m, ("ck-safety", "negation-safety"), "c")
-    k_top = _k_max(b, k_max, rows, m)
+    curve_c = c if c is not None else _first_param(checks, m, ("ck-safety", "negation-safety"), "c")
+    k_top = _k_max(b, k_max, checks, m)
     say(f"disclosure curve up to k = {k_top}")
     curve = _curve(b, k_top, curve_c)
 
@@ -154,22 +154,17 @@ def build_release_report(
 
     composition = None
     maxent = None
-    for name, d in checks.items():
-        kind = ck.classify(d)
-        if kind == "composition" and composition is None:
-            composition = ck.composition_section(name, d)
-        elif kind == "maxent" and maxent is None:
-            maxent = _maxent(name, d, table, qis, groups, str(sens), c, say)
+    for env in checks:
+        if env.outcome == "already-published":
+            continue
+        if env.step == "audit" and composition is None:
+            composition = ck.composition_section(env)
+        elif env.step == "maxent" and maxent is None:
+            maxent = _maxent(env)
     if composition is None:
-        notes["composition"] = (
-            "not run: no composition audit was given (CompositionAuditOperator, or "
-            "`airflow-privacy audit --format json`)"
-        )
+        notes["composition"] = "not run: no composition audit was recorded for this release"
     if maxent is None:
-        notes["maxent"] = (
-            "not run: no MaxEnt estimate was given (MaxEntRiskOperator, or "
-            "`airflow-privacy maxent --format json`)"
-        )
+        notes["maxent"] = "not run: no MaxEnt estimate was recorded for this release"
     utility = _utility(b, m)
     say("report built")
     return ReleaseReport(
@@ -188,15 +183,19 @@ def build_release_report(
 # --------------------------------------------------------------------------- inputs
 def _check_params(c: float | None, k_max: int | None, skyline_c: float | None) -> None:
     for name, v in (("c", c), ("skyline_c", skyline_c)):
-        if v is not None and (isinstance(v, bool) or not 0 < float(v) <= 1):
-            raise InputError(f"{name} must be in (0, 1], got {v!r}")
-    if k_max is not None and (isinstance(k_max, bool) or int(k_max) != k_max or k_max < 0):
-        raise InputError(f"k_max must be a whole number >= 0, got {k_max!r}")
+        if v is not None and (
+            isinstance(v, bool) or not isinstance(v, int | float) or not 0 < float(v) <= 1
+        ):
+            raise InputError(f"{opt(name)} must be in (0, 1], got {v!r}")
+    if k_max is not None and (
+        isinstance(k_max, bool) or not isinstance(k_max, int) or not 0 <= k_max <= K_MAX_LIMIT
+    ):
+        raise InputError(
+            f"{opt('k_max')} must be a whole number in [0, {K_MAX_LIMIT}], got {k_max!r}"
+        )
 
 
-def _read(
-    path: Path, sensitive: str, groups: Sequence[str], qis: Sequence[str]
-) -> tuple[pa.Table, Bucketization]:
+def _read(path: Path, sensitive: str, groups: Sequence[str], qis: Sequence[str]) -> Bucketization:
     from airflow_privacy.core.io import column_names, read_release
     from airflow_privacy.core.model import Bucketization, ReleaseSpec
 
@@ -207,9 +206,8 @@ def _read(
             raise InputError(
                 f"{role} {col!r} does not exist in {path.name} (columns: {', '.join(present)})"
             )
-    extra = [q for q in qis if q in present]
-    table = read_release(path, [*groups, sensitive, *extra])
-    return table, Bucketization.from_arrow(table, spec)
+    table = read_release(path, [*groups, sensitive])
+    return Bucketization.from_arrow(table, spec)
 
 
 def _version() -> str:
@@ -219,42 +217,36 @@ def _version() -> str:
 
 
 # ------------------------------------------------------------------- criteria/verdict
-def _criteria_rows(
-    m: Mapping[str, Any], checks: Mapping[str, Mapping[str, Any]]
-) -> list[CriterionRow]:
+def _criteria_rows(m: Mapping[str, Any], checks: Sequence[Envelope]) -> list[CriterionRow]:
     rows = [
         ck.criterion_row("anonymizer (manifest)", r)
         for r in m.get("criteria_results") or []
         if isinstance(r, Mapping)
     ]
-    for name, d in checks.items():
-        if not isinstance(d, Mapping):
-            raise InputError(f"check {name!r} is not a JSON object")
-        rows.extend(ck.rows_of(name, d))
+    for env in checks:
+        rows.extend(ck.rows_of(env))
     return rows
 
 
-def _verdict(
-    status: str,
-    reasons: Sequence[str],
-    rows: Sequence[CriterionRow],
-    checks: Mapping[str, Mapping[str, Any]],
-    people: Sequence[tuple[str, str]],
-) -> Verdict:
-    failed = [r for r in rows if r.passed is False]
-    given = [ck.hide_people(ck.redact(str(r)), people) for r in reasons if str(r).strip()]
-    if status == "blocked" and not given:
+def _verdict(status: str, reasons: Sequence[str], rows: Sequence[CriterionRow]) -> Verdict:
+    failed = [r for r in rows if r.passed is not True]
+    given = [ck.redact(str(r)) for r in reasons if str(r).strip()]
+    if status in ("blocked", "not-published") and not given:
         given = [f"{r.source}: {r.criterion}: {r.witness}" for r in failed]
         if not given:
-            given = ["blocked, but no reason was recorded"]
+            given = ["not published, but no reason was recorded"]
     headline = {
         "published": "PUBLISHED: the release passed every check and was published",
         "blocked": "BLOCKED: the release was not published",
-        "candidate": "CANDIDATE: the release passed its checks and awaits publication",
+        "not-published": "NOT PUBLISHED: the gate did not publish this release",
+        "candidate": "CANDIDATE: the release awaits the gate's decision (not published)",
         "checked": (
-            "CHECKED: every check passed"
-            if not failed
-            else f"CHECKED: {len(failed)} of {len(rows)} criteria failed"
+            "CHECKED (not a publication decision): every criterion evaluated passed"
+            if not failed and rows
+            else "CHECKED (not a publication decision): nothing was evaluated"
+            if not rows
+            else f"CHECKED (not a publication decision): {len(failed)} of {len(rows)} "
+            "criteria did not pass"
         ),
     }[status]
     return Verdict(
@@ -267,31 +259,36 @@ def _verdict(
 
 
 # -------------------------------------------------------------------------- curve
-def _first_param(
-    rows: Sequence[CriterionRow], m: Mapping[str, Any], names: Sequence[str], key: str
-) -> float | None:
+def _params_of(checks: Sequence[Envelope], m: Mapping[str, Any], names: Sequence[str]) -> list[Any]:
+    """The parameters of every criterion named ``names`` in the manifest and the checks."""
+    out: list[Any] = []
     for crit in m.get("criteria") or []:
         if isinstance(crit, Mapping) and crit.get("name") in names:
-            v = (crit.get("parameters") or {}).get(key)
-            if v is not None:
-                return float(v)
-    for r in rows:
-        if r.criterion in names:
-            import re
+            out.append(crit.get("parameters") or {})
+    for env in checks:
+        for r in env.results:
+            if r.get("criterion") in names:
+                out.append(r.get("parameters") or {})
+    return [p for p in out if isinstance(p, Mapping)]
 
-            found = re.search(rf"\b{key} = ([0-9.eE+-]+)", r.threshold)
-            if found:
-                return float(found.group(1))
+
+def _first_param(
+    checks: Sequence[Envelope], m: Mapping[str, Any], names: Sequence[str], key: str
+) -> float | None:
+    for params in _params_of(checks, m, names):
+        v = params.get(key)
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            return float(v)
     return None
 
 
-def _k_max(b: Bucketization, k_max: int | None, rows: Sequence[CriterionRow], m: Any) -> int:
+def _k_max(b: Bucketization, k_max: int | None, checks: Sequence[Envelope], m: Any) -> int:
     if k_max is not None:
         return int(k_max)
     top = min(max(len(b.values) - 1, 0), K_MAX_CAP)
-    checked = _first_param(rows, m, ("ck-safety", "negation-safety"), "k")
+    checked = _first_param(checks, m, ("ck-safety", "negation-safety"), "k")
     if checked is not None:
-        top = max(top, int(checked))
+        top = max(top, min(int(checked), K_MAX_LIMIT))
     return top
 
 
@@ -316,37 +313,27 @@ def _curve(b: Bucketization, k_max: int, c: float | None) -> CurveSection:
 
 
 # ------------------------------------------------------------------------- skyline
-def _skyline_points(checks: Mapping[str, Mapping[str, Any]], m: Mapping[str, Any]) -> list[Any]:
-    pts: list[Any] = []
-    for crit in m.get("criteria") or []:
-        if isinstance(crit, Mapping) and crit.get("name") == "skyline":
-            pts.extend((crit.get("parameters") or {}).get("points") or [])
-    for d in checks.values():
-        results = d.get("results")
-        for r in results if isinstance(results, list) else [d]:
-            if isinstance(r, Mapping) and r.get("criterion") == "skyline":
-                pts.extend((r.get("parameters") or {}).get("points") or [])
+def _skyline_points(checks: Sequence[Envelope], m: Mapping[str, Any]) -> list[Any]:
     out = []
-    for p in pts:
-        if isinstance(p, str):
-            p = p.split(",")
-        try:
-            out.append([int(p[0]), int(p[1]), int(p[2]), float(p[3])])
-        except (TypeError, ValueError, IndexError):
-            continue
+    for params in _params_of(checks, m, ("skyline",)):
+        for p in params.get("points") or []:
+            if isinstance(p, str):
+                p = p.split(",")
+            try:
+                out.append([int(p[0]), int(p[1]), int(p[2]), float(p[3])])
+            except (TypeError, ValueError, IndexError):
+                continue
     return out
 
 
-def _skyline_c(
-    checks: Mapping[str, Mapping[str, Any]], m: Mapping[str, Any], c: float | None
-) -> float:
+def _skyline_c(checks: Sequence[Envelope], m: Mapping[str, Any], c: float | None) -> float:
     pts = _skyline_points(checks, m)
     if pts:
         return float(pts[0][3])
     return float(c) if c is not None else DEFAULT_C
 
 
-def _skyline_bounds(checks: Mapping[str, Mapping[str, Any]], m: Mapping[str, Any]) -> list[int]:
+def _skyline_bounds(checks: Sequence[Envelope], m: Mapping[str, Any]) -> list[int]:
     bounds = [SKYLINE_BOUND] * 3
     for p in _skyline_points(checks, m):
         for i in range(3):
@@ -377,47 +364,14 @@ def _skyline(b: Bucketization, c: float, bounds: Sequence[int]) -> SkylineSectio
 
 
 # -------------------------------------------------------------------------- maxent
-def _maxent(
-    name: str,
-    d: Mapping[str, Any],
-    table: pa.Table,
-    qis: Sequence[str],
-    groups: Sequence[str],
-    sensitive: str,
-    c: float | None,
-    say: Progress,
-) -> MaxEntSection:
+def _maxent(env: Envelope) -> MaxEntSection:
     from dataclasses import replace
 
-    sec = ck.maxent_section(name, d, None)
-    hm = d.get("heatmap")
+    sec = ck.maxent_section(env)
+    hm = env.details.get("heatmap")
     if isinstance(hm, Mapping):
-        return replace(sec, heatmap=_heatmap(hm, f"{name}: P*(s | q) under its knowledge"))
-    knowledge = d.get("knowledge")
-    rel_info = d.get("release") if isinstance(d.get("release"), Mapping) else {}
-    assert isinstance(rel_info, Mapping)
-    if isinstance(knowledge, list) and not knowledge:
-        q_cols = list(rel_info.get("qi_columns") or [q for q in qis if q not in groups])
-        bucket = rel_info.get("bucket_column") or next((g for g in groups if g not in q_cols), None)
-        missing = [x for x in (*q_cols, bucket) if x is None or x not in table.column_names]
-        if bucket is not None and q_cols and not missing:
-            say("MaxEnt heatmap: estimating P*(s | q) without knowledge (closed form)")
-            from airflow_privacy.core.maxent import BucketRelease, estimate
-            from airflow_privacy.report.maxent import maxent_heatmap
-
-            rel = BucketRelease.from_arrow(table, q_cols, sensitive, str(bucket))
-            result = estimate(rel, None, not_sensitive=tuple(d.get("not_sensitive") or ()))
-            data = maxent_heatmap(result, HEATMAP_ROWS)
-            return replace(
-                sec,
-                heatmap=_heatmap(data, "P*(s | q) recomputed from the release (no knowledge)"),
-            )
-    note = (
-        "The heatmap needs the P*(s | q) rows of the riskiest QI values, which this check's "
-        "report does not carry (it has only the top value of each). Its producer can add "
-        'them as "heatmap" with airflow_privacy.report.maxent_heatmap(result).'
-    )
-    return replace(sec, heatmap_note=note)
+        return replace(sec, heatmap=_heatmap(hm, f"{env.name}: P*(s | q) under its knowledge"))
+    return replace(sec, heatmap_note="the estimate carries no P*(s | q) rows to draw")
 
 
 def _heatmap(hm: Mapping[str, Any], source: str) -> Heatmap:

@@ -1,23 +1,21 @@
-"""Reading the JSON reports of the checks into report sections.
+"""Reading the checks' report envelopes into report sections.
 
-The same engines report through two doors: the ``privacy_report`` XCom dicts of the Airflow
-operators (``CheckSafetyOperator``, ``MaxEntRiskOperator``, ``CompositionAuditOperator``,
-the anonymizers, any task pushing ``{"safe", "reasons"}``) and the ``--format json`` output
-of ``airflow-privacy check`` / ``maxent`` / ``audit``. :func:`classify` recognises each by
-its content, not by its name.
+Every check reports through one typed envelope (:class:`airflow_privacy.gate.envelope.Envelope`):
+the XCom of an operator, the ``--format json`` of a command and the ledger's record are the
+same object, so a section is chosen by the envelope's ``step``, never by guessing from keys,
+and the thresholds come from the results' parameters, never from text.
 
-Nothing that identifies a person's sensitive value survives: the composition audit's
-witnesses (QI values, the values left after intersecting) are reduced to the pseudonymous
-row number, the confidence and the releases combined, and the "Worst: ..." clause of its
-reason is rewritten the same way (:func:`redact`).
+Envelopes carry no individual's sensitive value (witnesses name groups and pseudonymous
+rows); :func:`redact` is kept as a second line of defence for reasons written before that
+rule, removing an individual's values from a composition reason.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.report.model import (
     AtRiskRow,
@@ -30,6 +28,9 @@ from airflow_privacy.report.model import (
     Number,
     PvpRow,
 )
+
+if TYPE_CHECKING:
+    from airflow_privacy.gate.envelope import Envelope
 
 # what each criterion's number is, in words with its unit
 MEASURES: dict[str, str] = {
@@ -45,35 +46,14 @@ MEASURES: dict[str, str] = {
     "maxent": "largest MaxEnt posterior P*(s | q) (probability)",
 }
 
-_WORST = re.compile(r"row (\d+): \{.*\} left after intersecting ")
+_WORST = re.compile(r"row (\d+): \{.*?\} left after intersecting ")
 
 
 def redact(text: str) -> str:
     """Remove the sensitive values of an individual from a composition reason: ``row 147:
     {'AIDS'} left after intersecting A group x with B group y`` -> ``row 147 pinned down
-    after intersecting A group x with B group y`` (groups are published; values are not
-    repeated)."""
+    after intersecting A group x with B group y``."""
     return _WORST.sub(lambda m: f"row {m.group(1)} pinned down after intersecting ", text)
-
-
-def classify(d: Mapping[str, Any]) -> str:
-    """``check-set`` | ``criterion`` | ``composition`` | ``maxent`` | ``anonymizer`` |
-    ``generic``."""
-    if isinstance(d.get("results"), list):
-        return "check-set"
-    if d.get("criterion") == "composition" or isinstance(d.get("audit"), Mapping):
-        return "composition"
-    if d.get("check") == "CompositionAuditOperator" or (
-        isinstance(d.get("verdict"), Mapping) and "pvp" in d
-    ):
-        return "composition"
-    if "max_posterior" in d and "top_at_risk" in d:
-        return "maxent"
-    if "criterion" in d and "safe" in d:
-        return "criterion"
-    if "method" in d and "manifest" in d:
-        return "anonymizer"
-    return "generic"
 
 
 def _num(x: Any) -> Number:
@@ -125,17 +105,20 @@ def threshold_text(criterion: str, params: Mapping[str, Any]) -> str:
             f"at most {_fmt(p.get('max_pvp'))}% pinned with confidence >= {_fmt(c)}"
             f" ({p.get('measure', 'ganta')}, {p.get('overlap', 'worst-case')} overlap)"
         )
+    if criterion == "maxent":
+        c = p.get("c")
+        return f"below c = {_fmt(c)}" if c is not None else "no threshold given (estimate only)"
     return ", ".join(f"{k} = {_fmt(v)}" for k, v in p.items())
 
 
 def criterion_row(source: str, r: Mapping[str, Any]) -> CriterionRow:
-    """A :class:`CriterionResult` dict as a row of the criteria table."""
+    """A criterion result (``CriterionResult.to_dict()``) as a row of the criteria table."""
     name = str(r.get("criterion", "?"))
     safe = r.get("safe")
     return CriterionRow(
         source=source,
         criterion=name,
-        passed=bool(safe) if isinstance(safe, bool) else None,
+        passed=safe if isinstance(safe, bool) else None,
         value=_num(r.get("value")),
         measure=MEASURES.get(name, "value"),
         threshold=threshold_text(name, r.get("parameters") or {}),
@@ -143,64 +126,32 @@ def criterion_row(source: str, r: Mapping[str, Any]) -> CriterionRow:
     )
 
 
-def generic_row(source: str, d: Mapping[str, Any]) -> CriterionRow:
+def generic_row(env: Envelope) -> CriterionRow:
     """A check that only says ``safe`` and why (Great Expectations, custom tasks)."""
-    safe = d.get("safe")
-    reasons = [redact(str(x)) for x in d.get("reasons") or []]
-    summary = redact(str(d.get("summary") or ""))
-    words = "; ".join(reasons) or summary or ("passed" if safe else "no reason given")
+    words = "; ".join(redact(x) for x in env.reasons) or redact(env.summary)
     return CriterionRow(
-        source=source,
-        criterion=str(d.get("check") or source),
-        passed=bool(safe) if isinstance(safe, bool) else None,
+        source=env.name,
+        criterion=env.name if env.step == "validate" else env.step,
+        passed=env.safe,
         value=None,
         measure="pass / fail",
-        threshold="every expectation holds",
-        witness=words,
+        threshold="every expectation holds" if env.step == "validate" else "passes",
+        witness=words or ("passed" if env.safe else "no reason given"),
     )
 
 
-def rows_of(source: str, d: Mapping[str, Any]) -> list[CriterionRow]:
-    """Criteria-table rows for one check dict (the composition and MaxEnt checks also get
-    their own sections)."""
-    kind = classify(d)
-    if kind == "check-set":
-        return [criterion_row(source, r) for r in d["results"] if isinstance(r, Mapping)]
-    if kind == "criterion":
-        return [criterion_row(source, d)]
-    if kind == "composition":
-        return [composition_row(source, d)]
-    if kind == "maxent":
-        return [maxent_row(source, d)]
-    if kind == "anonymizer":
+def rows_of(env: Envelope) -> list[CriterionRow]:
+    """Criteria-table rows of one envelope (the anonymizer's are the manifest's rows)."""
+    if env.step in ("anonymize", "attempt", "publish", "report", "block", "supersede", "record"):
         return []
-    return [generic_row(source, d)]
+    if env.outcome == "already-published":
+        return []
+    if env.results:
+        return [criterion_row(env.name, r) for r in env.results]
+    return [generic_row(env)]
 
 
 # ------------------------------------------------------------------ composition
-def _verdict_of(d: Mapping[str, Any]) -> Mapping[str, Any]:
-    if d.get("criterion") == "composition":
-        return d
-    v = d.get("verdict")
-    return v if isinstance(v, Mapping) else {}
-
-
-def composition_row(source: str, d: Mapping[str, Any]) -> CriterionRow:
-    v = _verdict_of(d)
-    if v:
-        return criterion_row(source, v)
-    safe = d.get("safe")
-    return CriterionRow(
-        source=source,
-        criterion="composition",
-        passed=bool(safe) if isinstance(safe, bool) else None,
-        value=None,
-        measure=MEASURES["composition"],
-        threshold="no earlier release to intersect with",
-        witness=redact(str(d.get("summary") or "")),
-    )
-
-
 def _individual(w: Mapping[str, Any]) -> Individual:
     return Individual(
         id=f"row {int(w['row'])}",
@@ -219,13 +170,11 @@ def _individual(w: Mapping[str, Any]) -> Individual:
     )
 
 
-def composition_section(source: str, d: Mapping[str, Any]) -> CompositionSection:
+def composition_section(env: Envelope) -> CompositionSection:
     """The audit's numbers: PVP_C by confidence, the releases, the worst individuals."""
-    v = _verdict_of(d)
-    audit = d.get("audit") if isinstance(d.get("audit"), Mapping) else {}
-    assert isinstance(audit, Mapping)
+    v = env.results[0] if env.results else {}
+    d = env.details
     params = v.get("parameters") or {}
-    pvp_rows = audit.get("pvp") if audit else d.get("pvp")
     pvp = [
         PvpRow(
             confidence=float(r["confidence"]),
@@ -235,53 +184,34 @@ def composition_section(source: str, d: Mapping[str, Any]) -> CompositionSection
             posterior_pvp=float(r["posterior_pvp"]) if r.get("posterior_pvp") is not None else None,
             alone_pvp=float(r["alone_pvp"]) if r.get("alone_pvp") is not None else None,
         )
-        for r in pvp_rows or []
+        for r in d.get("pvp") or []
         if isinstance(r, Mapping)
     ]
-    releases: list[AuditedRelease] = []
-    if audit:
-        releases = [
-            AuditedRelease(
-                name=str(r.get("name")),
-                role=str(r.get("role")),
-                records=r.get("records"),
-                groups=r.get("groups"),
-            )
-            for r in audit.get("releases") or []
-        ]
-    else:
-        for p in d.get("priors") or []:
-            if isinstance(p, Mapping):
-                name = p.get("name") or p.get("release") or p.get("path") or p.get("id")
-                releases.append(
-                    AuditedRelease(str(name), "prior", p.get("records"), p.get("groups"))
-                )
-            else:
-                releases.append(AuditedRelease(str(p), "prior", None, None))
-    raw_worst = audit.get("worst") if audit else d.get("worst")
-    if raw_worst is None and isinstance(v.get("witness"), Mapping):
-        raw_worst = [v["witness"]]
-    worst = [_individual(w) for w in raw_worst or [] if isinstance(w, Mapping) and "row" in w]
-    details = v.get("details") or {}
+    releases = [
+        AuditedRelease(
+            name=str(r.get("name")),
+            role=str(r.get("role")),
+            records=r.get("records") if isinstance(r.get("records"), int) else None,
+            groups=r.get("groups") if isinstance(r.get("groups"), int) else None,
+        )
+        for r in d.get("releases") or []
+        if isinstance(r, Mapping)
+    ]
+    worst = [_individual(w) for w in d.get("worst") or [] if isinstance(w, Mapping) and "row" in w]
     note = ""
-    if not v:
-        note = "no earlier release to intersect with: the audit had nothing to combine"
-    elif raw_worst is not None and not audit and d.get("worst") is None:
-        note = "only the deciding individual is listed (the operator's report carries one)"
-    safe = v.get("safe", d.get("safe"))
+    if d.get("first_release"):
+        note = "declared first release: there was no earlier release to intersect with"
     return CompositionSection(
-        source=source,
-        passed=bool(safe) if isinstance(safe, bool) else None,
-        summary=redact(str(v.get("reason") or d.get("summary") or "")),
+        source=env.name,
+        passed=env.safe,
+        summary=redact(env.summary),
         confidence=float(params["confidence"]) if "confidence" in params else None,
         max_pvp=float(params["max_pvp"]) if "max_pvp" in params else None,
         measure=params.get("measure"),
         overlap=params.get("overlap"),
-        population=audit.get("population") if audit else None,
-        overlap_size=audit.get("overlap_size", details.get("overlap_size"))
-        if audit
-        else details.get("overlap_size"),
-        vp=audit.get("vp", details.get("vp")) if audit else details.get("vp"),
+        population=_int(d.get("population")),
+        overlap_size=_int(d.get("overlap_size")),
+        vp=_int(d.get("vp")),
         pvp=pvp,
         releases=releases,
         worst=worst,
@@ -289,62 +219,33 @@ def composition_section(source: str, d: Mapping[str, Any]) -> CompositionSection
     )
 
 
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
 # ------------------------------------------------------------------------- maxent
-def named_people(d: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """``(name, value)`` of every named person a MaxEnt report lists: never shown."""
-    out = [
-        (str(a.get("label")), str(a.get("value")))
-        for a in d.get("top_at_risk") or []
-        if isinstance(a, Mapping) and a.get("kind") == "person"
-    ]
-    at = d.get("max_at")
-    if isinstance(at, Mapping) and at.get("kind") == "person":
-        out.append((str(at.get("label")), str(at.get("value"))))
-    return out
-
-
-def hide_people(text: str, people: Sequence[tuple[str, str]]) -> str:
-    """Replace "NAME has 'VALUE'" by "a named person has a value" (MaxEnt wording)."""
-    for name, value in people:
-        text = text.replace(f"person {name} has {value!r}", "a named person has a value")
-        text = text.replace(f"{name} has {value!r}", "a named person has a value")
-    return text
-
-
-def maxent_row(source: str, d: Mapping[str, Any]) -> CriterionRow:
-    c = d.get("c", d.get("threshold"))
-    safe = d.get("safe")
-    thr = f"below c = {_fmt(c)}" if c is not None else "no threshold given (estimate only)"
-    return CriterionRow(
-        source=source,
-        criterion="maxent",
-        passed=bool(safe) if isinstance(safe, bool) else None,
-        value=_num(d.get("max_posterior")),
-        measure=MEASURES["maxent"],
-        threshold=thr,
-        witness=hide_people(str(d.get("reason") or d.get("summary") or ""), named_people(d)),
-    )
-
-
-def maxent_section(source: str, d: Mapping[str, Any], threshold: float | None) -> MaxEntSection:
-    """Top QI values at risk (named people only counted: their values are not shown)."""
+def maxent_section(env: Envelope) -> MaxEntSection:
+    """Top QI values at risk (named people are only counted: never shown)."""
+    d = env.details
+    v = env.results[0] if env.results else {}
+    params = v.get("parameters") or {}
     top = [a for a in d.get("top_at_risk") or [] if isinstance(a, Mapping)]
     qi = [a for a in top if a.get("kind", "qi") == "qi"]
     people = [a for a in top if a.get("kind") == "person"]
-    n_people = len(d.get("people") or []) or len(people)
-    knowledge = d.get("knowledge")
-    c = d.get("c", threshold)
-    safe = d.get("safe")
+    c = params.get("c")
     return MaxEntSection(
-        source=source,
-        passed=bool(safe) if isinstance(safe, bool) else None,
+        source=env.name,
+        passed=env.safe,
         threshold=float(c) if c is not None else None,
         max_posterior=float(d.get("max_posterior") or 0.0),
-        summary=hide_people(str(d.get("reason") or d.get("summary") or ""), named_people(d)),
+        summary=env.summary,
         accuracy=float(d["accuracy"]) if d.get("accuracy") is not None else None,
-        knowledge=len(knowledge) if isinstance(knowledge, Sequence) else None,
-        people=n_people,
-        people_max_posterior=max((float(a["posterior"]) for a in people), default=None),
+        knowledge=_int(d.get("knowledge")),
+        people=_int(d.get("people")) or len(people),
+        people_max_posterior=max(
+            (float(a["posterior"]) for a in people if a.get("posterior") is not None),
+            default=None,
+        ),
         top=[
             AtRiskRow(
                 label=str(a.get("label")),

@@ -167,12 +167,13 @@ def _not_run(text: str | None, default: str) -> str:
 # ------------------------------------------------------------------------ sections
 def _verdict(r: ReleaseReport) -> str:
     v = r.verdict
-    blocked = v.status == "blocked"
+    blocked = v.status in ("blocked", "not-published")
     inner: list[str] = []
     if blocked:
         first = v.reasons[0] if v.reasons else "no reason was recorded"
+        tag = "BLOCKED" if v.status == "blocked" else "NOT PUBLISHED"
         inner.append(
-            f'<p class="lead"><span class="tag">BLOCKED</span>: nothing was published. '
+            f'<p class="lead"><span class="tag">{tag}</span>: nothing was published. '
             f"Reason: {e(first)}</p>"
         )
     else:
@@ -182,7 +183,7 @@ def _verdict(r: ReleaseReport) -> str:
         inner.append(f"<p>Every reason given:</p><ol>{items}</ol>")
     failed = [c for c in r.criteria if c.passed is False]
     inner.append(
-        f"<p>{v.checks_run} criteria evaluated, {v.checks_failed} failed"
+        f"<p>{int(v.checks_run)} criteria evaluated, {int(v.checks_failed)} did not pass"
         + (
             ": " + ", ".join(f"{e(c.criterion)} ({e(c.source)})" for c in failed) + "."
             if failed
@@ -204,7 +205,7 @@ def _facts(r: ReleaseReport) -> str:
     items = [
         ("Dataset", e(f.dataset or "—")),
         ("Version", e(f.version or "—")),
-        ("Ledger release", "—" if f.release_id is None else f"#{f.release_id}"),
+        ("Ledger release", "—" if f.release_id is None else f"#{int(f.release_id)}"),
         ("Release file", f"<code>{e(f.path)}</code>"),
         ("Records", f"{f.records:,} records"),
         ("Groups", f"{f.groups:,} groups (by {e(', '.join(f.group_columns))})"),

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 SCHEMA_VERSION = 1
-STATUSES = ("published", "blocked", "candidate", "checked")
+STATUSES = ("published", "blocked", "not-published", "candidate", "checked")
 
 Number = float | int | str | None  # a str only for "inf" / "-inf" (json_safe)
 
@@ -256,66 +256,77 @@ class ReleaseReport:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ReleaseReport:
-        """The inverse of :meth:`to_dict` (also of its JSON round trip)."""
-        return cls(
-            facts=ReleaseFacts(**d["facts"]),
-            verdict=Verdict(**d["verdict"]),
-            criteria=[CriterionRow(**r) for r in d["criteria"]],
-            curve=_curve(d["curve"]),
-            skyline=SkylineSection(**d["skyline"]) if d["skyline"] is not None else None,
-            composition=_composition(d["composition"]),
-            maxent=_maxent(d["maxent"]),
-            utility=_utility(d["utility"]),
-            notes=dict(d.get("notes") or {}),
-            schema=int(d.get("schema", SCHEMA_VERSION)),
-        )
+    def from_dict(cls, d: Any) -> ReleaseReport:
+        """The inverse of :meth:`to_dict` (also of its JSON round trip). Every field is
+        checked against its declared type (a number is a number, a status is one of
+        :data:`STATUSES`): a stored report is data from a database, and a string where a
+        number belongs must never reach a page unescaped."""
+        report = _load(cls, d, "report")
+        assert isinstance(report, ReleaseReport)
+        if report.verdict.status not in STATUSES:
+            raise ValueError(f"report: unknown status {report.verdict.status!r}")
+        return report
 
 
-def _curve(d: dict[str, Any] | None) -> CurveSection | None:
-    if d is None:
-        return None
-    return CurveSection(**{**d, "points": [CurvePoint(**p) for p in d["points"]]})
+def _load(tp: Any, value: Any, where: str) -> Any:
+    """``value`` as type ``tp`` (dataclasses, unions, lists, dicts of str), or ValueError."""
+    import dataclasses
+    import types
+    import typing
 
-
-def _composition(d: dict[str, Any] | None) -> CompositionSection | None:
-    if d is None:
-        return None
-    worst = [
-        Individual(**{**w, "releases": [CombinedRelease(**r) for r in w["releases"]]})
-        for w in d["worst"]
-    ]
-    return CompositionSection(
-        **{
-            **d,
-            "pvp": [PvpRow(**r) for r in d["pvp"]],
-            "releases": [AuditedRelease(**r) for r in d["releases"]],
-            "worst": worst,
-        }
-    )
-
-
-def _maxent(d: dict[str, Any] | None) -> MaxEntSection | None:
-    if d is None:
-        return None
-    hm = d["heatmap"]
-    heatmap = (
-        Heatmap(
-            values=list(hm["values"]),
-            rows=[HeatmapRow(**r) for r in hm["rows"]],
-            source=hm["source"],
-        )
-        if hm is not None
-        else None
-    )
-    return MaxEntSection(**{**d, "top": [AtRiskRow(**r) for r in d["top"]], "heatmap": heatmap})
-
-
-def _utility(d: dict[str, Any]) -> UtilitySection:
-    return UtilitySection(
-        **{
-            **d,
-            "histogram": [SizeBin(**b) for b in d["histogram"]],
-            "metrics": [Metric(**m) for m in d["metrics"]],
-        }
-    )
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        for option in typing.get_args(tp):
+            try:
+                return _load(option, value, where)
+            except ValueError:
+                continue
+        raise ValueError(f"{where}: {value!r} is not a {tp}")
+    if tp is type(None):
+        if value is None:
+            return None
+        raise ValueError(f"{where}: expected null")
+    if origin is list:
+        if not isinstance(value, list):
+            raise ValueError(f"{where}: expected a list")
+        (item,) = typing.get_args(tp)
+        return [_load(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ValueError(f"{where}: expected an object")
+        _, vt = typing.get_args(tp)
+        return {str(k): _load(vt, v, f"{where}.{k}") for k, v in value.items()}
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        if not isinstance(value, dict):
+            raise ValueError(f"{where}: expected an object")
+        hints = typing.get_type_hints(tp)
+        kwargs = {}
+        for f in dataclasses.fields(tp):
+            if f.name not in value:
+                if (
+                    f.default is not dataclasses.MISSING
+                    or f.default_factory is not dataclasses.MISSING
+                ):
+                    continue
+                raise ValueError(f"{where}: missing {f.name}")
+            kwargs[f.name] = _load(hints[f.name], value[f.name], f"{where}.{f.name}")
+        return tp(**kwargs)
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        raise ValueError(f"{where}: expected true or false")
+    if tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise ValueError(f"{where}: expected a whole number")
+    if tp is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value) if not isinstance(value, int) else value
+        raise ValueError(f"{where}: expected a number")
+    if tp is str:
+        if isinstance(value, str):
+            return value
+        raise ValueError(f"{where}: expected text")
+    if tp is Any:
+        return value
+    raise ValueError(f"{where}: cannot read type {tp}")

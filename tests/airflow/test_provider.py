@@ -1,9 +1,12 @@
-"""Provider metadata, plugin and the ledger view."""
+"""Provider metadata, plugin registration and the ledger view."""
 
 from __future__ import annotations
 
 import importlib
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,39 +27,75 @@ def test_provider_info_lists_importable_modules_and_classes() -> None:
     assert len(modules) >= 6
     for name in modules:
         importlib.import_module(name)
-    for entry in (*info["connection-types"], *info["plugins"]):
-        dotted = entry.get("hook-class-name") or entry["plugin-class"]
+    for dotted in (
+        *(e["hook-class-name"] for e in info["connection-types"]),
+        *info["extra-links"],
+    ):
         module, _, cls = dotted.rpartition(".")
         assert hasattr(importlib.import_module(module), cls), dotted
     (conn,) = info["connection-types"]
-    assert conn["connection-type"] == "privacy_ledger"
-    json.dumps(info)  # plain data
-
-
-def test_entry_point_is_declared() -> None:
-    from importlib.metadata import entry_points
-
-    eps = entry_points(group="apache_airflow_provider")
-    assert any(ep.value == "airflow_privacy.providers.airflow:get_provider_info" for ep in eps)
-
-
-def test_plugins_folder_registers_the_plugin() -> None:
-    from airflow.plugins_manager import AirflowPlugin
-
-    spec = importlib.util.spec_from_file_location(
-        "pf", ROOT / "plugins" / "airflow_privacy_plugin.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    plugin = module.AirflowPrivacyPlugin
-    assert issubclass(plugin, AirflowPlugin) and plugin.name == "airflow_privacy"
-    assert plugin.fastapi_apps[0]["url_prefix"] == "/privacy"
-    assert plugin.external_views[0]["name"] == "Privacy ledger"
-    info = get_provider_info()
+    assert conn["connection-type"] == "privacyledger"  # RFC 3986 scheme: no underscore
+    # the plugin is registered by the airflow.plugins entry point only (registered once)
+    assert "plugins" not in info
     assert info["extra-links"] == [
         "airflow_privacy.providers.airflow.operators.report.ReleaseReportLink"
     ]
+    json.dumps(info)  # plain data
+
+
+def test_entry_points_are_declared() -> None:
+    from importlib.metadata import entry_points
+
+    providers = entry_points(group="apache_airflow_provider")
+    assert any(
+        ep.value == "airflow_privacy.providers.airflow:get_provider_info" for ep in providers
+    )
+    (plugin,) = [ep for ep in entry_points(group="airflow.plugins") if ep.name == "airflow_privacy"]
+    assert plugin.value == "airflow_privacy.providers.airflow.plugin:AirflowPrivacyPlugin"
+    from airflow.plugins_manager import AirflowPlugin
+
+    cls = plugin.load()
+    assert issubclass(cls, AirflowPlugin) and cls.name == "airflow_privacy"
+    assert not (ROOT / "plugins" / "airflow_privacy_plugin.py").exists()  # no second copy
+
+
+PLUGINS_PROBE = """
+import json
+from airflow import plugins_manager
+plugins, errors = plugins_manager._get_plugins()
+mine = [p for p in plugins if p.name == "airflow_privacy"]
+print("RESULT " + json.dumps({
+    "names": [p.name for p in plugins],
+    "errors": errors,
+    "source": str(mine[0].source) if mine else None,
+    "prefixes": [a["url_prefix"] for p in mine for a in p.fastapi_apps],
+    "views": [v["name"] for p in mine for v in p.external_views],
+}))
+"""
+
+
+def test_airflow_loads_the_plugin_once_from_its_entry_point(tmp_path: Path) -> None:
+    """Airflow's plugins manager, as every Airflow component runs it (an empty plugins
+    folder, providers discovered eagerly and lazily): the plugin is there, once."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
+    for lazy in ("True", "False"):
+        home = tmp_path / f"home-{lazy}"
+        (home / "plugins").mkdir(parents=True)
+        env = base | {
+            "AIRFLOW_HOME": str(home),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__LAZY_DISCOVER_PROVIDERS": lazy,
+            "PYTHONPATH": str(ROOT),
+        }
+        proc = subprocess.run([sys.executable, "-c", PLUGINS_PROBE], env=env, text=True,
+                              capture_output=True, timeout=300, cwd=tmp_path)  # fmt: skip
+        line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+        assert proc.returncode == 0 and line, proc.stdout[-2000:] + proc.stderr[-3000:]
+        out = json.loads(line[0][len("RESULT ") :])
+        assert out["names"].count("airflow_privacy") == 1, out
+        assert out["errors"] == {}, out["errors"]
+        assert "airflow_privacy.providers.airflow.plugin" in (out["source"] or ""), out
+        assert out["prefixes"] == ["/privacy"] and out["views"] == ["Privacy ledger"]
 
 
 def test_ledger_view_is_read_only_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,13 +105,19 @@ def test_ledger_view_is_read_only_json(tmp_path: Path, monkeypatch: pytest.Monke
         ["age"], "disease", [(["20-29"], {"flu": 2, "cold": 1}), (["30-39"], {"flu": 1, "cold": 2})]
     )
     with ReleaseLedger(url) as ledger:
-        ledger.record("clinic", release, status="published")
+        info = ledger.record("clinic", release, status="published")
     from airflow_privacy.providers.airflow.plugin import create_app
 
     client = TestClient(create_app(auth=False))  # Airflow's auth: tests/airflow/test_ui.py
     listed = client.get("/api/releases", params={"dataset": "clinic"}).json()
-    assert [(r["dataset"], r["status"]) for r in listed] == [("clinic", "published")]
-    one = client.get(f"/api/releases/{listed[0]['id']}").json()
-    assert one["status"] == "published" and "groups" in one
+    assert [(r["dataset"], r["status"], r["uuid"]) for r in listed] == [
+        ("clinic", "published", info.uuid)
+    ]
+    one = client.get(f"/api/releases/{info.uuid}").json()
+    assert one["status"] == "published" and one["groups"] == 2
+    assert [a["status"] for a in one["attempts"]] == ["published"]  # imported history
+    assert client.get(f"/api/releases/{info.id}").json() == one  # an id is accepted too
     assert client.get("/api/releases/999").status_code == 404
     assert client.post("/api/releases").status_code == 405
+    with ReleaseLedger(url, create=False) as ledger:  # nothing was written by reading
+        assert [r.updated_at for r in ledger.list()] == [info.updated_at]

@@ -3,24 +3,34 @@ Airflow's authentication of the plugin app inside the real API server app."""
 
 from __future__ import annotations
 
+import html
 import json
+import logging
 import os
 import re
+import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
+from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
+from airflow_privacy.core.composition import PublishedRelease
 from airflow_privacy.ledger import ReleaseLedger
+from airflow_privacy.providers.airflow import plugin as plugin_module
 from airflow_privacy.providers.airflow.plugin import (
+    AUTH_ENV,
     EXTERNAL_VIEW,
     AirflowPrivacyPlugin,
+    auth_mode,
     create_app,
 )
-from tests.airflow.ui_seed import EVIL, Seeded, seed_ledger
+from tests.airflow.ui_seed import EVIL, STEWARD, SUPERSEDE_REASON, Seeded, seed_ledger
 
 ROOT = Path(__file__).resolve().parents[2]
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
@@ -74,16 +84,22 @@ def assert_plain_page(doc: str) -> _Tags:
     assert any(t == "html" and a.get("lang") for t, a in p.tags)
     assert any(t == "h1" for t, _ in p.tags)
     assert not any(t == "script" for t, _ in p.tags), "no scripts (ledger strings are escaped)"
+    assert not any(t == "img" for t, _ in p.tags), "no images (ledger strings are escaped)"
     for tag, attrs in p.tags:
         for name in ("src", "href", "action"):
             value = attrs.get(name) or ""
             assert not re.match(r"^\s*(https?:)?//", value), f"external {tag} {name}={value}"
             assert not value.lower().startswith("javascript:")
+        assert not any(a.startswith("on") for a in attrs), f"event handler on {tag}"
         assert tag not in ("iframe", "object", "embed")
         if tag == "link":
             assert attrs.get("rel") != "stylesheet"
     assert "@import" not in doc
     return p
+
+
+def esc(text: str) -> str:
+    return html.escape(text, quote=True)
 
 
 @pytest.fixture(scope="module")
@@ -93,46 +109,52 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
 
 @pytest.fixture(scope="module")
 def client(seeded: Seeded) -> TestClient:
-    return TestClient(create_app(auth=False, url=lambda: seeded.url))
+    return TestClient(create_app(auth=False, location=lambda: seeded.url))
 
 
-def _rows(doc: str) -> list[str]:
-    return re.findall(r'<tr data-release-id="(\d+)">', doc)
+def _rows(doc: str) -> list[int]:
+    return [int(x) for x in re.findall(r'<tr data-release-id="(\d+)"', doc)]
 
 
+# ------------------------------------------------------------------------------ the list
 def test_list_shows_every_release_escaped_with_status_in_words(
     client: TestClient, seeded: Seeded
 ) -> None:
     r = client.get("/")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
     p = assert_plain_page(r.text)
-    assert _rows(r.text) == [str(seeded.published), str(seeded.blocked), str(seeded.candidate)]
+    assert _rows(r.text) == seeded.all
     text = " ".join(p.text)
-    for words in ("✓ PUBLISHED", "✗ BLOCKED", "… CANDIDATE", "2,000 records", "1,500 records"):
+    for words in ("✓ PUBLISHED", "✗ BLOCKED", "… CANDIDATE", "↷ SUPERSEDED", "2,000 records",
+                  "1,500 records", "1,000 records"):  # fmt: skip
         assert words in text, words
-    assert EVIL not in r.text and html_escaped(EVIL) in r.text  # names and reasons escaped
-    assert html_escaped(seeded.blocked_reason)[:80] in r.text
+    assert EVIL not in r.text and esc(EVIL) in r.text  # names and reasons escaped
+    assert esc(seeded.blocked_reason)[:80] in r.text  # the latest attempt's reason
+    # the superseded release says who set it aside and why (escaped)
+    assert f"superseded by {STEWARD}" in text and SUPERSEDE_REASON in text
     headers = [a for t, a in p.tags if t == "th"]
     assert len(headers) >= 8 and any(a.get("scope") == "col" for a in headers)
     assert any(t == "caption" for t, _ in p.tags)
-    # the blocked release's row links to its page
-    assert f'href="/releases/{seeded.blocked}"' in r.text
-
-
-def html_escaped(text: str) -> str:
-    import html
-
-    return html.escape(text, quote=True)
+    # every link to a release uses its UUID, never its id
+    for rid in seeded.all:
+        assert f'href="/releases/{seeded.uuid(rid)}"' in r.text
+        assert f'href="/releases/{rid}"' not in r.text
+    assert re.findall(r'data-release-uuid="([0-9a-f-]{36})"', r.text) == [
+        seeded.uuid(i) for i in seeded.all
+    ]
 
 
 def test_filters_by_dataset_and_status(client: TestClient, seeded: Seeded) -> None:
     blocked = client.get("/", params={"status": "blocked"})
-    assert _rows(blocked.text) == [str(seeded.blocked)]
+    assert _rows(blocked.text) == [seeded.blocked]
     assert "1 release(s) with status blocked" in blocked.text
+    superseded = client.get("/", params={"status": "superseded"})
+    assert _rows(superseded.text) == [seeded.superseded]
+    assert '<option value="superseded" selected>' in superseded.text
     adult = client.get("/", params={"dataset": "adult", "status": ""})
-    assert _rows(adult.text) == [str(seeded.published), str(seeded.candidate)]
+    assert _rows(adult.text) == [seeded.published, seeded.candidate, seeded.superseded]
     both = client.get("/", params={"dataset": "adult", "status": "published"})
-    assert _rows(both.text) == [str(seeded.published)]
+    assert _rows(both.text) == [seeded.published]
     assert '<option value="adult" selected>' in both.text  # the form keeps the filter
     none = client.get("/", params={"dataset": "nobody", "status": "blocked"})
     assert _rows(none.text) == [] and "No releases match these filters." in none.text
@@ -142,59 +164,367 @@ def test_filters_by_dataset_and_status(client: TestClient, seeded: Seeded) -> No
     assert_plain_page(bad.text)
 
 
+# ------------------------------------------------------------------------- release pages
 def test_release_page_shows_the_stored_report_with_a_way_back(
     client: TestClient, seeded: Seeded
 ) -> None:
-    r = client.get(f"/releases/{seeded.blocked}")
+    uuid = seeded.uuid(seeded.blocked)
+    r = client.get(f"/releases/{uuid}")
     assert r.status_code == 200
     p = parse(r.text)
     assert 'href="/"' in r.text and "All releases" in r.text
+    assert f'href="/api/releases/{uuid}/report"' in r.text  # the JSON, by UUID
+    assert f'href="/releases/{uuid}?view=ledger"' in r.text  # the attempts, by UUID
     assert any(t == "svg" for t, _ in p.tags), "plots are inline SVG"
+    assert not any(t == "script" for t, _ in p.tags)
     assert EVIL not in r.text
     body = r.text.split("<body", 1)[1]
     # the verdict first: the blocked status and its first reason come before any plot
     first_svg = body.find("<svg")
     assert 0 < body.find("BLOCKED") < first_svg or 0 < body.find("blocked") < first_svg
-    assert 0 < body.find(html_escaped(seeded.blocked_reason)[:60]) < first_svg
-    published = client.get(f"/releases/{seeded.published}")
+    assert 0 < body.find(esc(seeded.blocked_reason)[:60]) < first_svg
+    published = client.get(f"/releases/{seeded.uuid(seeded.published)}")
     assert published.status_code == 200 and "<svg" in published.text
+    # an integer id is still accepted (old links), and shows the same report
+    by_id = client.get(f"/releases/{seeded.blocked}")
+    assert by_id.status_code == 200 and esc(seeded.blocked_reason)[:60] in by_id.text
+    # the ledger's view of a release with a report: its attempts, and a link to the report
+    ledger = client.get(f"/releases/{uuid}", params={"view": "ledger"})
+    assert_plain_page(ledger.text)
+    assert 'id="attempts"' in ledger.text and f'href="/releases/{uuid}"' in ledger.text
 
 
-def test_release_without_report_shows_the_ledger_facts(client: TestClient, seeded: Seeded) -> None:
-    r = client.get(f"/releases/{seeded.candidate}")
+def _section(doc: str, attempt: int) -> str:
+    m = re.search(rf'<section class="attempt" id="attempt-{attempt}".*?</section>', doc, re.S)
+    assert m, f"attempt {attempt} not shown"
+    return m.group(0)
+
+
+def test_release_without_report_shows_the_ledger_facts_and_attempts(
+    client: TestClient, seeded: Seeded
+) -> None:
+    r = client.get(f"/releases/{seeded.uuid(seeded.candidate)}")
     assert r.status_code == 200
     p = assert_plain_page(r.text)
     assert "No report stored for this release" in r.text
     text = " ".join(p.text)
     assert "… CANDIDATE" in text and "1,500 records" in text and "occupation" in text
-    missing = client.get("/releases/999")
-    assert missing.status_code == 404 and "release #999 does not exist" in missing.text
-    assert_plain_page(missing.text)
+    assert seeded.uuid(seeded.candidate) in text
+    open_attempt = _section(r.text, 1)
+    assert "… OPEN" in open_attempt and "not yet" in open_attempt  # undecided
+    assert "check_safety" in open_attempt and "✓ PASSED" in open_attempt
+
+    sup = client.get(f"/releases/{seeded.uuid(seeded.superseded)}")
+    assert sup.status_code == 200
+    assert_plain_page(sup.text)
+    assert "↷ SUPERSEDED" in sup.text
+    attempt = _section(sup.text, 1)
+    # who superseded it, when and why (escaped), the gate's reason, every check's verdict
+    assert f"superseded by {esc(STEWARD)} on 20" in attempt
+    assert esc(SUPERSEDE_REASON) in attempt and EVIL not in sup.text
+    assert "composition_audit: no result was recorded" in attempt
+    assert "✓ PASSED" in attempt  # check_safety
+    assert re.search(r"composition_audit</th>.*?NO VERDICT.*?no result recorded", attempt, re.S)
+
+    blocked = client.get(f"/releases/{seeded.uuid(seeded.blocked)}", params={"view": "ledger"})
+    attempt = _section(blocked.text, 1)
+    assert "✗ BLOCKED" in attempt and "✗ FAILED" in attempt
+    assert esc(f"reviewer note: {EVIL}") in attempt and "blocked by officer" in attempt
+
+    for missing in ("/releases/999", "/releases/00000000-0000-4000-8000-000000000000"):
+        page = client.get(missing)
+        assert page.status_code == 404 and "does not exist" in page.text, missing
+        assert_plain_page(page.text)
+    bad = client.get("/releases/<b>x</b>")
+    assert bad.status_code == 404 and "<b>" not in bad.text
 
 
+# --------------------------------------------------------------------------------- JSON
 def test_json_api_and_read_only(client: TestClient, seeded: Seeded) -> None:
     listed = client.get("/api/releases", params={"status": "blocked"}).json()
     assert [r["id"] for r in listed] == [seeded.blocked]
+    assert listed[0]["uuid"] == seeded.uuid(seeded.blocked)
     assert listed[0]["dataset"].endswith(EVIL)  # JSON carries the text as it is
-    report = client.get(f"/api/releases/{seeded.blocked}/report").json()
-    with ReleaseLedger(seeded.url) as ledger:
+    assert listed[0]["reasons"][0] == seeded.blocked_reason  # the attempt's reasons
+    assert listed[0]["report_stored_at"]
+    sup = client.get("/api/releases", params={"status": "superseded"}).json()
+    assert any(r.startswith(f"superseded by {STEWARD}") for r in sup[0]["reasons"])
+
+    uuid = seeded.uuid(seeded.blocked)
+    report = client.get(f"/api/releases/{uuid}/report").json()
+    with ReleaseLedger(seeded.url, create=False) as ledger:
         assert report == ledger.report(seeded.blocked)
-    assert client.get(f"/api/releases/{seeded.candidate}/report").status_code == 404
-    assert client.get("/api/releases/999").status_code == 404
-    for path in ("/", f"/releases/{seeded.blocked}", "/api/releases"):
+    assert client.get(f"/api/releases/{seeded.blocked}/report").json() == report  # id too
+
+    one = client.get(f"/api/releases/{seeded.uuid(seeded.superseded)}").json()
+    assert one["status"] == "superseded" and one["id"] == seeded.superseded
+    (attempt,) = one["attempts"]
+    assert attempt["status"] == "superseded" and attempt["superseded_by"] == STEWARD
+    assert attempt["supersede_reason"] == SUPERSEDE_REASON and attempt["superseded_at"]
+    assert [(c["name"], c["safe"]) for c in attempt["checks"]] == [("check_safety", True)]
+    assert "envelope" not in attempt["checks"][0]
+    assert one["key_fingerprint"] is None and "release" not in attempt
+
+    candidate = seeded.uuid(seeded.candidate)
+    assert client.get(f"/api/releases/{candidate}/report").status_code == 404
+    missing = client.get("/api/releases/999")
+    assert missing.status_code == 404 and "does not exist" in missing.json()["detail"]
+    for path in ("/", f"/releases/{uuid}", "/api/releases", f"/api/releases/{uuid}"):
         assert client.post(path).status_code == 405
         assert client.delete(path).status_code == 405
+        assert client.put(path).status_code == 405
 
 
+def test_json_never_returns_the_key_fingerprint(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    release = PublishedRelease.from_groups(["age"], "disease", [(["3*"], {"flu": 2, "cold": 1})])
+    with ReleaseLedger(url, hash_key=bytes(range(32))) as ledger:
+        info = ledger.record("clinic", release, status="published", identifiers=["a", "b"])
+        fingerprint = info.key_fingerprint
+    assert fingerprint
+    client = TestClient(create_app(auth=False, location=lambda: url))
+    one = client.get(f"/api/releases/{info.uuid}")
+    assert one.json()["key_fingerprint"] == "recorded" and fingerprint not in one.text
+    for path in ("/", f"/releases/{info.uuid}", "/api/releases"):
+        assert fingerprint not in client.get(path).text
+
+
+# ------------------------------------------------------------------------ missing ledger
 def test_a_missing_ledger_is_an_empty_list(tmp_path: Path) -> None:
-    app = create_app(auth=False, url=lambda: f"sqlite:///{tmp_path / 'none.db'}")
-    r = TestClient(app).get("/")
-    assert r.status_code == 200 and "No releases." in r.text
+    url = f"sqlite:///{tmp_path / 'none.db'}?password=qs-s3cret"
+    client = TestClient(create_app(auth=False, location=lambda: url))
+    r = client.get("/")
+    assert r.status_code == 200
+    assert_plain_page(r.text)
+    assert "No ledger yet at sqlite:///" in r.text and "none.db" in r.text
+    assert "qs-s3cret" not in r.text  # the location is shown masked
+    assert client.get("/api/releases").json() == []
+    one = client.get("/releases/00000000-0000-4000-8000-000000000000")
+    assert one.status_code == 404 and "no ledger yet" in one.text
     assert not (tmp_path / "none.db").exists()  # reading never creates a ledger
 
+    empty = tmp_path / "empty.db"  # a database without ledger tables
+    with sqlite3.connect(empty) as con:
+        con.execute("CREATE TABLE other (x INTEGER)")
+    con.close()
+    client = TestClient(create_app(auth=False, location=lambda: f"sqlite:///{empty}"))
+    r = client.get("/")
+    assert r.status_code == 200 and "No ledger yet at" in r.text
+    with sqlite3.connect(empty) as con:
+        tables = {t for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    con.close()
+    assert tables == {"other"}  # no ledger tables were created
 
+
+# ------------------------------------------------------------- where the ledger comes from
+def _connection(**fields: Any) -> Any:
+    from airflow.models.connection import Connection
+
+    return Connection(conn_id="privacy_ledger_default", conn_type="privacyledger", **fields)
+
+
+def test_the_ledger_is_located_through_airflows_connections(
+    tmp_path: Path, seeded: Seeded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``$AIRFLOW_PRIVACY_LEDGER_URL``, else the connection ``privacy_ledger_default`` as the
+    API server reads it (``Connection.get_connection_from_secrets``), else
+    ``$AIRFLOW_HOME/privacy_ledger.db``; a connection store that fails is a 503."""
+    from airflow.models.connection import Connection
+    from airflow.sdk.exceptions import AirflowNotFoundException
+
+    asked: list[str] = []
+    stored: dict[str, Any] = {}
+
+    def from_secrets(conn_id: str, team_name: str | None = None) -> Any:
+        asked.append(conn_id)
+        if conn_id in stored:
+            return stored[conn_id]
+        raise AirflowNotFoundException(f"The conn_id `{conn_id}` isn't defined")
+
+    monkeypatch.setattr(Connection, "get_connection_from_secrets", from_secrets)
+    monkeypatch.delenv("AIRFLOW_PRIVACY_LEDGER_URL", raising=False)
+    monkeypatch.delenv("AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT", raising=False)
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "home"))
+    client = TestClient(create_app(auth=False))  # the default: ledger_location()
+
+    # no connection: the default file under AIRFLOW_HOME, which does not exist yet
+    r = client.get("/")
+    assert asked == ["privacy_ledger_default"]
+    assert r.status_code == 200 and "No ledger yet at" in r.text
+    assert str(tmp_path / "home" / "privacy_ledger.db") in r.text
+    assert not (tmp_path / "home").exists()
+
+    # the connection (a SQLite ledger by path) as the API server's connection store has it
+    path = seeded.url.removeprefix("sqlite:///")
+    stored["privacy_ledger_default"] = _connection(extra=json.dumps({"dialect": "sqlite",
+                                                                     "path": path}))  # fmt: skip
+    r = client.get("/")
+    assert _rows(r.text) == seeded.all
+    one = client.get(f"/api/releases/{seeded.uuid(seeded.published)}")
+    assert one.status_code == 200 and one.json()["dataset"] == "adult"
+
+    # the environment variable wins over the connection
+    monkeypatch.setenv("AIRFLOW_PRIVACY_LEDGER_URL", f"sqlite:///{tmp_path / 'other.db'}")
+    asked.clear()
+    r = client.get("/")
+    assert "other.db" in r.text and _rows(r.text) == [] and asked == []
+    monkeypatch.delenv("AIRFLOW_PRIVACY_LEDGER_URL")
+
+    # a PostgreSQL connection whose password must never be shown; nothing listens on port 1
+    stored["privacy_ledger_default"] = _connection(
+        host="127.0.0.1", port=1, schema="ledger", login="officer", password="pw-fr0m-conn"
+    )
+    for path in ("/", "/api/releases"):
+        r = client.get(path)
+        assert r.status_code == 503 and "pw-fr0m-conn" not in r.text, (path, r.text)
+
+    # the connection store itself fails (the metadata database is down): 503, not 500
+    def broken(conn_id: str, team_name: str | None = None) -> Any:
+        raise RuntimeError("could not connect to the metadata database")
+
+    monkeypatch.setattr(Connection, "get_connection_from_secrets", broken)
+    page = client.get("/")
+    assert page.status_code == 503 and "cannot be read now" in page.text
+    assert_plain_page(page.text)
+    api = client.get("/api/releases")
+    assert api.status_code == 503 and "privacy_ledger_default" in api.json()["detail"]
+
+
+def test_the_lookup_goes_through_the_one_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
+    import airflow_privacy.ledger.location as location
+
+    seen: list[Any] = []
+    real = location.resolve
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs.get("lookup"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(location, "resolve", spy)
+    monkeypatch.setenv("AIRFLOW_PRIVACY_LEDGER_URL", "sqlite:////nonexistent/x.db")
+    loc = plugin_module.ledger_location()
+    assert seen == [plugin_module.airflow_connection] and loc.url == "sqlite:////nonexistent/x.db"
+
+
+# ---------------------------------------------------------------------------- security
+def test_an_unavailable_ledger_is_a_503_without_the_password() -> None:
+    url = "postgresql+psycopg://officer:s3cret-pw@127.0.0.1:1/ledger?password=qs-s3cret"
+    client = TestClient(create_app(auth=False, location=lambda: url))
+    for path in ("/", "/releases/00000000-0000-4000-8000-000000000000"):
+        r = client.get(path)
+        assert r.status_code == 503, (path, r.status_code, r.text[:500])
+        assert_plain_page(r.text)
+        assert "unavailable" in r.text and "Traceback" not in r.text
+        assert "s3cret-pw" not in r.text and "qs-s3cret" not in r.text
+        assert r.headers.get("retry-after")
+    for path in ("/api/releases", "/api/releases/1", "/api/releases/1/report"):
+        r = client.get(path)
+        assert r.status_code == 503, path
+        detail = r.json()["detail"]
+        assert "\n" not in detail and "unavailable" in detail
+        assert "s3cret-pw" not in r.text and "qs-s3cret" not in r.text
+
+
+def test_a_message_carrying_the_password_is_scrubbed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second line of defence: even a message that quotes the raw URL shows no password."""
+    from contextlib import contextmanager
+
+    from airflow_privacy.errors import InputError, LedgerUnavailable
+
+    url = "postgresql+psycopg://officer:s3cret-pw@db.internal/ledger?password=qs-s3cret"
+    error: list[type[Exception]] = [LedgerUnavailable]
+
+    @contextmanager
+    def leaky(location: Any) -> Iterator[None]:
+        raise error[0](f"cannot use {location.url}")
+        yield
+
+    monkeypatch.setattr(plugin_module, "open_ledger", leaky)
+    client = TestClient(create_app(auth=False, location=lambda: url))
+    for kind, status in ((LedgerUnavailable, 503), (InputError, 400)):
+        error[0] = kind
+        for path in ("/", "/api/releases", "/releases/1", "/api/releases/1"):
+            r = client.get(path)
+            assert r.status_code == status and "***" in r.text, (path, r.text)
+            assert "s3cret-pw" not in r.text and "qs-s3cret" not in r.text, path
+
+
+def _tampered_ledger(tmp_path: Path, seeded: Seeded) -> tuple[str, str]:
+    """A ledger whose release has a number replaced by markup (SQLite keeps text in an
+    INTEGER column) and whose stored report has markup where numbers belong."""
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    release = PublishedRelease.from_groups(["age"], "disease", [(["3*"], {"flu": 2, "cold": 1})])
+    with ReleaseLedger(seeded.url, create=False) as source:
+        report = source.report(seeded.blocked)
+    assert report is not None
+    report["facts"]["release_id"] = "<script>window.pwned=2</script>"
+    report["verdict"]["checks_run"] = "<img src=x onerror=alert(3)>"
+    with ReleaseLedger(url) as ledger:
+        info = ledger.record("clinic", release, status="published")
+        (attempt,) = ledger.attempts(info.id)
+        ledger.attach_report(attempt.uuid, report)
+    with sqlite3.connect(tmp_path / "ledger.db") as con:
+        con.execute(
+            "UPDATE ledger_releases SET n_records = ?, n_groups = ? WHERE id = ?",
+            ("<img src=x onerror=alert(1)>", "<script>window.pwned=4</script>", info.id),
+        )
+    con.close()
+    return url, info.uuid
+
+
+def test_every_stored_value_is_escaped_numbers_included(tmp_path: Path, seeded: Seeded) -> None:
+    url, uuid = _tampered_ledger(tmp_path, seeded)
+    client = TestClient(create_app(auth=False, location=lambda: url))
+    for path in ("/", f"/releases/{uuid}"):
+        r = client.get(path)
+        assert r.status_code == 200, (path, r.text[:500])
+        assert_plain_page(r.text)  # no <script>, no <img>, no event handler
+        assert "<script>" not in r.text and "<img" not in r.text
+        assert esc("<img src=x onerror=alert(1)>") in r.text  # shown as text
+    page = client.get(f"/releases/{uuid}").text
+    # the stored report is refused (wrong types) and the facts page says why, escaped
+    assert "could not be read" in page and "release_id" in page
+    assert esc("<script>window.pwned=2</script>") in page
+    assert esc("<script>window.pwned=4</script>") in page  # the groups count, as text
+
+
+def test_every_route_requires_authentication_and_the_openapi_routes_are_off() -> None:
+    app = create_app(auth=True)
+    require = plugin_module.airflow_access  # the dependency factory
+    assert require is not None
+    paths = set()
+    for route in app.routes:
+        assert isinstance(route, APIRoute), f"{route} is not an authenticated API route"
+        calls = [d.call for d in route.dependant.dependencies]
+        assert any(getattr(c, "__name__", "") == "require" for c in calls), route.path
+        paths.add(route.path)
+    assert "/openapi.json" not in paths and "/docs" not in paths and "/redoc" not in paths
+    client = TestClient(create_app(auth=False))
+    for path in ("/openapi.json", "/docs", "/redoc", "/docs/oauth2-redirect"):
+        assert client.get(path).status_code == 404, path
+    schema = client.get("/api/openapi.json").json()
+    assert "/api/releases/{ref}" in schema["paths"]
+
+
+def test_an_invalid_auth_mode_fails_closed(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv(AUTH_ENV, "off")
+    with caplog.at_level(logging.ERROR, logger=plugin_module.__name__):
+        assert auth_mode() == "airflow"
+        app = create_app()  # no exception: the API server starts
+    assert any(AUTH_ENV in r.getMessage() and r.levelno == logging.ERROR for r in caplog.records)
+    for route in app.routes:  # authentication stays on
+        assert isinstance(route, APIRoute) and route.dependant.dependencies, route
+    monkeypatch.setenv(AUTH_ENV, " None ")
+    assert auth_mode() == "none"
+    monkeypatch.delenv(AUTH_ENV)
+    assert auth_mode() == "airflow"
+
+
+# ------------------------------------------------------------------------------- plugin
 def test_plugin_declares_the_app_and_the_navigation_entry() -> None:
-    for plugin in (AirflowPrivacyPlugin, AirflowPrivacyPlugin()):  # provider: class; folder
+    for plugin in (AirflowPrivacyPlugin, AirflowPrivacyPlugin()):  # class; entry point: instance
         (app,) = plugin.fastapi_apps
         assert app["url_prefix"] == "/privacy" and app["app"] is not None
     (view,) = AirflowPrivacyPlugin.external_views
@@ -208,23 +538,33 @@ import json, sys
 from fastapi.testclient import TestClient
 from airflow.api_fastapi.app import create_app
 from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+from airflow import plugins_manager
 app = create_app(apps="core")
 am = app.state.auth_manager
 c = TestClient(app)
 viewer = am.generate_jwt(SimpleAuthManagerUser(username="officer", role="viewer"))
 nobody = am.generate_jwt(SimpleAuthManagerUser(username="nobody", role=None))
+bearer = {"Authorization": "Bearer " + viewer}
+uuid = sys.argv[1]
 out = {
+    "plugins": [p.name for p in plugins_manager._get_plugins()[0]],
     "anonymous": c.get("/privacy/").status_code,
     "anonymous_api": c.get("/privacy/api/releases").status_code,
+    "anonymous_release": c.get("/privacy/releases/" + uuid).status_code,
     "anonymous_body": c.get("/privacy/").text,
     "cookie": c.get("/privacy/", cookies={"_token": viewer}).status_code,
     "cookie_body": c.get("/privacy/", cookies={"_token": viewer}).text,
-    "bearer": c.get("/privacy/api/releases",
-                    headers={"Authorization": "Bearer " + viewer}).status_code,
+    "cookie_release": c.get("/privacy/releases/" + uuid, cookies={"_token": viewer}).status_code,
+    "bearer": c.get("/privacy/api/releases", headers=bearer).status_code,
+    "bearer_release": c.get("/privacy/api/releases/" + uuid, headers=bearer).json(),
     "forged": c.get("/privacy/api/releases",
                     headers={"Authorization": "Bearer " + viewer[:-4] + "AAAA"}).status_code,
     "no_role": c.get("/privacy/api/releases",
                      headers={"Authorization": "Bearer " + nobody}).status_code,
+    "openapi": {p: [c.get("/privacy" + p).status_code, c.get("/privacy" + p,
+                    headers=bearer).status_code]
+                for p in ("/openapi.json", "/docs", "/redoc", "/api/openapi.json")},
+    "openapi_body": c.get("/privacy/openapi.json").text,
 }
 print("RESULT " + json.dumps(out))
 """
@@ -233,11 +573,11 @@ print("RESULT " + json.dumps(out))
 def test_the_api_server_authenticates_and_authorizes_the_plugin_app(
     tmp_path: Path, seeded: Seeded
 ) -> None:
+    """The real API server app, the plugin loaded from its ``airflow.plugins`` entry point
+    (no plugins folder), and ``AIRFLOW_PRIVACY_UI_AUTH`` set to an invalid value: the server
+    still starts, logs the error, and keeps authentication on."""
     home = tmp_path / "airflow-home"
-    (home / "plugins").mkdir(parents=True)
-    (home / "plugins" / "airflow_privacy_plugin.py").write_text(
-        (ROOT / "plugins" / "airflow_privacy_plugin.py").read_text()
-    )
+    (home / "plugins").mkdir(parents=True)  # empty: the entry point registers the plugin
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
     env.update(
         {
@@ -245,6 +585,7 @@ def test_the_api_server_authenticates_and_authorizes_the_plugin_app(
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "officer:viewer",
             "AIRFLOW_PRIVACY_LEDGER_URL": seeded.url,
+            AUTH_ENV: "disabled",  # invalid: must fail closed, not stop the server
             "PYTHONPATH": str(ROOT),
         }
     )
@@ -252,34 +593,59 @@ def test_the_api_server_authenticates_and_authorizes_the_plugin_app(
     migrate = subprocess.run([airflow, "db", "migrate"], env=env, capture_output=True,
                              text=True, timeout=300)  # fmt: skip
     assert migrate.returncode == 0, migrate.stderr[-2000:]
-    proc = subprocess.run([sys.executable, "-c", AUTH_PROBE], env=env, capture_output=True,
+    uuid = seeded.uuid(seeded.blocked)
+    proc = subprocess.run([sys.executable, "-c", AUTH_PROBE, uuid], env=env, capture_output=True,
                           text=True, timeout=300, cwd=tmp_path)  # fmt: skip
     line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
     assert proc.returncode == 0 and line, proc.stdout[-2000:] + proc.stderr[-3000:]
     out = json.loads(line[0][len("RESULT ") :])
+    assert out["plugins"].count("airflow_privacy") == 1  # registered once
+    assert AUTH_ENV in proc.stdout + proc.stderr  # the invalid value is logged
     assert out["anonymous"] == 401 and "Sign in first" in out["anonymous_body"]
-    assert out["anonymous_api"] == 401
+    assert out["anonymous_api"] == 401 and out["anonymous_release"] == 401
     assert out["cookie"] == 200 and f'data-release-id="{seeded.blocked}"' in out["cookie_body"]
-    assert 'href="/privacy/releases/' in out["cookie_body"]  # links work under the mount
-    assert out["bearer"] == 200
+    assert f'href="/privacy/releases/{uuid}"' in out["cookie_body"]  # links work under the mount
+    assert out["cookie_release"] == 200
+    assert out["bearer"] == 200 and out["bearer_release"]["uuid"] == uuid
     assert out["forged"] in (401, 403)
     assert out["no_role"] == 403
+    # FastAPI's generated routes are off; the schema is served only to signed-in users
+    assert out["openapi"]["/openapi.json"] == [404, 404], out["openapi"]
+    assert out["openapi"]["/docs"] == [404, 404] and out["openapi"]["/redoc"] == [404, 404]
+    assert out["openapi"]["/api/openapi.json"] == [401, 200]
+    assert "/api/releases" not in out["openapi_body"]
 
 
 def test_pages_do_not_repeat_the_values_left_for_one_person(tmp_path: Path) -> None:
-    from airflow_privacy.core.composition import PublishedRelease
-
+    """A legacy composition reason (written before envelopes left values out) is shown
+    without the person's values, in the pages and in the JSON alike."""
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
     reason = (
         "3 of the 40 people are pinned to their sensitive value. Worst: row 12: "
         "{'HIV'} left after intersecting a group age=3* with b v1 group age=30-39."
     )
+    legacy = "row 9896: {'Prof-specialty', 'Craft-repair'} left after intersecting a v1 group x"
     release = PublishedRelease.from_groups(["age"], "disease", [(["3*"], {"HIV": 1, "flu": 1})])
     with ReleaseLedger(url) as ledger:
-        info = ledger.record("clinic", release, status="blocked", reasons=[reason])
-    client = TestClient(create_app(auth=False, url=lambda: url))
-    for page in ("/", f"/releases/{info.id}"):
+        attempt = ledger.open_attempt("clinic", release, required=["composition_audit"],
+                                      first_release=True)  # fmt: skip
+        ledger.record_check(
+            attempt.uuid,
+            name="composition_audit",
+            step="audit",
+            safe=False,
+            outcome="failed",
+            envelope={"step": "audit", "name": "composition_audit", "outcome": "failed",
+                      "safe": False, "summary": legacy, "reasons": [reason, legacy]},
+        )  # fmt: skip
+        ledger.decide(attempt.uuid)
+        ledger.block(attempt.uuid, [reason])
+        info = ledger.info(attempt.release.id)
+    client = TestClient(create_app(auth=False, location=lambda: url))
+    for page in ("/", f"/releases/{info.uuid}", "/api/releases", f"/api/releases/{info.uuid}"):
         text = client.get(page).text
         assert "row 12 pinned down after intersecting a group age=3*" in text, page
-        assert "HIV" not in text, page
-    assert client.get(f"/api/releases/{info.id}").json()["reasons"] == [reason]  # as stored
+        assert "HIV" not in text and "Prof-specialty" not in text, page
+        assert "Craft-repair" not in text, page
+    one = client.get(f"/api/releases/{info.uuid}").json()
+    assert "row 9896 pinned down after intersecting" in one["attempts"][0]["checks"][0]["summary"]

@@ -9,7 +9,8 @@ runs one of
 * ``"mondrian"`` (:mod:`.mondrian`, LeFevre et al. 2006 with the SkylineAnonymize check of
   Chen et al. 2007);
 
-with any list of registry criteria ``[(name, params), ...]`` (all must pass), and returns an
+with any list of registry criteria ``[(name, params), ...]`` (all must pass; ``hierarchies``
+may only name QI columns), and returns an
 :class:`AnonymizationResult`: the release, its group columns and a JSON-ready manifest.
 The release always passes every criterion when re-checked by ``airflow-privacy check``
 with ``--group`` set to ``result.group_columns``; anything impossible is an
@@ -33,6 +34,7 @@ from airflow_privacy.core.anonymize.manifest import AnonymizationResult, Manifes
 from airflow_privacy.core.anonymize.monotone import MONOTONICITY, Monotonicity, monotonicity
 from airflow_privacy.core.anonymize.release import check_seed, options
 from airflow_privacy.core.anonymize.utility import METRICS
+from airflow_privacy.core.hierarchy import check_hierarchy_columns
 from airflow_privacy.errors import InputError
 
 if TYPE_CHECKING:
@@ -88,6 +90,7 @@ def anonymize(
     parsed = CriteriaSet.parse(criteria)  # before touching the data
     if hierarchies is not None and not isinstance(hierarchies, Mapping):
         raise InputError("hierarchies must map a column name to a Hierarchy")
+    check_hierarchy_columns(hierarchies, qis)
     enc = encode(table, qis, sensitive)
     if method == "lattice":
         from airflow_privacy.core.anonymize.lattice import lattice_anonymize

@@ -19,7 +19,10 @@ Splits (one candidate per QI, tried in decreasing order of normalized width):
 * **numeric** QIs (every value a number): at the lower median value ``m``, records
   ``<= m`` left and ``> m`` right; when that leaves the right part empty the cut moves down
   to the next value. Published as inclusive intervals ``lo-hi`` of the values present (a
-  single value stays ``v``).
+  single value stays ``v``); a bound is written as in the data when it is a plain decimal
+  (``4.5``), else as the shortest plain decimal of the same number (``1e+20`` ->
+  ``100000000000000000000``), so that the composition audit reads every label back as
+  the interval it stands for (:mod:`airflow_privacy.core.composition.descriptors`).
 * **categorical** QIs: into the children of the lowest common ancestor of the partition's
   values in the hierarchy (a multi-way split along the hierarchy; every part must pass),
   published as that ancestor's label; without a hierarchy the implicit one (value, ``*``)
@@ -30,6 +33,7 @@ Partitions are processed first-in first-out, which makes the result deterministi
 
 from __future__ import annotations
 
+import re
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -138,6 +142,28 @@ class _Partitioner:
         return None
 
 
+_PLAIN_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)", re.ASCII)
+
+
+def _label(d: Dimension, rows: IntArray) -> str:
+    """The published label of partition ``rows`` on ``d`` (module doc): a numeric range's
+    bounds in plain decimal notation, which the audit's label reader parses exactly."""
+    if d.numbers is None:
+        return d.label(rows)
+    vals = d.numbers[rows]
+    lo, hi = int(np.argmin(vals)), int(np.argmax(vals))
+    if vals[lo] == vals[hi]:
+        return d.text[int(d.codes[rows[lo]])]
+
+    def plain(r: int) -> str:
+        text = d.text[int(d.codes[rows[r]])]
+        if _PLAIN_NUMBER.fullmatch(text):
+            return text
+        return str(np.format_float_positional(float(vals[r]), unique=True, trim="-"))
+
+    return f"{plain(lo)}-{plain(hi)}"
+
+
 def mondrian_anonymize(
     enc: Encoded,
     criteria: CriteriaSet,
@@ -156,7 +182,7 @@ def mondrian_anonymize(
     partitions = parts.run(report)
     report(f"mondrian: {len(partitions)} partitions")
 
-    labels = [[d.label(p) for d in dims] for p in partitions]
+    labels = [[_label(d, p) for d in dims] for p in partitions]
     order = np.random.default_rng(seed)
     rows = order.permutation(np.concatenate(partitions)).astype(np.int64)
     part_of = np.empty(enc.n, dtype=np.int64)

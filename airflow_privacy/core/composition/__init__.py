@@ -15,6 +15,8 @@ from airflow_privacy.core.composition.attack import (
 )
 from airflow_privacy.core.composition.identifiers import (
     DEFAULT_KEY_ENV,
+    check_key,
+    fingerprint_matches,
     hash_identifiers,
     key_fingerprint,
     key_from_env,
@@ -32,8 +34,10 @@ __all__ = [
     "Location",
     "Population",
     "PublishedRelease",
+    "check_key",
     "check_releases",
     "composition_audit",
+    "fingerprint_matches",
     "gate",
     "hash_identifiers",
     "key_fingerprint",

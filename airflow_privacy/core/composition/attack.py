@@ -44,6 +44,7 @@ from airflow_privacy.core.composition.result import (
     ReleaseSummary,
     check_confidence,
 )
+from airflow_privacy.core.hierarchy import check_hierarchy_columns
 from airflow_privacy.errors import InputError
 
 if TYPE_CHECKING:
@@ -100,6 +101,9 @@ def composition_audit(
     """Run Algorithm 1 on ``population`` (the candidate's people, exact QI values) against
     ``candidate`` and ``priors``; see the module docstring."""
     check_releases(candidate, priors, missing_qi)
+    if hierarchies is not None and not isinstance(hierarchies, Mapping):
+        raise InputError("hierarchies must map a column name to a Hierarchy")
+    check_hierarchy_columns(hierarchies, [q for r in (candidate, *priors) for q in r.qis])
     if overlap not in ("worst-case", "known"):
         raise InputError(f"overlap must be 'worst-case' or 'known', got {overlap!r}")
     if isinstance(top, bool) or not isinstance(top, int) or top < 0:

@@ -4,12 +4,15 @@ A release written by the anonymizers comes with a manifest (``RELEASE.manifest.j
 ``to_dict()`` of :class:`airflow_privacy.core.anonymize.Manifest`): it names the QIs, the
 sensitive column, the method and the group columns, so a release can be read without
 repeating them. Explicit arguments win over the manifest; the manifest's method decides the
-kind (``bucketize`` -> bucketized, its extra group column being the bucket id).
+kind (``bucketize`` -> bucketized, its extra group column being the bucket id). Blank
+sensitive cells are refused, or read as the caller's ``missing_as`` value, as everywhere
+(:mod:`airflow_privacy.core.io`).
 """
 
 from __future__ import annotations
 
 import json
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,14 +31,27 @@ def manifest_beside(release: str | Path) -> Path | None:
     return p if p.is_file() else None
 
 
+_JSON_LIMIT = 64 << 20  # bytes a manifest may take
+
+
 def read_json(path: str | Path, what: str) -> Any:
+    """A JSON file (a regular file of at most 64 MiB, checked before it is opened)."""
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{what} file {str(p)!r} does not exist")
+    try:
+        info = p.stat()
+    except FileNotFoundError:
+        raise InputError(f"{what} file {str(p)!r} does not exist") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {str(p)!r}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"{what} file {str(p)!r} is not a regular file")
+    if info.st_size > _JSON_LIMIT:
+        raise InputError(f"{what} file {str(p)!r} is larger than {_JSON_LIMIT >> 20} MiB")
     try:
         return json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read {what} {str(p)!r}: {exc}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"cannot read {what} {str(p)!r}: {reason}") from None
 
 
 @dataclass(frozen=True)
@@ -90,10 +106,16 @@ def read_release_file(
     name: str | None = None,
     fmt: str | None = None,
     delimiter: str | None = None,
+    missing_as: str | None = None,
 ) -> ReleaseFile:
-    """Read a release file (CSV / Parquet) into its published groups."""
-    from airflow_privacy.core.io import read_release
+    """Read a release file (CSV / Parquet) into its published groups.
 
+    Blank cells of the sensitive column are refused, or published as ``missing_as``
+    (:func:`airflow_privacy.core.io.fill_blanks`).
+    """
+    from airflow_privacy.core.io import check_missing_as, read_release
+
+    replacement = check_missing_as(missing_as)
     mpath = Path(manifest) if manifest else manifest_beside(path)
     mdata = read_json(mpath, "manifest") if mpath else None
     if mdata is not None and not isinstance(mdata, dict):
@@ -101,7 +123,14 @@ def read_release_file(
     label = name or Path(path).name
     q, s, k, b = resolve_columns(mdata, qis, sensitive, kind, bucket, label)
     cols = [*q, s, *([b] if b else [])]
-    table = read_release(path, cols, fmt, delimiter)  # type: ignore[arg-type]
+    table = read_release(
+        path,
+        cols,
+        fmt,  # type: ignore[arg-type]
+        delimiter,
+        sensitive=s,
+        missing_as=replacement,
+    )
     release = PublishedRelease.from_arrow(table, q, s, k, b, name=label)
     return ReleaseFile(release, mdata, b)
 
@@ -114,10 +143,24 @@ def read_population_file(
     hash_key: bytes | None = None,
     fmt: str | None = None,
     delimiter: str | None = None,
+    sensitive: str | None = None,
+    missing_as: str | None = None,
 ) -> Population:
-    """The people of a table of original records: exact QI values (and hashed identifiers)."""
-    from airflow_privacy.core.io import read_release
+    """The people of a table of original records: exact QI values (and hashed identifiers;
+    and their ``sensitive`` values when that column is named, whose blank cells are
+    refused, or read as ``missing_as``)."""
+    from airflow_privacy.core.io import check_missing_as, read_release
 
+    replacement = check_missing_as(missing_as)
     cols = [*dict.fromkeys(qis), *([id_column] if id_column else [])]
-    table = read_release(path, cols, fmt, delimiter)  # type: ignore[arg-type]
-    return Population.from_arrow(table, qis, id_column, hash_key, name=Path(path).name)
+    table = read_release(
+        path,
+        cols,
+        fmt,  # type: ignore[arg-type]
+        delimiter,
+        sensitive=sensitive,
+        missing_as=replacement,
+    )
+    return Population.from_arrow(
+        table, qis, id_column, hash_key, sensitive=sensitive, name=Path(path).name
+    )

@@ -1,13 +1,17 @@
 """Keyed hashes of an identifier column, to know the overlap of releases exactly.
 
-Ganta et al. 2008 (papers/003_*), Algorithm 1, line 2: ``P <- set of overlapping
-population``. Without identifiers the audit assumes the worst (everyone locatable in a
-release is in it); with them it knows who is in which release. Identifiers are never
-stored: only ``HMAC-SHA256(key, identifier)``, so whoever reads the ledger without the key
-cannot test a guessed identifier. The key comes from an environment variable (its name is
-configurable) or, in Airflow, from a connection; its fingerprint is stored beside the hashes
-so that hashes made with different keys are never compared (they would silently report no
-overlap at all).
+Ganta et al. 2008, Algorithm 1, line 2: ``P <- set of overlapping population``. Without
+identifiers the audit assumes the worst (everyone locatable in a release is in it); with them
+it knows who is in which release. Identifiers are never stored: only
+``HMAC-SHA256(key, identifier)``, so whoever reads the ledger without the key cannot test a
+guessed identifier.
+
+The key must be strong (:func:`check_key`: at least 32 bytes, not a short pattern repeated):
+a short key could be found by trying keys against a stored hash. Beside the hashes the ledger
+keeps a *salted scrypt* fingerprint of the key (:func:`key_fingerprint`), so that hashes made
+with different keys are never compared (they would silently report no overlap at all) while
+the fingerprint, unlike a plain keyed hash of a constant, costs an attacker a memory-hard
+scrypt evaluation per guess on top of the key's own strength.
 """
 
 from __future__ import annotations
@@ -15,45 +19,87 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import secrets
 from collections.abc import Iterable
 
 from airflow_privacy.errors import InputError
 
 DEFAULT_KEY_ENV = "AIRFLOW_PRIVACY_LEDGER_KEY"
-_FINGERPRINT_MESSAGE = b"airflow-privacy ledger key fingerprint v1"
+MIN_KEY_BYTES = 32
+MIN_DISTINCT_BYTES = 10
+_SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
+_LEGACY_MESSAGE = b"airflow-privacy ledger key fingerprint v1"
+_PREFIX = "scrypt1"
+_cache: dict[tuple[bytes, str], str] = {}
 
 
 def key_from_env(name: str = DEFAULT_KEY_ENV, required: bool = True) -> bytes | None:
-    """The HMAC key held by environment variable ``name`` (UTF-8), or None when unset and not
-    ``required``."""
+    """The HMAC key held by environment variable ``name`` (UTF-8), checked for strength; None
+    when unset and not ``required``."""
     if not name:
         raise InputError("the name of the key's environment variable is empty")
     raw = os.environ.get(name)
     if raw is None or raw == "":
         if required:
             raise InputError(
-                f"environment variable {name} holds no key; set it to a secret to hash "
-                "identifiers (the same secret for every release that is compared)"
+                f"environment variable {name} holds no key; set it to a secret of at least "
+                f"{MIN_KEY_BYTES} random bytes to hash identifiers (the same secret for every "
+                "release that is compared), e.g. the output of "
+                '`python -c "import secrets; print(secrets.token_hex(32))"`'
             )
         return None
-    return raw.encode("utf-8")
+    key = raw.encode("utf-8")
+    check_key(key, f"the key in {name}")
+    return key
 
 
-def _check_key(key: bytes) -> None:
+def check_key(key: bytes, what: str = "the identifier hash key") -> None:
+    """Refuse keys an attacker could guess: fewer than 32 bytes, or too few distinct bytes."""
     if not isinstance(key, bytes) or len(key) == 0:
-        raise InputError("the identifier hash key must be non-empty bytes")
+        raise InputError(f"{what} must be non-empty bytes")
+    if len(key) < MIN_KEY_BYTES or len(set(key)) < MIN_DISTINCT_BYTES:
+        raise InputError(
+            f"{what} is too weak ({len(key)} bytes, {len(set(key))} distinct): use at least "
+            f"{MIN_KEY_BYTES} random bytes, e.g. "
+            '`python -c "import secrets; print(secrets.token_hex(32))"`'
+        )
 
 
 def hash_identifiers(values: Iterable[str], key: bytes) -> list[str]:
     """``HMAC-SHA256(key, value)`` in hex for every identifier (values are stripped)."""
-    _check_key(key)
+    check_key(key)
     return [
         hmac.new(key, str(v).strip().encode("utf-8"), hashlib.sha256).hexdigest() for v in values
     ]
 
 
-def key_fingerprint(key: bytes) -> str:
-    """A short public fingerprint of the key (does not reveal it): hashes are comparable only
-    between releases whose fingerprints are equal."""
-    _check_key(key)
-    return hmac.new(key, _FINGERPRINT_MESSAGE, hashlib.sha256).hexdigest()[:16]
+def _scrypt(key: bytes, salt_hex: str) -> str:
+    cached = _cache.get((key, salt_hex))
+    if cached is None:
+        cached = hashlib.scrypt(key, salt=bytes.fromhex(salt_hex), **_SCRYPT).hex()
+        _cache[(key, salt_hex)] = cached
+    return cached
+
+
+def key_fingerprint(key: bytes, salt_hex: str | None = None) -> str:
+    """A salted scrypt fingerprint of the key: ``scrypt1$<salt>$<digest>`` (a new random
+    salt unless one is given)."""
+    check_key(key)
+    salt = salt_hex or secrets.token_hex(16)
+    return f"{_PREFIX}${salt}${_scrypt(key, salt)}"
+
+
+def fingerprint_matches(fingerprint: str | None, key: bytes) -> bool:
+    """Whether ``fingerprint`` (as stored beside hashes) was made from ``key``. Fingerprints of
+    ledgers written before salted fingerprints existed (16 hex digits) are still compared."""
+    if not fingerprint:
+        return False
+    parts = fingerprint.split("$")
+    if len(parts) == 3 and parts[0] == _PREFIX:
+        try:
+            bytes.fromhex(parts[1])
+        except ValueError:
+            return False
+        return hmac.compare_digest(_scrypt(key, parts[1]), parts[2])
+    legacy = hmac.new(key, _LEGACY_MESSAGE, hashlib.sha256).hexdigest()[:16]
+    return hmac.compare_digest(legacy, fingerprint)

@@ -6,7 +6,10 @@ with several groups (overlapping generalizations, a QI tuple in several buckets,
 centroids) is located in *all* of them: the adversary knows the person is one of the records
 of those groups, so the sensitive value set is their union, and each of those records is
 equally likely to be the person's (the weights of the frequency-aware posterior). An
-individual consistent with no group is *unlocatable*, with a reason.
+individual consistent with no group is *unlocatable*, with a reason (never dropped
+silently: the audit counts them per release); when the value is a number and the QI has
+labels read as plain text (a label form the reader does not know, e.g. another tool's
+``1e-05-2e-05``), the reason names them.
 
 * generalized: label predicates of :mod:`airflow_privacy.core.composition.descriptors`,
   evaluated once per (distinct label, distinct value) of each QI column and combined per
@@ -30,6 +33,7 @@ import numpy.typing as npt
 from airflow_privacy.core.composition.descriptors import (
     hierarchy_covers,
     match_matrix,
+    parse_label,
     parse_numbers,
 )
 from airflow_privacy.core.composition.release import PublishedRelease
@@ -106,13 +110,14 @@ class Population:
         import pyarrow.compute as pc
 
         from airflow_privacy.core.composition.identifiers import hash_identifiers
+        from airflow_privacy.core.io import describe_columns
 
         present = table.column_names
         wanted = [*qis, *([id_column] if id_column else []), *([sensitive] if sensitive else [])]
         for c in wanted:
             if c not in present:
                 raise InputError(
-                    f"column {c!r} does not exist in {name} (columns: {', '.join(present)})"
+                    f"column {c!r} does not exist in {name} (columns: {describe_columns(present)})"
                 )
         if table.num_rows == 0:
             raise InputError(f"{name} is empty (0 records)")
@@ -276,15 +281,43 @@ def _locate_generalized(
         rows.extend(np.split(c.astype(np.int64), splits))
     indptr, indices = _csr(rows, n_u)
     reasons: dict[int, str] = {}
+    unread: dict[int, list[str]] = {}
     for u in np.flatnonzero(np.diff(indptr) == 0).tolist():
         why = "no group covers this combination of QI values"
         for j, q in enumerate(qis):
             if not blocks[j][uniq[u, j]].any():
                 value = value_lists[j][int(uniq[u, j])]
                 why = f"{q}={value!r} is covered by no published {q} label"
+                if not math.isnan(parse_numbers([value.strip()])[0]):
+                    if j not in unread:
+                        unread[j] = _text_labels(release, j, covers.get(q))
+                    why += _unread_hint(unread[j])
                 break
         reasons[int(u)] = why
     return _finish(release, inverse, indptr, indices, weighted, reasons)
+
+
+def _text_labels(
+    release: PublishedRelease, j: int, covers: dict[str, frozenset[str]] | None
+) -> list[str]:
+    """Labels of QI ``j`` read as plain text (not a number, an interval, a comparison, a
+    mask or a hierarchy label): a number can only be covered by them if equal as text."""
+    q = release.qis[j]
+    out = []
+    for label in dict.fromkeys(key[j] for key in release.keys):
+        parsed = parse_label(label, q, covers)
+        if parsed.kind == "exact" and math.isnan(parse_numbers([label.strip()])[0]):
+            out.append(label)
+    return out
+
+
+def _unread_hint(labels: Sequence[str], show: int = 3) -> str:
+    """Said beside an unlocatable number: the labels it could not be compared with."""
+    if not labels:
+        return ""
+    more = f" and {len(labels) - show:,} more" if len(labels) > show else ""
+    listed = ", ".join(repr(t) for t in labels[:show])
+    return f" (labels read as plain text, not as numbers or intervals: {listed}{more})"
 
 
 def _canonical(cell: str) -> str:

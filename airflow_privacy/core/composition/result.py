@@ -4,16 +4,31 @@ Names follow Ganta et al. 2008 (papers/003_*), section 2.1: ``EA_ij`` (effective
 of individual ``i`` in release ``j``, Definition 8), ``EA-hat_i`` (effective posterior
 anonymity), ``Anon_Drop_i``, ``C_i = 1 / EA-hat_i`` (Definition 9), ``VP``, ``VP_C`` and
 ``PVP_C`` (the percentage of the overlapping population ``P`` with ``C_i >= C``).
+
+Thresholds (:mod:`airflow_privacy.core.thresholds`): ``C_i = 1 / EA-hat_i`` and
+``PVP_C = 100 |VP_C| / |P|`` are ratios of integers and are compared exactly with ``C`` and
+the PVP limit (each read as the decimal it was written as); the frequency-aware posterior is
+a float and counts as pinned down within the tolerance band below ``C``, erring towards
+unsafe.
+
+Redaction: a :class:`Breach` holds one person's exact QI values and the sensitive values
+left for them; it stays inside the engine and in files the user asked for explicitly. What
+leaves it -- the gate's reason and witness, :meth:`CompositionResult.to_dict` with
+``redacted=True`` -- is pseudonymous (:meth:`Breach.public_dict`,
+:meth:`Breach.describe_public`): the row number, how many values are left, the confidence
+and the published groups that combine.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from airflow_privacy.core import thresholds
 from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.errors import InputError
 
@@ -25,7 +40,6 @@ FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 Measure = Literal["ganta", "posterior"]
 MEASURES: tuple[Measure, ...] = ("ganta", "posterior")
-_TOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -60,7 +74,13 @@ class ReleaseSummary:
 @dataclass(frozen=True)
 class Breach:
     """One individual's intersection attack, spelled out: which releases and groups were
-    combined, what each allowed, and what is left."""
+    combined, what each allowed, and what is left.
+
+    Confidential: ``qis`` are the person's exact QI values, ``intersection``,
+    ``most_likely`` and each release's ``values`` are sensitive values inferred about them.
+    :meth:`to_dict` and :meth:`describe` show all of it (for a file the user asked for);
+    :meth:`public_dict` and :meth:`describe_public` show none of it.
+    """
 
     row: int
     qis: dict[str, str]
@@ -77,6 +97,7 @@ class Breach:
         return asdict(self)
 
     def describe(self) -> str:
+        """Confidential: names the sensitive values left for this person."""
         parts = [
             f"{r['release']} group {' | '.join(r['groups'])} "
             f"({r['ea']} value{'' if r['ea'] == 1 else 's'})"
@@ -84,6 +105,43 @@ class Breach:
         ]
         left = ", ".join(repr(v) for v in self.intersection)
         return f"row {self.row}: {{{left}}} left after intersecting " + " with ".join(parts)
+
+    def public_dict(self) -> dict[str, Any]:
+        """The pseudonymous form: ``row``, ``confidence``, ``posterior``, ``ea_hat``,
+        ``anon_drop`` and per combined release ``{release, groups, ea}`` (the published
+        group labels and how many values each allowed); never the person's QI values nor
+        any sensitive value."""
+        return {
+            "row": self.row,
+            "confidence": self.confidence,
+            "posterior": self.posterior,
+            "ea_hat": self.ea_hat,
+            "anon_drop": self.anon_drop,
+            "releases": [
+                {"release": r["release"], "groups": list(r["groups"]), "ea": r["ea"]}
+                for r in self.releases
+            ],
+        }
+
+    def describe_public(self) -> str:
+        """``row 12: 1 value left (confidence 100%, posterior 100%) after intersecting H1
+        group 'zip=130**, age=<30' with H2 group 'zip=130**, age=<35'``: the pseudonymous
+        row, how many values are left, how sure the attack is and the published groups that
+        combine; never a sensitive value nor the person's QI values."""
+        parts = [
+            f"{r['release']} group " + " | ".join(repr(g) for g in r["groups"])
+            for r in self.releases
+        ]
+        n = self.ea_hat
+        left = f"{n} value{'' if n == 1 else 's'} left" if n else "no value left"
+        return (
+            f"row {self.row}: {left} (confidence {_pct(self.confidence)}, posterior "
+            f"{_pct(self.posterior)}) after intersecting " + " with ".join(parts)
+        )
+
+
+def _pct(x: float) -> str:
+    return f"{x:.0%}" if abs(x * 100 - round(x * 100)) < 1e-9 else f"{x:.4g}"
 
 
 @dataclass(frozen=True)
@@ -121,20 +179,29 @@ class CompositionResult:
         ``alone=True``: from the candidate alone, before intersecting, for comparison)."""
         c = check_confidence(c)
         if measure == "ganta":
-            # C_i >= c  <=>  1 / EA-hat >= c  <=>  EA-hat * c <= 1 (exact for C = 1/m)
+            # C_i >= c, i.e. not (1 / EA-hat < c), exactly for every distinct EA-hat
             ea = self.ea[:, 0] if alone else self.ea_hat
-            hit = (ea > 0) & (ea * c <= 1 + _TOL)
+            hit = np.zeros(ea.shape, dtype=bool)
+            for e in np.unique(ea[ea > 0]).tolist():
+                if pinned(Fraction(1, int(e)), c):
+                    hit |= ea == e
         elif measure == "posterior":
-            hit = (self.posterior_alone if alone else self.posterior) >= c - _TOL
+            # not thresholds.below(posterior, c): within the band below c counts as pinned
+            post = self.posterior_alone if alone else self.posterior
+            hit = post >= c - thresholds.band(c)
         else:
             raise InputError(f"unknown measure {measure!r} (known: {', '.join(MEASURES)})")
         return int((hit & self.in_overlap).sum())
 
     def pvp_c(self, c: float, measure: Measure = "ganta", alone: bool = False) -> float:
         """``PVP_C = |VP_C| * 100 / |P|`` (0 when ``P`` is empty)."""
+        return float(self.pvp_exact(c, measure, alone))
+
+    def pvp_exact(self, c: float, measure: Measure = "ganta", alone: bool = False) -> Fraction:
+        """``PVP_C`` as an exact fraction (what :func:`gate` compares with its limit)."""
         if self.overlap_size == 0:
-            return 0.0
-        return self.vp_c(c, measure, alone) * 100.0 / self.overlap_size
+            return Fraction(0)
+        return Fraction(100 * self.vp_c(c, measure, alone), self.overlap_size)
 
     def pvp_table(self) -> list[dict[str, Any]]:
         """``PVP_C`` for every confidence of the audit, with Ganta's ``C_i`` and the posterior,
@@ -152,7 +219,13 @@ class CompositionResult:
             for c in self.confidences
         ]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, redacted: bool = False) -> dict[str, Any]:
+        """JSON-ready audit. ``redacted=False`` (confidential, for a file the user asked for):
+        the worst individuals in full (:meth:`Breach.to_dict`: QI values, values left) and
+        the unlocatable rows with their reason (which quotes the person's QI value).
+        ``redacted=True`` (the public form, for logs, XCom, reports and standard output):
+        the worst individuals pseudonymous (:meth:`Breach.public_dict`) and the unlocatable
+        rows by row number only."""
         return {
             "overlap": self.overlap,
             "population": self.population,
@@ -161,12 +234,19 @@ class CompositionResult:
             "inconsistent": self.inconsistent,
             "inconsistent_dropped": self.inconsistent_dropped,
             "releases": [r.to_dict() for r in self.releases],
-            "unlocatable": self.unlocatable,
+            "unlocatable": (
+                [{"row": u.get("row")} for u in self.unlocatable] if redacted else self.unlocatable
+            ),
             "vp": self.vp,
             "pvp": self.pvp_table(),
             "averages": self.averages,
-            "worst": [b.to_dict() for b in self.worst],
+            "worst": [b.public_dict() if redacted else b.to_dict() for b in self.worst],
+            "redacted": redacted,
         }
+
+    def public_dict(self) -> dict[str, Any]:
+        """The public form, :meth:`to_dict` with ``redacted=True``."""
+        return self.to_dict(redacted=True)
 
     def individuals_table(self) -> pa.Table:
         """One row per individual of the population: ``row``, ``in_overlap``, ``releases``
@@ -208,6 +288,13 @@ class CompositionResult:
         return pa.table(cols)
 
 
+def pinned(confidence: float | Fraction, c: float) -> bool:
+    """Whether an individual counts as pinned down at confidence ``c`` (``C_i >= c``, in
+    ``VP_C``): ``not thresholds.below(confidence, c)``, so an exact ``C_i = 1 / EA-hat`` is
+    compared exactly and a float posterior within the band below ``c`` counts (unsafe)."""
+    return not thresholds.below(confidence, c)
+
+
 def check_confidence(c: object) -> float:
     if isinstance(c, bool) or not isinstance(c, int | float) or not 0 < float(c) <= 1:
         raise InputError(f"confidence C must be in (0, 1], got {c!r}")
@@ -231,36 +318,48 @@ def gate(
 
     ``measure="posterior"`` gates on the frequency-aware posterior instead of Ganta's
     ``C_i``; it is never smaller, so it blocks at least as often.
+
+    ``safe`` iff ``PVP_C <= max_pvp`` with ``PVP_C = 100 |VP_C| / |P|`` an exact fraction
+    compared exactly (:func:`airflow_privacy.core.thresholds.at_most`); who is in ``VP_C`` is
+    decided by :func:`pinned`. The reason and the witness are pseudonymous
+    (:meth:`Breach.describe_public`, :meth:`Breach.public_dict`): the row, how many values
+    are left, the confidence and the published groups, never a sensitive value nor the
+    person's QI values. ``details["tolerance"]`` and ``details["decision"]`` state how the
+    verdict was taken.
     """
     c = check_confidence(confidence)
     limit = check_max_pvp(max_pvp)
     if measure not in MEASURES:
         raise InputError(f"unknown measure {measure!r} (known: {', '.join(MEASURES)})")
     vp = result.vp_c(c, measure)
-    pvp = result.pvp_c(c, measure)
-    safe = pvp <= limit + _TOL
+    pvp_exact = result.pvp_exact(c, measure)
+    pvp = float(pvp_exact)
+    safe = thresholds.at_most(pvp_exact, limit)
     what = "C_i = 1/|S_i|" if measure == "ganta" else "frequency-aware posterior"
     overlap = "worst-case overlap" if result.overlap == "worst-case" else "known overlap"
-    pct = f"{c:.0%}" if abs(c * 100 - round(c * 100)) < 1e-9 else f"{c:.4g}"
     lead = (
         f"{vp:,} of the {result.overlap_size:,} people in the candidate and an earlier release "
-        f"({overlap}) are pinned to their sensitive value with confidence >= {pct} ({what}) "
+        f"({overlap}) are pinned to their sensitive value with confidence >= {_pct(c)} ({what}) "
         f"after intersecting releases: PVP = {pvp:.2f}%, limit {limit:g}%"
     )
     worst = result.worst[0] if result.worst else None
-    relevant = worst is not None and (
-        (worst.confidence >= c - _TOL) if measure == "ganta" else (worst.posterior >= c - _TOL)
-    )
-    if safe:
+    relevant = False
+    if worst is not None:
+        if measure == "ganta":
+            relevant = worst.ea_hat > 0 and pinned(Fraction(1, worst.ea_hat), c)
+        else:
+            relevant = pinned(worst.posterior, c)
+    if safe or worst is None or not relevant:
         reason = lead + "."
     else:
-        reason = lead + (f". Worst: {worst.describe()}." if worst is not None and relevant else ".")
+        reason = lead + f". Worst: {worst.describe_public()}."
     if result.overlap_size == 0:
         reason = (
             "no individual of the candidate is "
             + ("locatable" if result.overlap == "worst-case" else "known to be")
             + " in an earlier release: nothing to intersect."
         )
+    decision = thresholds.EXACT if measure == "ganta" else thresholds.FLOAT
     return CriterionResult(
         criterion="composition",
         safe=safe,
@@ -275,6 +374,12 @@ def gate(
         max_disclosure=float(result.posterior[result.in_overlap].max())
         if result.overlap_size
         else 0.0,
-        witness=worst.to_dict() if worst is not None and relevant else None,
-        details={"vp_c": vp, "overlap_size": result.overlap_size, "vp": result.vp},
+        witness=worst.public_dict() if worst is not None and relevant else None,
+        details={
+            "vp_c": vp,
+            "overlap_size": result.overlap_size,
+            "vp": result.vp,
+            "pvp_exact": f"{pvp_exact.numerator}/{pvp_exact.denominator}",
+            **thresholds.decision_details(decision),
+        },
     )

@@ -23,17 +23,28 @@ Definitions (docs/classic-criteria.md has the details and the differences with p
   equal ground distance for categorical values and the ordered distance for numerical ones.
 
 Every check returns a :class:`CriterionResult` whose ``witness`` is the weakest group.
+
+Verdicts at the threshold follow :mod:`airflow_privacy.core.thresholds`: integer values
+(group sizes, distinct counts) are compared exactly; ratios of integers (the recursive
+(c,l) ratio, the EMD) and the entropy test are computed in floats and settled exactly for
+every group whose float value is within the tolerance band of the limit; only entropy
+l-diversity with a fractional ``l`` is decided in floats, unsafe inside the band. Each
+result states ``details["tolerance"]`` and ``details["decision"]``. The per-group tests
+(:func:`entropy_groups_pass`, :func:`recursive_groups_pass`, :func:`t_closeness_groups_pass`)
+are public so that the anonymizers can use the very same decisions.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from airflow_privacy.core import thresholds
 from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.core.model import Bucketization
 from airflow_privacy.errors import InputError
@@ -41,22 +52,26 @@ from airflow_privacy.errors import InputError
 __all__ = [
     "ENTROPY_REL_TOL",
     "distinct_l_diversity",
+    "entropy_at_least",
+    "entropy_groups_pass",
     "entropy_l_diversity",
     "k_anonymity",
     "recursive_cl_diversity",
+    "recursive_groups_pass",
     "t_closeness",
+    "t_closeness_groups_pass",
 ]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 
-#: Relative tolerance of the entropy l-diversity comparison: a group passes iff
-#: ``exp(H) >= l * (1 - ENTROPY_REL_TOL)``. Floating-point entropy of a group with exactly
-#: ``l`` equiprobable values can come out a few ulps below ``log l`` (``exp(log 4)`` is
-#: ``3.9999999999999996``); such a group satisfies the definition and must pass. The price is
-#: that a group whose ``exp(H)`` is below ``l`` by less than one part in 10^9 (only possible
-#: for a nearly perfectly uniform group) also passes; that shortfall has no privacy meaning.
-ENTROPY_REL_TOL = 1e-9
+#: Superseded: the relative tolerance the entropy l-diversity check used to *pass* groups
+#: whose ``exp(H)`` fell short of ``l`` by less than one part in 10^9. The check now settles
+#: such groups exactly (:func:`entropy_at_least`) and errs towards unsafe otherwise
+#: (:mod:`airflow_privacy.core.thresholds`); the constant equals
+#: :data:`~airflow_privacy.core.thresholds.TOLERANCE` and stays for older callers.
+ENTROPY_REL_TOL = thresholds.TOLERANCE
 
 # Above this bound the exact int64 numerators of the EMD could overflow; fall back to floats.
 _EXACT_EMD_LIMIT = 2**62
@@ -147,7 +162,7 @@ def k_anonymity(b: Bucketization, k: int) -> CriterionResult:
     value = int(sizes[g])
     failing = sizes < k
     n_fail = int(failing.sum())
-    safe = value >= k
+    safe = thresholds.at_least(value, k)  # integers: exact
     label = b.group_label(g)
     if safe:
         reason = (
@@ -173,6 +188,7 @@ def k_anonymity(b: Bucketization, k: int) -> CriterionResult:
             "failing_groups": n_fail,
             "records_in_failing_groups": int(sizes[failing].sum()),
             "mean_group_size": float(b.n_records / b.n_groups),
+            **thresholds.decision_details(thresholds.EXACT),
         },
     )
 
@@ -196,7 +212,7 @@ def distinct_l_diversity(b: Bucketization, l: int) -> CriterionResult:  # noqa: 
     g = int(np.argmin(distinct))
     value = int(distinct[g])
     n_fail = int((distinct < l).sum())
-    safe = value >= l
+    safe = thresholds.at_least(value, l)  # integers: exact
     label = b.group_label(g)
     s = b.sensitive
     if safe:
@@ -228,6 +244,7 @@ def distinct_l_diversity(b: Bucketization, l: int) -> CriterionResult:  # noqa: 
             "groups": b.n_groups,
             "failing_groups": n_fail,
             "distinct_values_in_table": int((b.counts.sum(axis=0) > 0).sum()),
+            **thresholds.decision_details(thresholds.EXACT),
         },
     )
 
@@ -245,6 +262,74 @@ def _group_entropies(counts: IntArray) -> FloatArray:
     return np.maximum(h, 0.0)
 
 
+# Reduced group sizes up to this are tested with plain integer powers (M^M has M log2 M
+# bits: 22 kbit at 2,000); larger ones first with 80-digit logarithms.
+_ENTROPY_BIGINT_MAX = 2000
+_ENTROPY_DIGITS = 80
+
+
+def entropy_at_least(row: Any, l: int) -> bool:  # noqa: E741
+    """Exactly whether a group with counts ``row`` has entropy ``H >= log l`` (whole ``l``).
+
+    Machanavajjhala et al. (TKDD 2007), Definition 4.1, in integers: with ``N = sum n_i``,
+    ``H = log N - (1/N) sum n_i log n_i``, so ``H >= log l`` iff
+    ``N^N >= l^N prod_i n_i^{n_i}``. Dividing every count by their gcd ``g`` leaves ``H``
+    unchanged (both sides of the inequality are raised to the power ``g``), so the test runs
+    on the reduced counts ``m_i = n_i / g``, ``M = N / g``: ``M^M >= l^M prod m_i^{m_i}``.
+    A group of ``l`` equiprobable values gives equality and passes, as it must.
+
+    Small ``M`` compare the integers. For large ``M`` (the integers have ``M log2 M`` bits)
+    the sign of ``D = M ln M - M ln l - sum m_i ln m_i`` is first taken from 80-digit
+    decimal logarithms (each correctly rounded, so ``D`` is known to about ``1e-65``); only
+    when ``|D|`` is below ``1e-50`` (in practice: exact equality) are the integers compared.
+    """
+    counts = [int(x) for x in row if int(x) > 0]
+    if not counts or int(l) < 1:
+        raise InputError("entropy_at_least needs a non-empty group and a whole l >= 1")
+    g = math.gcd(*counts)
+    m = [x // g for x in counts]
+    total: int = sum(m)
+    if total > _ENTROPY_BIGINT_MAX:
+        from decimal import Context, Decimal
+
+        ctx = Context(prec=_ENTROPY_DIGITS)
+        d = ctx.multiply(Decimal(total), ctx.ln(Decimal(total)))
+        d = ctx.subtract(d, ctx.multiply(Decimal(total), ctx.ln(Decimal(int(l)))))
+        for x in m:
+            if x > 1:
+                d = ctx.subtract(d, ctx.multiply(Decimal(x), ctx.ln(Decimal(x))))
+        if abs(d) > Decimal("1e-50"):
+            return d > 0
+    rhs: int = int(l) ** total
+    for x in m:
+        if x > 1:
+            rhs *= x**x
+    lhs: int = total**total
+    return lhs >= rhs
+
+
+def entropy_groups_pass(counts: IntArray, l: float) -> BoolArray:  # noqa: E741
+    """Per group, whether ``H_g >= log l`` (Definition 4.1), decided as
+    :func:`entropy_l_diversity` decides it.
+
+    The float ``exp(H_g)`` decides wherever it is outside the tolerance band around ``l``
+    (:func:`airflow_privacy.core.thresholds.near`); inside it, a whole ``l`` is settled
+    exactly with :func:`entropy_at_least`, and a fractional ``l`` fails (the float test of
+    :func:`airflow_privacy.core.thresholds.at_least`, erring towards unsafe).
+    """
+    h = _group_entropies(counts)
+    eff = np.exp(h)
+    passes: BoolArray = eff >= l
+    lim = thresholds.band(l)
+    close = np.flatnonzero(np.abs(eff - l) <= lim)
+    whole = float(l).is_integer()
+    for g in close.tolist():
+        passes[g] = (
+            entropy_at_least(counts[g], int(l)) if whole else thresholds.at_least(float(eff[g]), l)
+        )
+    return passes
+
+
 def entropy_l_diversity(b: Bucketization, l: float) -> CriterionResult:  # noqa: E741
     """Entropy l-diversity: every group's sensitive entropy is at least ``log l``.
 
@@ -253,35 +338,39 @@ def entropy_l_diversity(b: Bucketization, l: float) -> CriterionResult:  # noqa:
     ``-sum_s p(q*, s) log p(q*, s) >= log(l)``, with ``p(q*, s)`` the fraction of the block's
     records with sensitive value ``s`` (natural log; the base does not matter as long as both
     sides use it). ``value`` is ``min_g exp(H_g)``, the largest ``l`` the release achieves (a
-    real number, ``1`` for a single-valued group). ``safe`` iff
-    ``value >= l * (1 - ENTROPY_REL_TOL)``: the relative tolerance absorbs the rounding of
-    the floating-point entropy, so a group with exactly ``l`` equiprobable values passes.
-    Raises :class:`InputError` unless ``l`` is a real number ``>= 1``.
+    real number, ``1`` for a single-valued group). ``safe`` iff every group passes
+    :func:`entropy_groups_pass`: exact (``N^N >= l^N prod n_i^{n_i}``) for a whole ``l``
+    wherever the float entropy is within the tolerance band of ``log l`` (so a group with
+    exactly ``l`` equiprobable values passes and one a hair below fails), the float test
+    with the tolerance band, erring towards unsafe, for a fractional ``l``. Raises
+    :class:`InputError` unless ``l`` is a real number ``>= 1``.
     """
     b = _check_bucketization(b)
     l = _real_param("l", l)  # noqa: E741
     if l < 1:
         raise InputError(f"l must be a number >= 1, got {l!r}")
     h = _group_entropies(b.counts)
-    g = int(np.argmin(h))
-    h_min = float(h[g])
+    passes = entropy_groups_pass(b.counts, l)
+    failing = np.flatnonzero(~passes)
+    g = int(failing[np.argmin(h[failing])]) if failing.size else int(np.argmin(h))
+    h_min = float(h.min())
     value = math.exp(h_min)
-    threshold = l * (1.0 - ENTROPY_REL_TOL)
-    group_values = np.exp(h)
-    n_fail = int((group_values < threshold).sum())
-    safe = value >= threshold
+    n_fail = int(failing.size)
+    safe = n_fail == 0
     label = b.group_label(g)
     s = b.sensitive
     top = _present_values(b, g, limit=1)[0]
     share = float(b.counts[g].max() / b.sizes[g])
+    g_value = math.exp(float(h[g]))
     if safe:
         reason = (
             f"every group's '{s}' distribution has entropy at least log({_fmt(value)}) "
             f"(lowest: group '{label}'), so the release is entropy {_fmt(l)}-diverse"
         )
     else:
+        shown = f"{g_value:.3g}" if not thresholds.near(g_value, l) else f"{g_value:.12g}"
         reason = (
-            f"group '{label}' has entropy log({value:.3g}) < log({_fmt(l)}) in '{s}' "
+            f"group '{label}' has entropy log({shown}) < log({_fmt(l)}) in '{s}' "
             f"('{top}' is {share:.0%} of its {_plural(int(b.sizes[g]), 'record')}); entropy "
             f"{_fmt(l)}-diversity needs its values spread more evenly"
             f"{_failing_note(n_fail, b.n_groups)}: generalize the QI columns further"
@@ -295,8 +384,8 @@ def entropy_l_diversity(b: Bucketization, l: float) -> CriterionResult:  # noqa:
         witness={
             "group": g,
             "label": label,
-            "entropy": h_min,
-            "effective_values": value,
+            "entropy": float(h[g]),
+            "effective_values": g_value,
             "size": int(b.sizes[g]),
             "distinct_values": int((b.counts[g] > 0).sum()),
             "most_frequent": top,
@@ -307,12 +396,39 @@ def entropy_l_diversity(b: Bucketization, l: float) -> CriterionResult:  # noqa:
             "failing_groups": n_fail,
             "min_entropy": h_min,
             "required_entropy": math.log(l),
-            "relative_tolerance": ENTROPY_REL_TOL,
+            **thresholds.decision_details(
+                thresholds.EXACT_NEAR_LIMIT if l.is_integer() else thresholds.FLOAT
+            ),
         },
     )
 
 
 # ---------------------------------------------------- recursive (c,l)-diversity
+
+
+def _recursive_ratio(r: IntArray, l: int) -> tuple[IntArray, IntArray, FloatArray]:  # noqa: E741
+    """``r_1``, the tail ``r_l + ... + r_m`` and their ratio (``inf`` for an empty tail) of
+    every group, from its sorted counts."""
+    r1: IntArray = r[:, 0]
+    tail: IntArray = r[:, l - 1 :].sum(axis=1) if l <= r.shape[1] else np.zeros_like(r1)
+    with np.errstate(divide="ignore"):
+        ratio: FloatArray = np.where(tail > 0, r1 / np.where(tail > 0, tail, 1), np.inf)
+    return r1, tail, ratio
+
+
+def recursive_groups_pass(counts: IntArray, c: float, l: int) -> BoolArray:  # noqa: E741
+    """Per group, whether ``r_1 < c (r_l + ... + r_m)`` (Definition 4.2), decided as
+    :func:`recursive_cl_diversity` decides it: the float ratio wherever it is outside the
+    tolerance band around ``c``, exactly inside it (``r_1 / tail < c`` with
+    :func:`airflow_privacy.core.thresholds.below`, ``c`` read as the decimal it was written
+    as)."""
+    r = -np.sort(-np.asarray(counts, dtype=np.int64), axis=1)
+    r1, tail, ratio = _recursive_ratio(r, l)
+    passes: BoolArray = ratio < c
+    close = np.flatnonzero(np.isfinite(ratio) & (np.abs(ratio - c) <= thresholds.band(c)))
+    for g in close.tolist():
+        passes[g] = thresholds.below(Fraction(int(r1[g]), int(tail[g])), c)
+    return passes
 
 
 def recursive_cl_diversity(b: Bucketization, c: float, l: int) -> CriterionResult:  # noqa: E741
@@ -326,11 +442,13 @@ def recursive_cl_diversity(b: Bucketization, c: float, l: int) -> CriterionResul
 
     ``value`` is ``max_g r_1 / (r_l + ... + r_m)``: the infimum of the ``c`` that make the
     release recursive (c,l)-diverse for this ``l`` (any ``c`` strictly above it works); it is
-    ``inf`` when some group has fewer than ``l`` distinct values. ``safe`` iff ``value < c``
-    (strict, as in the definition). The ratio is one correctly rounded division of integers,
-    so a release whose ratio equals ``c`` written as a decimal (``3/10`` and ``c=0.3``) fails,
-    as the strict inequality says. Raises :class:`InputError` unless ``c > 0`` and ``l`` is an
-    integer ``>= 1``.
+    ``inf`` when some group has fewer than ``l`` distinct values. ``safe`` iff every group
+    passes :func:`recursive_groups_pass`: the ratio of integers is compared with ``c``
+    exactly wherever it is close to ``c`` (``c`` read as the decimal it was written as,
+    :func:`airflow_privacy.core.thresholds.exact_limit`), so a ratio equal to ``c``
+    written as a decimal (``1/10`` and ``c=0.1``, although ``Fraction(0.1) > 1/10``) fails,
+    as the strict inequality says. Raises :class:`InputError` unless ``c > 0`` and ``l`` is
+    an integer ``>= 1``.
     """
     b = _check_bucketization(b)
     c = _real_param("c", c)
@@ -338,16 +456,15 @@ def recursive_cl_diversity(b: Bucketization, c: float, l: int) -> CriterionResul
         raise InputError(f"c must be a number > 0, got {c!r}")
     l = _integer_param("l", l, 1)  # noqa: E741
     r = b.sorted_counts()
-    r1 = r[:, 0]
-    tail = r[:, l - 1 :].sum(axis=1) if l <= r.shape[1] else np.zeros_like(r1)
+    r1, tail, ratio = _recursive_ratio(r, l)
     distinct = (r > 0).sum(axis=1)
-    with np.errstate(divide="ignore"):
-        ratio = np.where(tail > 0, r1 / np.where(tail > 0, tail, 1), np.inf)
-    g = int(np.argmax(ratio))
-    value = float(ratio[g])
-    n_fail = int((ratio >= c).sum())
+    passes = recursive_groups_pass(b.counts, c, l)
+    failing = np.flatnonzero(~passes)
+    g = int(failing[np.argmax(ratio[failing])]) if failing.size else int(np.argmax(ratio))
+    value = float(ratio.max())
+    n_fail = int(failing.size)
     n_short = int((distinct < l).sum())
-    safe = value < c
+    safe = n_fail == 0
     label = b.group_label(g)
     s = b.sensitive
     top = _present_values(b, g, limit=1)[0]
@@ -384,7 +501,7 @@ def recursive_cl_diversity(b: Bucketization, c: float, l: int) -> CriterionResul
             "label": label,
             "r1": r1g,
             "tail": tailg,
-            "ratio": value,
+            "ratio": float(ratio[g]),
             "most_frequent": top,
             "distinct_values": dg,
             "size": int(b.sizes[g]),
@@ -393,6 +510,7 @@ def recursive_cl_diversity(b: Bucketization, c: float, l: int) -> CriterionResul
             "groups": b.n_groups,
             "failing_groups": n_fail,
             "groups_with_fewer_than_l_values": n_short,
+            **thresholds.decision_details(thresholds.EXACT_NEAR_LIMIT),
         },
     )
 
@@ -450,6 +568,42 @@ def _emd_per_group(counts: IntArray, ordered: bool) -> FloatArray:
     return res
 
 
+def _exact_emd(row: IntArray, totals: IntArray, ordered: bool) -> Fraction:
+    """The EMD of one group to the table, as an exact fraction (Python integers, no overflow):
+    ``p_v - q_v = (c_v N - C_v n) / (n N)`` (Li et al. 2007, section 4.2)."""
+    cs = [int(x) for x in row]
+    ts = [int(x) for x in totals]
+    n, big_n, m = sum(cs), sum(ts), len(cs)
+    if m <= 1:
+        return Fraction(0)
+    diff = [cv * big_n - tv * n for cv, tv in zip(cs, ts, strict=True)]
+    if ordered:
+        run, num = 0, 0
+        for d in diff:
+            run += d
+            num += abs(run)
+        return Fraction(num, n * big_n * (m - 1))
+    return Fraction(sum(abs(d) for d in diff), 2 * n * big_n)
+
+
+def t_closeness_groups_pass(counts: IntArray, t: float, ordered: bool) -> BoolArray:
+    """Per group, whether its EMD to the table is at most ``t`` (Li et al. 2007, Definition
+    2), decided as :func:`t_closeness` decides it.
+
+    ``counts`` holds only the values present in the table, in ground order when ``ordered``.
+    The float EMD decides wherever it is outside the tolerance band around ``t``; inside it
+    the EMD is recomputed as an exact fraction and compared with
+    :func:`airflow_privacy.core.thresholds.at_most` (``t`` read as the decimal it was
+    written as), so an EMD equal to ``t`` passes and one a hair above fails.
+    """
+    emd = _emd_per_group(counts, ordered)
+    passes: BoolArray = emd <= t
+    totals = counts.sum(axis=0)
+    for g in np.flatnonzero(np.abs(emd - t) <= thresholds.band(t)).tolist():
+        passes[g] = thresholds.at_most(_exact_emd(counts[g], totals, ordered), t)
+    return passes
+
+
 def t_closeness(b: Bucketization, t: float, ordered: bool | None = None) -> CriterionResult:
     """t-closeness: every group's sensitive distribution is within EMD ``t`` of the table's.
 
@@ -494,10 +648,12 @@ def t_closeness(b: Bucketization, t: float, ordered: bool | None = None) -> Crit
         cols = present[np.argsort(np.asarray(numeric, dtype=np.float64), kind="stable")]
     counts = b.counts[:, cols]
     emd = _emd_per_group(counts, use_ordered)
-    g = int(np.argmax(emd))
-    value = float(emd[g])
-    n_fail = int((emd > t).sum())
-    safe = value <= t
+    passes = t_closeness_groups_pass(counts, t, use_ordered)
+    failing = np.flatnonzero(~passes)
+    g = int(failing[np.argmax(emd[failing])]) if failing.size else int(np.argmax(emd))
+    value = float(emd.max())
+    n_fail = int(failing.size)
+    safe = n_fail == 0
 
     # Explain the worst group: the value whose share differs most from the table's.
     sizes = b.sizes
@@ -524,7 +680,7 @@ def t_closeness(b: Bucketization, t: float, ordered: bool | None = None) -> Crit
     witness: dict[str, Any] = {
         "group": g,
         "label": label,
-        "emd": value,
+        "emd": float(emd[g]),
         "size": int(sizes[g]),
         "largest_gap_value": gap_label,
         "group_share": float(p[j]),
@@ -543,5 +699,6 @@ def t_closeness(b: Bucketization, t: float, ordered: bool | None = None) -> Crit
             "ground_distance": distance,
             "distinct_values_in_table": len(labels),
             "mean_emd": float(np.average(emd, weights=sizes)),
+            **thresholds.decision_details(thresholds.EXACT_NEAR_LIMIT),
         },
     )

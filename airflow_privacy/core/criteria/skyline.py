@@ -23,7 +23,10 @@ Conventions (docs/skyline.md): ``t``, the ``u``'s and the ``v``'s are distinct p
 out), and likewise for ``k`` and ``m``, which makes the breach monotone in each. The closed
 form was re-derived and checked against an exhaustive possible-worlds enumerator
 (tests/test_skyline_oracle.py); the witness's probability is recomputed with exact
-rationals, so the reported number is exactly the breach of the reported knowledge.
+rationals, so the reported number is exactly the breach of the reported knowledge, and the
+verdicts ("breach below c") compare that fraction exactly with ``c``
+(:func:`airflow_privacy.core.thresholds.below`, ``c`` read as the decimal it was written as),
+so a breach equal to ``c`` is unsafe however its float rounds.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from airflow_privacy.core import thresholds
 from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.core.criteria.skyline_scan import Scanner, TopTwo
 from airflow_privacy.core.model import Bucketization
@@ -464,39 +468,50 @@ SkylinePoint = tuple[int, int, int, float]
 
 def normalize_points(points: Iterable[Any]) -> list[SkylinePoint]:
     """Skyline points as ``(l, k, m, c)``: from tuples/lists or ``"l,k,m,c"`` strings (the
-    CLI's ``--point``). Errors name the point."""
+    CLI's ``--point``). Errors name the criterion and the point in neutral words
+    (``skyline: point '1,2,x,0.9': m must be ...``), as the registry's do."""
     out: list[SkylinePoint] = []
-    raw_points = [points] if isinstance(points, str) else list(points)
+    if isinstance(points, str):
+        raw_points: list[Any] = [points]
+    else:
+        try:
+            raw_points = list(points)
+        except TypeError:
+            raise InputError(f"skyline: points must be a list of l,k,m,c, got {points!r}") from None
     if not raw_points:
-        raise InputError("the skyline criterion needs at least one point --point l,k,m,c")
+        raise InputError("skyline: needs at least one point l,k,m,c")
     for raw in raw_points:
         if isinstance(raw, str):
             shown, parts = raw, [x.strip() for x in raw.split(",")]
         elif isinstance(raw, Sequence):
             shown, parts = ",".join(str(x) for x in raw), list(raw)
         else:
-            raise InputError(f"--point {raw!r}: expected four numbers l,k,m,c")
+            raise InputError(f"skyline: point {raw!r}: expected four numbers l,k,m,c")
         if len(parts) != 4:
-            raise InputError(f"--point {shown!r}: expected four numbers l,k,m,c, got {len(parts)}")
+            raise InputError(
+                f"skyline: point {shown!r}: expected four numbers l,k,m,c, got {len(parts)}"
+            )
         whole: list[int] = []
         for name, x in zip("lkm", parts[:3], strict=True):
             try:
                 xf = float(x)
             except (TypeError, ValueError):
                 raise InputError(
-                    f"--point {shown!r}: {name} must be a whole number >= 0, got {x!r}"
+                    f"skyline: point {shown!r}: {name} must be a whole number >= 0, got {x!r}"
                 ) from None
-            if isinstance(x, bool) or not xf.is_integer() or xf < 0:
-                raise InputError(f"--point {shown!r}: {name} must be a whole number >= 0, got {x}")
+            if isinstance(x, bool) or not math.isfinite(xf) or not xf.is_integer() or xf < 0:
+                raise InputError(
+                    f"skyline: point {shown!r}: {name} must be a whole number >= 0, got {x}"
+                )
             whole.append(int(xf))
         try:
             c = float(parts[3])
         except (TypeError, ValueError):
             raise InputError(
-                f"--point {shown!r}: c must be a number in (0, 1], got {parts[3]!r}"
+                f"skyline: point {shown!r}: c must be a number in (0, 1], got {parts[3]!r}"
             ) from None
         if isinstance(parts[3], bool) or not 0.0 < c <= 1.0:
-            raise InputError(f"--point {shown!r}: c must be in (0, 1], got {parts[3]}")
+            raise InputError(f"skyline: point {shown!r}: c must be in (0, 1], got {parts[3]}")
         out.append((whole[0], whole[1], whole[2], c))
     return out
 
@@ -504,6 +519,8 @@ def normalize_points(points: Iterable[Any]) -> list[SkylinePoint]:
 def check_skyline(b: Bucketization, points: Iterable[Any]) -> CriterionResult:
     """Skyline privacy criterion (slide "Skyline Privacy Criterion"): safe iff for every
     point ``(l, k, m, c)`` the maximum breach is below ``c``. One scan serves every point.
+    Each point is decided exactly: the breach's fraction against ``c``
+    (:func:`airflow_privacy.core.thresholds.below`; ``details["decision"]`` is ``exact``).
 
     The result's ``value`` / ``max_disclosure`` / ``witness`` are those of the deciding point:
     the first unsafe point, or, when every point is safe, the one closest to its ``c``.
@@ -519,7 +536,7 @@ def check_skyline(b: Bucketization, points: Iterable[Any]) -> CriterionResult:
                 "point": [p[0], p[1], p[2]],
                 "c": p[3],
                 "breach": res.breach,
-                "safe": res.breach < p[3],
+                "safe": thresholds.below(res.exact, p[3]),
                 "witness": witness_dict(b, res),
             }
         )
@@ -528,7 +545,7 @@ def check_skyline(b: Bucketization, points: Iterable[Any]) -> CriterionResult:
     i = unsafe[0] if unsafe else closest
     p, res = pts[i], results[i]
     safe = not unsafe
-    verdict = "below" if res.breach < p[3] else "not below"
+    verdict = "below" if per_point[i]["safe"] else "not below"
     if len(pts) == 1:
         lead = ""
     elif unsafe:
@@ -547,7 +564,12 @@ def check_skyline(b: Bucketization, points: Iterable[Any]) -> CriterionResult:
         reason=reason,
         max_disclosure=res.breach,
         witness={"point": [p[0], p[1], p[2]], "c": p[3], **witness_dict(b, res)},
-        details={"groups": b.n_groups, "records": b.n_records, "points": per_point},
+        details={
+            "groups": b.n_groups,
+            "records": b.n_records,
+            "points": per_point,
+            **thresholds.decision_details(thresholds.EXACT),
+        },
     )
 
 
@@ -562,6 +584,9 @@ def find_skyline(
     for ``l - 1``. The search walks that staircase, evaluating ``O(L (K + M))`` points
     instead of the ``O(L K M)`` of the cube, and stops at the first ``l`` with nothing
     safe. A point is maximal iff one more piece of any kind is unsafe or out of bounds.
+    Each point is decided in floats when its breach is outside the tolerance band around
+    ``c`` and exactly inside it (:mod:`airflow_privacy.core.thresholds`), as
+    :func:`check_skyline` decides it.
     """
     b = _check_release(b)
     c = _confidence(c)
@@ -576,9 +601,10 @@ def find_skyline(
         if key not in cache:
             evaluations += 1
             value = _float_breach(t, l, k, m)
-            if abs(value - c) <= 1e-9:  # too close to call in floats: settle exactly
-                value = _evaluate(t, l, k, m).breach
-            cache[key] = value < c
+            if thresholds.near(value, c):  # too close to call in floats: settle exactly
+                cache[key] = thresholds.below(_evaluate(t, l, k, m).exact, c)
+            else:
+                cache[key] = value < c
         return cache[key]
 
     stairs: list[list[int]] = []

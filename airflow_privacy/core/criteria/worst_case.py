@@ -16,9 +16,16 @@ Knowledge for Privacy-Preserving Data Publishing" (ICDE 2007), papers/000_*:
   docs/worst-case-engine.md), so the knapsack runs on at most ``2 (k+1)^2`` candidates
   whatever the number of buckets.
 * The negation-only variant (k negated atoms, the l-diversity adversary).
+* Saturation (:func:`saturation_point`): with ``d_b`` the number of distinct sensitive
+  values of group ``b``, ``K0 = min_b d_b - 1`` pieces of knowledge of either kind already
+  disclose a value with certainty, and fewer never do. The maximum disclosure is
+  non-decreasing in ``k`` and at most 1, so for every ``k >= K0`` it is 1 and the result at
+  ``K0`` is returned (with the ``k`` asked for): no ``k``, however large, costs more than
+  ``K0 < |S|``. Proof in :func:`saturation_point` and docs/worst-case-engine.md.
 
 The paper's pseudo-code has errors that the enumerator in the tests exposes; they are listed
-in docs/paper-errata.md. Everything returned is plain data.
+in docs/paper-errata.md. Everything returned is plain data. The (c,k)-safety verdicts are
+taken by :mod:`airflow_privacy.core.thresholds`.
 """
 
 from __future__ import annotations
@@ -32,9 +39,11 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from airflow_privacy.core import thresholds
+from airflow_privacy.core.criteria.registry import MAX_K, MAX_K_CURVE
 from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.core.model import Bucketization
-from airflow_privacy.errors import InputError
+from airflow_privacy.errors import InputError, opt
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -77,12 +86,24 @@ class Witness:
 
 @dataclass(frozen=True)
 class DisclosureResult:
-    """Maximum disclosure of a bucketization against ``k`` pieces of knowledge."""
+    """Maximum disclosure of a bucketization against ``k`` pieces of knowledge.
+
+    ``numerator / denominator`` is the exact disclosure of ``witness`` (a fraction),
+    ``max_disclosure`` its float. For implications the witness is chosen by a search in
+    floats, so it is maximal up to floating-point noise (far below
+    :data:`~airflow_privacy.core.thresholds.TOLERANCE`); for negations it is exactly maximal.
+    """
 
     knowledge: Knowledge
     k: int
     max_disclosure: float
     witness: Witness
+    numerator: int
+    denominator: int
+
+    @property
+    def exact(self) -> Fraction:
+        return Fraction(self.numerator, self.denominator)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -101,21 +122,83 @@ class CurvePoint:
 
 
 # --------------------------------------------------------------------------- validation
-def _check_k(k: object, name: str = "k") -> int:
+def _check_k(k: object, name: str = "k", limit: int = MAX_K, who: str | None = None) -> int:
+    """``k`` as an int in ``[0, limit]``; errors name the parameter: ``who: k ...`` for a
+    criterion's parameter, through :func:`~airflow_privacy.errors.opt` otherwise."""
+    shown = f"{who}: {name}" if who else opt(name)
     if isinstance(k, bool) or not isinstance(k, int | np.integer):
-        raise InputError(f"{name} must be a whole number >= 0, got {k!r}")
+        raise InputError(f"{shown} must be a whole number >= 0, got {k!r}")
     if k < 0:
-        raise InputError(f"{name} must be >= 0, got {k}")
+        raise InputError(f"{shown} must be >= 0, got {k}")
+    if k > limit:
+        raise InputError(
+            f"{shown} must be at most {limit:,}, got {k:,} (the disclosure stops growing at "
+            "the number of distinct sensitive values in a group, minus one)"
+        )
     return int(k)
 
 
-def _check_c(c: object) -> float:
+def _check_c(c: object, who: str | None = None) -> float:
+    shown = f"{who}: c" if who else opt("c")
     if isinstance(c, bool) or not isinstance(c, int | float | np.floating | np.integer):
-        raise InputError(f"c must be a number in (0, 1], got {c!r}")
+        raise InputError(f"{shown} must be a number in (0, 1], got {c!r}")
     cf = float(c)
     if not (0.0 < cf <= 1.0):
-        raise InputError(f"c must be in (0, 1], got {c}")
+        raise InputError(f"{shown} must be in (0, 1], got {c}")
     return cf
+
+
+# ------------------------------------------------------------------------- saturation
+def saturation_point(b: Bucketization) -> int:
+    """``K0 = min_b d_b - 1``: the fewest pieces of knowledge that disclose a sensitive value
+    with certainty, for basic implications and for negated atoms alike (``d_b`` is the
+    number of distinct values present in group ``b``). For every ``k >= K0`` the maximum
+    disclosure is 1; for ``k < K0`` it is below 1.
+
+    Proof (Martin et al. 2007, random worlds of section 2.2, Definitions 2, 4 and 6).
+
+    1. *Monotone and bounded.* A conjunction of ``k`` basic implications can be padded with
+       the tautology ``A -> A`` (a basic implication, Definition 2, ``m = n = 1``), so
+       ``L^k_basic`` is contained in ``L^{k+1}_basic`` (as sets of events) and the maximum
+       disclosure of Definition 6 is non-decreasing in ``k``; the negation adversary takes
+       *at most* ``k`` negated atoms, so the same holds there. Every disclosure is a
+       probability, at most 1.
+    2. *1 at K0.* Let group ``b`` have the fewest distinct values ``s^0, ..., s^{d-1}`` and
+       ``p`` be one of its people. The ``d - 1 = K0`` simple implications
+       ``t_p[S] = s^j -> t_p[S] = s^0`` (``j >= 1``) are false in every world where ``p``
+       holds some ``s^j``, ``j >= 1``; every world consistent with the release gives ``p``
+       one of the ``d`` values, so every world satisfying the knowledge gives ``p`` the value
+       ``s^0``, and such worlds exist (``n_b(s^0) >= 1``): the disclosure is 1. The ``K0``
+       negated atoms ``not t_p[S] = s^j`` do the same.
+    3. *Below 1 before K0.* By Theorem 9 (and formula (1) of section 3.3) the worst ``k``
+       implications are ``A_i -> A``, with disclosure 1 iff ``Pr(not A and AND_i not A_i) =
+       0``; for negations, disclosure 1 iff ``Pr(not A and AND_i not A_i) = 0`` with the
+       knowledge consistent. Groups are independent, so the event is impossible iff in some
+       group ``b`` the atoms there (``A`` included in the target's group) cannot all be
+       false. They can whenever there are fewer than ``d_b``: assign the group's multiset of
+       values to its people avoiding every (person, value) pair of the atoms -- a perfect
+       matching of people to value slots, which by Hall's theorem fails only if a set ``P``
+       of people is forbidden a set ``V`` of present values with
+       ``n_b - sum_{v in V} n_b(v) < |P|``, i.e. the ``d_b - |V|`` other values (each count
+       at least 1) number at most ``|P| - 1``; forbidding ``V`` to all of ``P`` takes
+       ``|P| |V| >= |P| (d_b - |P| + 1) >= d_b`` atoms (the middle expression is concave in
+       ``|P|`` and equals ``d_b`` at ``|P| = 1`` and ``|P| = d_b``; ``|P| > d_b`` needs
+       ``|V| >= 1`` and so ``|P| > d_b`` atoms). So certainty needs at least ``d_j`` atoms in
+       the target's group ``j`` (``k >= d_j - 1``) or ``d_b`` atoms in another group
+       (``k >= d_b``): ``k >= K0``.
+
+    The bound is what the paper uses in section 4 ("maximum disclosure certainly reaches 1
+    at k = 13 because there are only fourteen possible sensitive values"), refined to the
+    least diverse group; ``tests/test_worst_case_bounds.py`` checks it against the
+    exhaustive oracle. ``O(groups x values)``.
+    """
+    distinct = (b.counts > 0).sum(axis=1)
+    return int(distinct.min()) - 1
+
+
+def _saturated_group(b: Bucketization) -> int:
+    """The first group with the fewest distinct values (the witness group at saturation)."""
+    return int(np.argmin((b.counts > 0).sum(axis=1)))
 
 
 # --------------------------------------------------------------------- Minimize1 (3.3.1)
@@ -366,7 +449,21 @@ def _implication_result(
     target = Atom(group=j, person=0, value=b.values[int(b.row_order(j)[0])])
     value = Fraction(1) / (1 + ratio)
     witness = Witness("implications", target, tuple(atoms), tuple(groups))
-    return DisclosureResult("implications", k, float(value), witness)
+    return DisclosureResult(
+        "implications", k, float(value), witness, value.numerator, value.denominator
+    )
+
+
+def _saturated_result(b: Bucketization, k: int, knowledge: Knowledge) -> DisclosureResult:
+    """The result for any ``k >= saturation_point(b)``: disclosure 1, attained by ruling out
+    every other value for person 0 of the first least diverse group (step 2 of
+    :func:`saturation_point`'s proof), with ``K0`` atoms -- the fewest possible (step 3)."""
+    j = _saturated_group(b)
+    order = b.row_order(j)
+    present = [int(v) for v in order if b.counts[j, int(v)] > 0]
+    target = Atom(group=j, person=0, value=b.values[present[0]])
+    atoms = tuple(Atom(group=j, person=0, value=b.values[v]) for v in present[1:])
+    return DisclosureResult(knowledge, k, 1.0, Witness(knowledge, target, atoms, (j,)), 1, 1)
 
 
 def _negation_result(b: Bucketization, k: int) -> DisclosureResult:
@@ -375,7 +472,8 @@ def _negation_result(b: Bucketization, k: int) -> DisclosureResult:
     The worst case rules out the target's own ``k`` most frequent competing values:
     ``max_b n_b(s_b^0) / (n_b - sum_{j=1..k} n_b(s_b^j))``. (Negated atoms about other people
     never do better; the property tests check this against exhaustive enumeration.) The
-    maximum is found in floats and settled exactly among near-ties.
+    maximum is found in floats and settled exactly among near-ties, so it is exact. Callers
+    pass ``k < saturation_point(b)``; beyond it :func:`_saturated_result` applies.
     """
     sc = b.sorted_counts()
     num = sc[:, 0]
@@ -392,45 +490,98 @@ def _negation_result(b: Bucketization, k: int) -> DisclosureResult:
     target = Atom(group=best, person=0, value=b.values[int(order[0])])
     value = Fraction(int(num[best]), int(den[best]))
     return DisclosureResult(
-        "negations", k, float(value), Witness("negations", target, atoms, (best,))
+        "negations",
+        k,
+        float(value),
+        Witness("negations", target, atoms, (best,)),
+        value.numerator,
+        value.denominator,
     )
 
 
 # ------------------------------------------------------------------------ public API
 def disclosure_curve(b: Bucketization, k_max: int) -> list[CurvePoint]:
-    """Maximum disclosure for ``k = 0..k_max`` implications and negations, in one pass."""
-    k_max = _check_k(k_max, "k_max")
-    tab = _tables(b, k_max)
-    allocations = _minimize2(tab, k_max)
-    return [
-        CurvePoint(
-            k=k,
-            implications=_implication_result(b, tab, allocations[k], k),
-            negations=_negation_result(b, k),
+    """Maximum disclosure for ``k = 0..k_max`` implications and negations, in one pass.
+
+    The dynamic program runs only up to ``min(k_max, K0 - 1)`` (``K0`` =
+    :func:`saturation_point`); every later point is the saturated result (disclosure 1, the
+    same witness, its own ``k``). Memory and time are those of ``min(k_max, K0)`` plus one
+    small object per point; ``k_max`` above :data:`MAX_K_CURVE` is refused as bad input
+    before anything is computed.
+    """
+    k_max = _check_k(k_max, "k_max", MAX_K_CURVE)
+    k0 = saturation_point(b)
+    k_dp = min(k_max, k0 - 1)
+    allocations: list[_Allocation] = []
+    tab: _Tables | None = None
+    if k_dp >= 0:
+        tab = _tables(b, k_dp)
+        allocations = _minimize2(tab, k_dp)
+    out: list[CurvePoint] = []
+    for k in range(min(k_max, k_dp) + 1):
+        assert tab is not None
+        imp = _implication_result(b, tab, allocations[k], k)
+        out.append(CurvePoint(k=k, implications=imp, negations=_negation_result(b, k)))
+    if k_max >= k0:  # flat from K0 on: one witness per kind, shared by every later point
+        imp_w = _saturated_result(b, k0, "implications").witness
+        neg_w = _saturated_result(b, k0, "negations").witness
+        out.extend(
+            CurvePoint(
+                k,
+                DisclosureResult("implications", k, 1.0, imp_w, 1, 1),
+                DisclosureResult("negations", k, 1.0, neg_w, 1, 1),
+            )
+            for k in range(k0, k_max + 1)
         )
-        for k in range(k_max + 1)
-    ]
+    return out
 
 
 def max_disclosure(
     b: Bucketization, k: int, knowledge: Knowledge = "implications"
 ) -> DisclosureResult:
     """Maximum disclosure of ``b`` against ``k`` basic implications (Definition 6, Theorem 9)
-    or, with ``knowledge="negations"``, against ``k`` negated atoms; with its witness."""
+    or, with ``knowledge="negations"``, against ``k`` negated atoms; with its witness.
+
+    For ``k >= saturation_point(b)`` the result is the saturated one (disclosure 1, computed
+    in ``O(groups x values)``), whatever ``k``; ``k`` above :data:`MAX_K` is bad input.
+    """
     k = _check_k(k)
+    if knowledge not in ("implications", "negations"):
+        raise InputError(f"knowledge must be 'implications' or 'negations', got {knowledge!r}")
+    if k >= saturation_point(b):
+        return _saturated_result(b, k, knowledge)
     if knowledge == "negations":
         return _negation_result(b, k)
-    if knowledge != "implications":
-        raise InputError(f"knowledge must be 'implications' or 'negations', got {knowledge!r}")
     tab = _tables(b, k)
     return _implication_result(b, tab, _minimize2(tab, k)[k], k)
 
 
+def ck_safe(result: DisclosureResult, c: float) -> bool:
+    """Definition 13's ``max disclosure < c``, decided by :mod:`airflow_privacy.core.thresholds`.
+
+    The disclosure is the exact fraction of the witness, compared exactly with ``c`` read as
+    the decimal it was written as. For implications the witness is maximal only up to the
+    floating-point noise of the search (its log costs), so a disclosure within the tolerance
+    band below ``c`` is unsafe as well (:data:`~airflow_privacy.core.thresholds.EXACT_WITH_BAND`);
+    for negations, and at saturation, the value is exactly maximal and the decision exact.
+    """
+    exact = thresholds.below(result.exact, c)
+    if result.knowledge == "negations" or result.exact == 1:
+        return exact
+    return exact and thresholds.below(result.max_disclosure, c)
+
+
+def _decision(result: DisclosureResult) -> thresholds.Decision:
+    if result.knowledge == "negations" or result.exact == 1:
+        return thresholds.EXACT
+    return thresholds.EXACT_WITH_BAND
+
+
 def is_ck_safe(b: Bucketization, c: float, k: int) -> bool:
     """Definition 13: ``b`` is (c,k)-safe iff its maximum disclosure w.r.t. k basic
-    implications is less than ``c``."""
+    implications is less than ``c`` (decided by :func:`ck_safe`)."""
     c = _check_c(c)
-    return max_disclosure(b, k).max_disclosure < c
+    return ck_safe(max_disclosure(b, k), c)
 
 
 # ------------------------------------------------------------ exact evaluation of knowledge
@@ -602,10 +753,11 @@ def witness_dict(b: Bucketization, result: DisclosureResult) -> dict[str, Any]:
 def _safety_result(
     b: Bucketization, criterion: str, c: float, k: int, knowledge: Knowledge
 ) -> CriterionResult:
-    c = _check_c(c)
-    k = _check_k(k)
+    c = _check_c(c, criterion)
+    k = _check_k(k, who=criterion)
+    k0 = saturation_point(b)
     res = max_disclosure(b, k, knowledge)
-    safe = res.max_disclosure < c
+    safe = ck_safe(res, c)
     pieces = "basic implications" if knowledge == "implications" else "negated atoms"
     verdict = "below" if safe else "not below"
     reason = (
@@ -620,7 +772,14 @@ def _safety_result(
         reason=reason,
         max_disclosure=res.max_disclosure,
         witness=witness_dict(b, res),
-        details={"groups": b.n_groups, "records": b.n_records},
+        details={
+            "groups": b.n_groups,
+            "records": b.n_records,
+            "exact": f"{res.numerator}/{res.denominator}",
+            "saturation_k": k0,
+            "saturated": k >= k0,
+            **thresholds.decision_details(_decision(res)),
+        },
     )
 
 

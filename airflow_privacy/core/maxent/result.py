@@ -6,6 +6,20 @@ its threshold), the QI values and individuals most at risk, and the estimation a
 against the original table when it is given. Sensitive values declared *not sensitive*
 (the paper's footnote 3: the most frequent Education value) do not count towards the
 maximum.
+
+The gate's verdict is :meth:`MaxEntResult.is_safe`
+(:func:`airflow_privacy.core.thresholds.maxent_safe`): the posterior is a float from an
+iterative solver, so it must be below ``c`` by more than the tolerance and the solver's
+error allowance (:attr:`MaxEntResult.posterior_error_bound`).
+
+Redaction: named people come from a knowledge file; their names, QI values and the values
+inferred about them are confidential. :meth:`MaxEntResult.to_dict` and
+:meth:`MaxEntResult.top_at_risk` with ``redacted=True`` give the public form, where a
+person is ``person #i`` (numbered by first mention in the knowledge's statements) with a
+posterior and nothing else,
+and statements about individuals are reduced to who they concern. Rows about QI values
+(a published QI combination and its most likely value) are derived from the release and
+stay.
 """
 
 from __future__ import annotations
@@ -17,7 +31,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from airflow_privacy.core.maxent.knowledge import Fact
+from airflow_privacy.core import thresholds
+from airflow_privacy.core.maxent.knowledge import Fact, IndividualFact
 from airflow_privacy.core.maxent.rules import AssociationRule
 from airflow_privacy.core.maxent.solver import Solution
 
@@ -27,13 +42,14 @@ FloatArray = npt.NDArray[np.float64]
 @dataclass(frozen=True)
 class AtRisk:
     """One QI value (``kind == "qi"``) or named person (``"person"``) and its most likely
-    sensitive value under the estimate."""
+    sensitive value under the estimate. In the public form (``redacted=True``) a person's
+    ``label`` is ``person #i``, ``qi`` is empty and ``value`` is ``None``."""
 
     kind: str
     label: str
     qi: dict[str, str]
     records: int
-    value: str
+    value: str | None
     posterior: float
 
     def to_dict(self) -> dict[str, Any]:
@@ -112,9 +128,26 @@ class MaxEntResult:
         counts = sys_.release.qi_counts.astype(np.float64)
         return h_full - float((counts / n * np.log(counts)).sum())
 
-    def top_at_risk(self, n: int = 10) -> list[AtRisk]:
+    @cached_property
+    def _pseudonyms(self) -> dict[str, str]:
+        """``name -> person #i``, numbered by first mention in the knowledge's statements
+        (then any other named person, in :attr:`people` order)."""
+        order: list[str] = []
+        for f in self.facts:
+            if isinstance(f, IndividualFact):
+                order.extend(p for p in f.people if p not in order)
+        order.extend(p for p in self.people if p not in order)
+        return {name: f"person #{i}" for i, name in enumerate(order, start=1)}
+
+    def pseudonym(self, name: str) -> str:
+        """``person #i``: a named person in the public form (``i`` counts from 1 in the order
+        in which the knowledge's statements first mention the people)."""
+        return self._pseudonyms.get(name, "a person")
+
+    def top_at_risk(self, n: int = 10, redacted: bool = False) -> list[AtRisk]:
         """The ``n`` QI values and the named people with the highest posterior of one
-        sensitive value (people first when tied), most at risk first."""
+        sensitive value (people first when tied), most at risk first. ``redacted=True``:
+        people as ``person #i`` without QI values or value (module doc)."""
         rel = self.release
         vals = rel.values
         out: list[AtRisk] = []
@@ -123,10 +156,12 @@ class MaxEntResult:
             ppost = np.where(self._counted[None, :], self.people_posterior, -1.0)
             for i, name in enumerate(self.people):
                 j = int(np.argmax(ppost[i]))
+                p = float(ppost[i, j])
+                if redacted:
+                    out.append(AtRisk("person", self.pseudonym(name), {}, 1, None, p))
+                    continue
                 g = self.system.groups[self.system.named_groups[name]]
-                out.append(
-                    AtRisk("person", name, _qi_dict(rel, g.q), 1, vals[j], float(ppost[i, j]))
-                )
+                out.append(AtRisk("person", name, _qi_dict(rel, g.q), 1, vals[j], p))
         best = post.max(axis=1)
         arg = post.argmax(axis=1)
         order = np.lexsort((np.arange(best.size), -best))[:n]
@@ -155,23 +190,80 @@ class MaxEntResult:
         number."""
         return self.max_at.posterior if self.max_at is not None else 0.0
 
-    def to_dict(self, top: int = 10) -> dict[str, Any]:
-        rel = self.release
-        at = self.max_at
+    @cached_property
+    def posterior_error_bound(self) -> float:
+        """The solver's error allowance on a posterior, in probability units.
+
+        The solution satisfies every invariant and knowledge row to within the reported
+        residual ``r`` (probability units, i.e. ``r N`` records, ``N`` the release's size,
+        Du et al. 2008, section 3.2). A posterior is the mass of a QI value's (or a named
+        person's) cells divided by its number of records, so the slack of its row moves it by
+        at most ``r N / n``; the allowance is that slack for the smallest such row (``n = 1``
+        when people are named). It carries the constraint slack to the posteriors; it is not
+        a bound on the distance to the exact optimum, which the dual Newton method reaches
+        to the same residual (docs/maxent.md, "The verdict").
+        """
+        sys_ = self.solution.system
+        rows = [float(self.release.qi_counts.min())] if len(self.release.qi_counts) else []
+        if self.people:
+            rows.append(1.0)
+        smallest = min(rows) if rows else 1.0
+        return float(self.solution.stats.residual) * float(sys_.n_records) / smallest
+
+    def is_safe(self, c: float) -> bool:
+        """The MaxEnt gate: ``max_posterior < c - max(TOLERANCE, posterior_error_bound)``
+        (:func:`airflow_privacy.core.thresholds.maxent_safe`); a posterior that is
+        mathematically ``c`` but computed just below it is unsafe."""
+        return thresholds.maxent_safe(self.max_posterior, c, self.posterior_error_bound)
+
+    def _public_fact(self, f: Fact) -> dict[str, Any]:
+        """A knowledge statement without names or values of people: distribution statements
+        (about QI values) stay; a statement about individuals says whom it concerns."""
+        if not isinstance(f, IndividualFact):
+            return {"statement": f.describe(), **f.source.to_dict()}
+        who = ", ".join(self.pseudonym(p) for p in f.people)
         return {
-            "max_posterior": self.max_posterior,
-            "max_at": at.to_dict() if at is not None else None,
-            "top_at_risk": [a.to_dict() for a in self.top_at_risk(top)],
-            "people": [
+            "statement": f"knowledge about {who}",
+            "label": None,
+            "line": f.source.line,
+            "file": f.source.file,
+        }
+
+    def to_dict(self, top: int = 10, redacted: bool = False) -> dict[str, Any]:
+        """JSON-ready result. ``redacted=False``: everything, including the named people's
+        names, QI values and posteriors per value (confidential). ``redacted=True``: the
+        public form (module doc): people as ``person #i`` with their largest posterior only,
+        statements about individuals reduced to whom they concern."""
+        rel = self.release
+        at = self.top_at_risk(1, redacted=redacted) if self.max_at is not None else []
+        if redacted:
+            people: list[dict[str, Any]] = [
+                {"name": self.pseudonym(name), "max_posterior": float(row[self._counted].max())}
+                if self._counted.any()
+                else {"name": self.pseudonym(name), "max_posterior": None}
+                for name, row in zip(self.people, self.people_posterior, strict=True)
+            ]
+            knowledge = [self._public_fact(f) for f in self.facts]
+        else:
+            people = [
                 {"name": name, "posterior": dict(zip(rel.values, row.tolist(), strict=True))}
                 for name, row in zip(self.people, self.people_posterior, strict=True)
-            ],
+            ]
+            knowledge = [{"statement": f.describe(), **f.source.to_dict()} for f in self.facts]
+        return {
+            "max_posterior": self.max_posterior,
+            "max_at": at[0].to_dict() if at else None,
+            "top_at_risk": [a.to_dict() for a in self.top_at_risk(top, redacted=redacted)],
+            "people": people,
+            "redacted": redacted,
+            "tolerance": thresholds.TOLERANCE,
+            "posterior_error_bound": self.posterior_error_bound,
             "accuracy": self.accuracy,
             "accuracy_unit": "nats (weighted KL distance, section 7.1)",
             "entropy": self.entropy,
             "residual": self.solution.stats.residual,
             "not_sensitive": list(self.not_sensitive),
-            "knowledge": [{"statement": f.describe(), **f.source.to_dict()} for f in self.facts],
+            "knowledge": knowledge,
             "rules": [r.to_dict() for r in self.rules],
             "solver": self.solution.stats.to_dict(),
             "release": {
@@ -184,6 +276,34 @@ class MaxEntResult:
                 "bucket_column": rel.bucket_column,
             },
         }
+
+    def public_dict(self, top: int = 10) -> dict[str, Any]:
+        """The public form, :meth:`to_dict` with ``redacted=True``."""
+        return self.to_dict(top, redacted=True)
+
+    def public_reason(self, c: float | None = None) -> str:
+        """One sentence for logs, reports and the ledger, without names or values of people:
+        where the largest posterior is (a QI value and its most likely value, or
+        ``person #i`` alone), how large, and with ``c`` the verdict of :meth:`is_safe`."""
+        top = self.top_at_risk(1, redacted=True)
+        if self.max_at is None or not top:
+            return "every sensitive value is declared not sensitive"
+        at = top[0]
+        if at.kind == "person":
+            base = (
+                f"under the given knowledge the maximum-entropy estimate gives {at.label} one "
+                f"sensitive value with probability {at.posterior:.4f}"
+            )
+        else:
+            base = (
+                f"under the given knowledge the maximum-entropy estimate says a person with "
+                f"{at.label} has {at.value!r} with probability {at.posterior:.4f}"
+            )
+        if c is None:
+            return base
+        margin = max(thresholds.TOLERANCE, self.posterior_error_bound)
+        verdict = "is below" if self.is_safe(c) else "is not below"
+        return f"{base}, which {verdict} c = {c:g} (tolerance {margin:.1e})"
 
     def posterior_rows(self) -> tuple[list[str], list[list[Any]]]:
         """The ``P*(s | q)`` table: header and rows (QI values, records, one column per

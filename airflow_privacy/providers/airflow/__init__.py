@@ -1,8 +1,14 @@
 """The Apache Airflow provider: operators, the ledger hook and its connection type, plugin.
 
 ``get_provider_info`` is the ``apache_airflow_provider`` entry point: Airflow's providers
-manager reads it to list the operators, hooks, connection type, the operator extra link (the
-release report's "Privacy report" button) and the plugin.
+manager reads it to list the operators, hooks, connection type and the operator extra link
+(the release report's "Privacy report" button). The plugin (the ledger's UI pages) is
+registered through the ``airflow.plugins`` entry point, which Airflow loads under its default
+settings (a plugin only in the provider metadata is not loaded when providers are discovered
+lazily); there is no plugins-folder copy, so it is registered once.
+
+:func:`record_check` lets a task of your own (a Great Expectations suite, a custom test)
+record its verdict under an attempt like any check operator.
 """
 
 from __future__ import annotations
@@ -13,11 +19,12 @@ from airflow_privacy import __version__
 from airflow_privacy.providers.airflow.connection_fields import CONN_FIELDS, UI_FIELD_BEHAVIOUR
 
 OPERATOR_MODULES = [
-    "airflow_privacy.providers.airflow.operators.check",
     "airflow_privacy.providers.airflow.operators.anonymize",
-    "airflow_privacy.providers.airflow.operators.composition",
-    "airflow_privacy.providers.airflow.operators.ledger",
+    "airflow_privacy.providers.airflow.operators.attempt",
+    "airflow_privacy.providers.airflow.operators.check",
     "airflow_privacy.providers.airflow.operators.maxent",
+    "airflow_privacy.providers.airflow.operators.composition",
+    "airflow_privacy.providers.airflow.operators.publish",
     "airflow_privacy.providers.airflow.operators.report",
 ]
 HOOK_MODULES = ["airflow_privacy.providers.airflow.hooks.ledger"]
@@ -25,18 +32,12 @@ CONNECTION_TYPES: list[dict[str, Any]] = [
     {
         "hook-class-name": "airflow_privacy.providers.airflow.hooks.ledger.PrivacyLedgerHook",
         "hook-name": "Privacy ledger",
-        "connection-type": "privacy_ledger",
+        "connection-type": "privacyledger",
         "conn-fields": CONN_FIELDS,
         "ui-field-behaviour": UI_FIELD_BEHAVIOUR,
     }
 ]
 EXTRA_LINKS = ["airflow_privacy.providers.airflow.operators.report.ReleaseReportLink"]
-PLUGINS: list[dict[str, str]] = [
-    {
-        "name": "airflow_privacy",
-        "plugin-class": "airflow_privacy.providers.airflow.plugin.AirflowPrivacyPlugin",
-    }
-]
 
 
 def get_provider_info() -> dict[str, Any]:
@@ -58,5 +59,37 @@ def get_provider_info() -> dict[str, Any]:
         "hooks": [{"integration-name": "Privacy", "python-modules": HOOK_MODULES}],
         "connection-types": CONNECTION_TYPES,
         "extra-links": EXTRA_LINKS,
-        "plugins": PLUGINS,
     }
+
+
+def record_check(
+    context: Any,
+    name: str,
+    safe: bool,
+    summary: str,
+    *,
+    attempt_task_id: str = "open_attempt",
+    reasons: list[str] | None = None,
+    details: dict[str, Any] | None = None,
+    privacy_ledger_conn_id: str | None = None,
+) -> dict[str, Any]:
+    """Record a custom task's verdict as check ``name`` of the run's attempt (the attempt
+    pushed by ``attempt_task_id``); returns the envelope. ``safe`` must be True or False."""
+    import logging
+
+    from airflow_privacy.errors import PrivacyGateError, speaking
+    from airflow_privacy.gate.custom import record_check as record
+    from airflow_privacy.providers.airflow import adapter
+
+    log = logging.getLogger("airflow.task")
+    with speaking("airflow"):
+        try:
+            ctx = adapter.make_context(log.info, context, privacy_ledger_conn_id)
+            attempt = adapter.resolve_attempt(None, attempt_task_id, context)
+            env = record(attempt, name, safe, summary, ctx, reasons=reasons or [],
+                         details=details)  # fmt: skip
+        except PrivacyGateError as exc:
+            raise adapter.task_error(exc, context.get("ti")) from None
+    data = env.to_dict()
+    context["ti"].xcom_push(key=adapter.REPORT_KEY, value=data)
+    return data

@@ -1,4 +1,4 @@
-"""The ``privacy_ledger`` connection type's form (no Airflow import: read by
+"""The ``privacyledger`` connection type's form (no Airflow import: read by
 ``get_provider_info``). Airflow 3 renders these from provider metadata; no deprecated
 form widgets."""
 

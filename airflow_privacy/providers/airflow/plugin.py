@@ -3,42 +3,69 @@
 The plugin mounts a FastAPI app under ``/privacy`` in the API server (``fastapi_apps``) and
 adds "Privacy ledger" to the UI's Browse menu (``external_views``, shown in an iframe):
 
-* ``GET /privacy/``: the releases (status, dataset, version, date, verdict and reasons),
-  filtered by dataset and status through a plain GET form;
-* ``GET /privacy/releases/{id}``: the release's stored report (the HTML of
-  :func:`airflow_privacy.report.render_html`), or the ledger's facts when none is stored;
+* ``GET /privacy/``: the releases (status as shown: published, blocked, superseded or
+  candidate; dataset, version, date, verdict and reasons), filtered by dataset and status
+  through a plain GET form;
+* ``GET /privacy/releases/{uuid}`` (an integer id is accepted too; every link uses the
+  UUID): the release's stored report (the HTML of :func:`airflow_privacy.report.render_html`),
+  or, without one (or with ``?view=ledger``), what the ledger holds: the release's facts and
+  every attempt to publish it with its status, reasons, checks and verdicts, and who set a
+  blocked attempt aside, when and why;
 * ``GET /privacy/api/releases`` (filters ``dataset``, ``status``),
-  ``GET /privacy/api/releases/{id}`` and ``GET /privacy/api/releases/{id}/report``: JSON.
+  ``GET /privacy/api/releases/{uuid}`` (with its attempts) and
+  ``GET /privacy/api/releases/{uuid}/report``: JSON;
+* ``GET /privacy/api/openapi.json``: the app's OpenAPI description (FastAPI's own
+  ``/openapi.json``, ``/docs`` and ``/redoc`` are turned off: they would not be
+  authenticated).
 
-Pages are server-rendered HTML without scripts or external resources; every ledger string
-is escaped, and reasons are shown as the report shows them (a composition witness's values
-left for one person are not repeated; the JSON API returns the ledger as it is). No route
-writes. The ledger is the one named by ``AIRFLOW_PRIVACY_LEDGER_URL``,
-else the ``privacy_ledger_default`` connection's, else the SQLite file under
-``AIRFLOW_HOME`` (the default of :class:`PrivacyLedgerHook`).
+Pages are server-rendered HTML without scripts or external resources; every value from the
+ledger or a stored report (text and numbers alike) is escaped, and a stored report that does
+not have the declared types is not rendered (the facts page says why). Reasons are shown,
+in the pages and in the JSON, as the report shows them: a composition witness's values left
+for one person are not repeated (:func:`airflow_privacy.report.checks.redact`); the key
+fingerprint of identifier hashes is never returned. No route writes, and reading never
+creates a ledger (``create=False``): a missing ledger is an empty list saying so.
+
+Which ledger: resolved in one place, :func:`airflow_privacy.ledger.location.resolve`, with
+Airflow's connections as the API server sees them (``$AIRFLOW_PRIVACY_LEDGER_URL``, else the
+connection ``privacy_ledger_default``, else ``$AIRFLOW_HOME/privacy_ledger.db``), per
+request. A ledger that cannot be reached (a database down) answers 503 with the reason in
+one line; database passwords never appear in a page or a JSON error.
 
 Authentication: Airflow does not authenticate plugin apps (they are mounted apart from its
 own routes), so this app does it with what Airflow offers plugins: the API server's
 ``get_user`` dependency (the UI's session cookie or a ``Bearer`` token) and the auth
-manager's ``is_authorized_custom_view(method="GET", resource_name="Privacy Ledger")``.
-``AIRFLOW_PRIVACY_UI_AUTH=none`` turns that off, for a deployment that authenticates in
-front of the API server (docs/ui.md).
+manager's ``is_authorized_custom_view(method="GET", resource_name="Privacy Ledger")``, on
+every route. ``AIRFLOW_PRIVACY_UI_AUTH=none`` turns that off, for a deployment that
+authenticates in front of the API server (docs/ui.md); any other value than ``airflow`` or
+``none`` is logged as an error and read as ``airflow`` (fail closed, the server still
+starts).
 """
 
 from __future__ import annotations
 
 import html
+import logging
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.plugins_manager import AirflowPlugin
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from airflow_privacy import __version__
+
+if TYPE_CHECKING:
+    from airflow_privacy.ledger import AttemptInfo, ReleaseInfo, ReleaseLedger
+    from airflow_privacy.ledger.location import ConnectionFields, LedgerLocation
+
+log = logging.getLogger(__name__)
 
 URL_PREFIX = "/privacy"
 RESOURCE_NAME = "Privacy Ledger"  # the custom view the auth manager authorizes
@@ -54,31 +81,73 @@ EXTERNAL_VIEW: dict[str, Any] = {
 STATUS_TEXT = {
     "published": "✓ PUBLISHED",
     "blocked": "✗ BLOCKED",
+    "superseded": "↷ SUPERSEDED",
     "candidate": "… CANDIDATE",
+    # attempts
+    "open": "… OPEN",
+    "publishing": "… PUBLISHING",
+    "already-published": "✓ ALREADY PUBLISHED",
 }
+VERDICT_TEXT = {True: "✓ PASSED", False: "✗ FAILED", None: "– NO VERDICT"}
+RETRY_AFTER_S = 30
 
 
-def ledger_url() -> str:
-    """The ledger the UI reads: ``$AIRFLOW_PRIVACY_LEDGER_URL``, else the default
-    connection's URL, else the SQLite file under ``AIRFLOW_HOME``."""
-    from airflow_privacy.providers.airflow.hooks.ledger import default_ledger_path
-
-    url = os.environ.get("AIRFLOW_PRIVACY_LEDGER_URL")
-    if url:
-        return url
-    try:
-        from airflow_privacy.providers.airflow.hooks.ledger import PrivacyLedgerHook
-
-        return PrivacyLedgerHook().url().render_as_string(hide_password=False)
-    except Exception:  # no connection store reachable here: the hook's default file
-        return f"sqlite:///{default_ledger_path()}"
-
-
+# ------------------------------------------------------------------------ configuration
 def auth_mode() -> str:
-    mode = (os.environ.get(AUTH_ENV) or "airflow").strip().lower()
+    """``airflow`` (the default) or ``none``. Anything else fails closed: it is logged as an
+    error and read as ``airflow``, so a typo never opens the ledger nor stops the server."""
+    raw = os.environ.get(AUTH_ENV)
+    mode = (raw or "airflow").strip().lower()
     if mode not in AUTH_MODES:
-        raise ValueError(f"{AUTH_ENV} must be one of {', '.join(AUTH_MODES)}, got {mode!r}")
+        log.error(
+            "%s=%r is not one of %s: authentication stays on (read as 'airflow')",
+            AUTH_ENV,
+            (raw or "")[:40],
+            ", ".join(AUTH_MODES),
+        )
+        return "airflow"
     return mode
+
+
+def airflow_connection(conn_id: str) -> ConnectionFields | None:
+    """A connection as the API server sees it (Airflow's secrets backends and metadata
+    database); None when it is not defined. A connection store that cannot be read is
+    :class:`~airflow_privacy.errors.LedgerUnavailable` (retry later), never "not defined"."""
+    from airflow.models.connection import Connection
+    from airflow.sdk.exceptions import AirflowNotFoundException
+
+    from airflow_privacy.errors import LedgerUnavailable
+    from airflow_privacy.ledger.location import ConnectionFields
+
+    try:
+        conn = Connection.get_connection_from_secrets(conn_id)
+        extra = conn.extra_dejson or {}
+        fields = ConnectionFields(
+            conn_id=conn_id,
+            host=conn.host,
+            port=conn.port,
+            schema=conn.schema,
+            login=conn.login,
+            password=conn.password,
+            extra=extra if isinstance(extra, dict) else {},
+        )
+    except AirflowNotFoundException:
+        return None
+    except Exception as exc:  # the metadata database or a secrets backend is down
+        log.warning("cannot read connection %r: %s", conn_id, type(exc).__name__, exc_info=True)
+        raise LedgerUnavailable(
+            f"Airflow's connection {conn_id!r} cannot be read now ({type(exc).__name__}); "
+            "try again later"
+        ) from None
+    return fields
+
+
+def ledger_location() -> LedgerLocation:
+    """The ledger the UI reads (module doc): the one resolution of
+    :func:`airflow_privacy.ledger.location.resolve`, over Airflow's connections."""
+    from airflow_privacy.ledger.location import resolve
+
+    return resolve(None, lookup=airflow_connection)
 
 
 def airflow_access() -> Callable[..., None]:
@@ -98,9 +167,156 @@ def airflow_access() -> Callable[..., None]:
     return require
 
 
-def create_app(auth: bool | None = None, url: Callable[[], str] = ledger_url) -> FastAPI:
-    """The ledger app. ``auth``: require Airflow's authentication (default: unless
-    ``AIRFLOW_PRIVACY_UI_AUTH=none``); ``url``: where the ledger is (read per request)."""
+# ----------------------------------------------------------------------------- reading
+class NoLedger(Exception):
+    """No ledger at the location yet (a missing SQLite file, a database without ledger
+    tables): nothing has been recorded there."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(f"no ledger yet at {where}: nothing has been recorded there")
+        self.where = where
+
+
+_MISSING = ("holds no ledger yet", "does not exist: nothing has been recorded")
+
+
+def _secrets(url: str) -> list[str]:
+    """The passwords in a ledger URL (``user:pass@``, ``?password=``), to scrub from any
+    message as a second line of defence (messages already use the masked URL)."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        parsed = make_url(url)
+    except Exception:  # an unparsable URL: nothing we can pick out safely
+        return []
+    found = [str(parsed.password)] if parsed.password else []
+    for key, value in parsed.query.items():
+        if "pass" in key.lower() or "secret" in key.lower():
+            found.extend([value] if isinstance(value, str) else list(value))
+    return [s for s in found if s and len(s) >= 3]
+
+
+def _scrub(text: str, secrets: Sequence[str]) -> str:
+    for s in secrets:
+        text = text.replace(s, "***")
+    return text
+
+
+@contextmanager
+def open_ledger(location: LedgerLocation) -> Iterator[ReleaseLedger]:
+    """The ledger at ``location``, read-only: :class:`NoLedger` when there is none yet
+    (never created)."""
+    from airflow_privacy.errors import InputError
+    from airflow_privacy.ledger import ReleaseLedger
+    from airflow_privacy.ledger.engine import sqlite_exists
+
+    where = location.display
+    try:
+        exists = sqlite_exists(location.url)
+    except InputError:
+        exists = None  # not a URL we can read: opening says why
+    if exists is False:
+        raise NoLedger(where)
+    try:
+        db = ReleaseLedger(location.url, create=False, key_env=location.key_env)
+    except InputError as exc:
+        if any(m in str(exc) for m in _MISSING):
+            raise NoLedger(where) from None
+        raise
+    with db:
+        yield db
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """A release as the list shows it: its info, the reasons of its status, when its report
+    was stored."""
+
+    info: ReleaseInfo
+    reasons: list[str]
+    superseded: str | None
+    report_at: str | None
+
+
+def _latest_reasons(db: ReleaseLedger, info: ReleaseInfo) -> tuple[list[str], str | None]:
+    """The reasons behind the shown status (the latest attempt's for blocked / superseded)
+    and, when superseded, who set it aside, when and why."""
+    reasons = list(info.reasons)
+    if info.status not in ("blocked", "superseded"):
+        return reasons, None
+    attempts = db.attempts(info.id)
+    if not attempts:
+        return reasons, None
+    last = attempts[-1]
+    note = _superseded_text(last) if last.status == "superseded" else None
+    return list(last.reasons) or reasons, note
+
+
+def _superseded_text(a: AttemptInfo) -> str:
+    return (
+        f"superseded by {a.superseded_by or 'unknown'} on {_date(a.superseded_at or '')}: "
+        f"{a.supersede_reason or 'no reason recorded'}"
+    )
+
+
+def redacted(value: Any) -> Any:
+    """``value`` with :func:`airflow_privacy.report.checks.redact` applied to every string
+    (the values a legacy composition reason left for one person are removed)."""
+    from airflow_privacy.report.checks import redact
+
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: redacted(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redacted(v) for v in value]
+    return value
+
+
+def _attempt_json(a: AttemptInfo) -> dict[str, Any]:
+    """An attempt for the JSON API: its decision and checks (verdict, summary, reasons), not
+    the checks' full envelopes."""
+    return {
+        "uuid": a.uuid,
+        "status": a.status,
+        "required": list(a.required),
+        "first_release": a.first_release,
+        "reasons": list(a.reasons),
+        "destination": a.destination,
+        "origin": dict(a.origin),
+        "created_at": a.created_at,
+        "updated_at": a.updated_at,
+        "decided_at": a.decided_at,
+        "superseded_at": a.superseded_at,
+        "superseded_by": a.superseded_by,
+        "supersede_reason": a.supersede_reason,
+        "checks": [
+            {
+                "name": c.name,
+                "step": c.step,
+                "safe": c.safe,
+                "outcome": c.outcome,
+                "created_at": c.created_at,
+                "summary": str(c.envelope.get("summary") or ""),
+                "reasons": [str(r) for r in c.envelope.get("reasons") or []],
+            }
+            for c in a.checks
+        ],
+    }
+
+
+LIST_FIELDS = ("id", "uuid", "dataset", "version", "status", "created_at", "updated_at",
+               "published_at", "kind", "records", "groups")  # fmt: skip
+
+
+# -------------------------------------------------------------------------------- the app
+Locate = Callable[[], "LedgerLocation | str"]
+
+
+def create_app(auth: bool | None = None, location: Locate | None = None) -> FastAPI:
+    """The ledger app. ``auth``: require Airflow's authentication on every route (default:
+    unless ``AIRFLOW_PRIVACY_UI_AUTH=none``); ``location``: where the ledger is, asked per
+    request (default :func:`ledger_location`; a URL string is taken as it is)."""
     if auth is None:
         auth = auth_mode() == "airflow"
     deps = [Depends(airflow_access())] if auth else []
@@ -108,108 +324,182 @@ def create_app(auth: bool | None = None, url: Callable[[], str] = ledger_url) ->
         title="airflow-privacy ledger",
         version=__version__,
         dependencies=deps,
+        openapi_url=None,  # unauthenticated otherwise: served below, behind the dependency
         docs_url=None,
         redoc_url=None,
     )
+    locate = location or ledger_location
 
-    @app.exception_handler(HTTPException)
-    def _error(request: Request, exc: HTTPException) -> Response:
+    def where(request: Request) -> LedgerLocation:
+        from airflow_privacy.ledger.location import LedgerLocation
+
+        loc = locate()
+        if isinstance(loc, str):
+            loc = LedgerLocation(loc, "the app's configuration")
+        request.state.ledger_secrets = _secrets(loc.url)
+        return loc
+
+    def run(request: Request, fn: Callable[[], Response | Any]) -> Any:
+        """``fn``'s answer, or the error it raised as a page (or JSON under ``/api/``):
+        400 bad input, 404 not found, 503 ledger unavailable, 500 anything else (logged,
+        not shown)."""
+        from airflow_privacy.errors import InputError, LedgerUnavailable, PrivacyGateError
+
+        try:
+            return fn()
+        except HTTPException:
+            raise
+        except NoLedger as exc:
+            raise HTTPException(404, str(exc)) from None
+        except LedgerUnavailable as exc:
+            raise HTTPException(
+                503, _one_line(str(exc)), headers={"Retry-After": str(RETRY_AFTER_S)}
+            ) from None
+        except (InputError, PrivacyGateError) as exc:
+            raise HTTPException(400, _one_line(str(exc))) from None
+        except Exception:
+            log.exception("privacy ledger view failed on %s", request.url.path)
+            raise HTTPException(
+                500, "the ledger view failed; the API server's log has the details"
+            ) from None
+
+    @app.exception_handler(StarletteHTTPException)
+    def _error(request: Request, exc: StarletteHTTPException) -> Response:
+        detail = _scrub(str(exc.detail), getattr(request.state, "ledger_secrets", ()))
+        headers = dict(exc.headers or {})
         if "/api/" in request.url.path:
-            return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
-        return _page(f"Error {exc.status_code}", _error_body(request, exc), exc.status_code)
+            return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=headers)
+        body = _error_body(request, exc.status_code, detail)
+        return _page(f"Error {exc.status_code}", body, exc.status_code, headers)
 
-    def ledger(create: bool = False) -> Any:
-        from airflow_privacy.ledger import ReleaseLedger
+    def find(db: ReleaseLedger, ref: str) -> ReleaseInfo:
+        from airflow_privacy.errors import InputError
 
-        return ReleaseLedger(url(), create=create)
+        try:
+            return db.resolve(ref)
+        except InputError as exc:
+            raise HTTPException(404, _one_line(str(exc))) from None
 
     @app.get("/", response_class=HTMLResponse)
     def releases_page(
         request: Request, dataset: str | None = None, status: str | None = None
     ) -> Response:
-        from airflow_privacy.errors import InputError
-        from airflow_privacy.ledger import STATUSES
+        def go() -> Response:
+            from airflow_privacy.ledger import STATUSES
 
-        dataset = dataset or None
-        status = status or None
-        if status is not None and status not in STATUSES:
-            raise HTTPException(400, f"unknown status {status!r} (known: {', '.join(STATUSES)})")
-        try:
-            with ledger() as db:
-                everything = db.list()
-                rows = db.list(dataset=dataset, status=status)
-                reports = db.report_times(r.id for r in rows)
-        except InputError as exc:
-            if "does not exist" not in str(exc):
-                raise HTTPException(400, str(exc)) from None
-            everything, rows, reports = [], [], {}
-        datasets = sorted({r.dataset for r in everything})
-        body = _list_body(_root(request), rows, reports, datasets, dataset, status)
-        return _page("Privacy ledger: releases", body)
-
-    @app.get("/releases/{release_id}", response_class=HTMLResponse)
-    def release_page(request: Request, release_id: int) -> Response:
-        from airflow_privacy.errors import InputError
-
-        try:
-            with ledger() as db:
-                info = db.info(release_id)
-                stored = db.report(release_id)
-                stored_at = db.report_times([release_id]).get(release_id)
-        except InputError as exc:
-            raise HTTPException(404, str(exc)) from None
-        root = _root(request)
-        problem = None
-        if stored is not None:
+            ds, st = dataset or None, status or None
+            if st is not None and st not in STATUSES:
+                raise HTTPException(400, f"unknown status {st!r} (known: {', '.join(STATUSES)})")
+            loc = where(request)
+            shown: list[_Shown] = []
+            datasets: list[str] = []
+            missing = None
             try:
-                from airflow_privacy.report import ReleaseReport, render_html
+                with open_ledger(loc) as db:
+                    datasets = db.datasets()
+                    rows = db.list(dataset=ds, status=st)
+                    reports = db.report_times(r.id for r in rows)
+                    for r in rows:
+                        reasons, note = _latest_reasons(db, r)
+                        shown.append(_Shown(r, reasons, note, reports.get(r.id)))
+            except NoLedger as exc:
+                missing = str(exc)
+            body = _list_body(_root(request), shown, datasets, ds, st, missing)
+            return _page("Privacy ledger: releases", body)
 
-                document = render_html(ReleaseReport.from_dict(stored))
-                return HTMLResponse(_with_nav(document, _nav(root, info.id)))
-            except Exception as exc:  # a report stored by another version: say so
-                problem = f"{type(exc).__name__}: {exc}"
-        body = _facts_body(root, info.to_dict(), stored_at, problem)
-        return _page(f"Release #{info.id}: {info.dataset} v{info.version}", body)
+        result: Response = run(request, go)
+        return result
+
+    @app.get("/releases/{ref}", response_class=HTMLResponse)
+    def release_page(request: Request, ref: str, view: str | None = None) -> Response:
+        def go() -> Response:
+            with open_ledger(where(request)) as db:
+                info = find(db, ref)
+                stored = db.report(info.id)
+                stored_at = db.report_times([info.id]).get(info.id)
+                attempts = db.attempts(info.id)
+            root = _root(request)
+            problem = None
+            if stored is not None and view != "ledger":
+                try:
+                    from airflow_privacy.report import ReleaseReport, render_html
+
+                    document = render_html(ReleaseReport.from_dict(stored))
+                    return HTMLResponse(_with_nav(document, _nav(root, info)))
+                except Exception as exc:  # a report of another version, or tampered with
+                    log.warning("stored report of release %s not shown: %s", info.uuid, exc)
+                    problem = _short(f"{type(exc).__name__}: {exc}")
+            body = _facts_body(root, info, attempts, stored, stored_at, problem)
+            return _page(f"Release #{info.id}: {info.dataset} v{info.version}", body)
+
+        result: Response = run(request, go)
+        return result
 
     @app.get("/api/releases")
-    def releases(dataset: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
-        from airflow_privacy.errors import InputError
+    def releases(
+        request: Request, dataset: str | None = None, status: str | None = None
+    ) -> list[dict[str, Any]]:
+        def go() -> list[dict[str, Any]]:
+            out = []
+            try:
+                with open_ledger(where(request)) as db:
+                    rows = db.list(dataset=dataset or None, status=status or None)
+                    reports = db.report_times(r.id for r in rows)
+                    for r in rows:
+                        reasons, note = _latest_reasons(db, r)
+                        d = r.to_dict()
+                        item = {k: d[k] for k in LIST_FIELDS}
+                        item["reasons"] = reasons + ([note] if note else [])
+                        item["report_stored_at"] = reports.get(r.id)
+                        out.append(item)
+            except NoLedger:
+                return []
+            data: list[dict[str, Any]] = redacted(out)
+            return data
 
-        try:
-            with ledger() as db:
-                rows = db.list(dataset=dataset, status=status)
-        except InputError as exc:
-            raise HTTPException(status_code=400, detail=str(exc)) from None
-        keep = ("id", "dataset", "version", "status", "created_at", "updated_at", "kind",
-                "records", "groups", "reasons")  # fmt: skip
-        return [{k: r.to_dict()[k] for k in keep} for r in rows]
+        result: list[dict[str, Any]] = run(request, go)
+        return result
 
-    @app.get("/api/releases/{release_id}")
-    def release(release_id: int) -> dict[str, Any]:
-        from airflow_privacy.errors import InputError
+    @app.get("/api/releases/{ref}")
+    def release(request: Request, ref: str) -> dict[str, Any]:
+        def go() -> dict[str, Any]:
+            with open_ledger(where(request)) as db:
+                info = find(db, ref)
+                attempts = db.attempts(info.id)
+                stored_at = db.report_times([info.id]).get(info.id)
+            d = info.to_dict()  # key_fingerprint: "recorded" or None, never the value
+            d["attempts"] = [_attempt_json(a) for a in attempts]
+            d["report_stored_at"] = stored_at
+            data: dict[str, Any] = redacted(d)
+            return data
 
-        try:
-            with ledger() as db:
-                info: dict[str, Any] = db.info(release_id).to_dict()
-                return info
-        except InputError as exc:
-            raise HTTPException(status_code=404, detail=str(exc)) from None
+        result: dict[str, Any] = run(request, go)
+        return result
 
-    @app.get("/api/releases/{release_id}/report")
-    def release_report(release_id: int) -> dict[str, Any]:
-        from airflow_privacy.errors import InputError
+    @app.get("/api/releases/{ref}/report")
+    def release_report(request: Request, ref: str) -> dict[str, Any]:
+        def go() -> dict[str, Any]:
+            with open_ledger(where(request)) as db:
+                info = find(db, ref)
+                stored = db.report(info.id)
+            if stored is None:
+                raise HTTPException(404, f"release {info.uuid} has no stored report")
+            data: dict[str, Any] = redacted(stored)
+            return data
 
-        try:
-            with ledger() as db:
-                stored = db.report(release_id)
-        except InputError as exc:
-            raise HTTPException(status_code=404, detail=str(exc)) from None
-        if stored is None:
-            raise HTTPException(status_code=404, detail=f"release #{release_id} has no report")
-        out: dict[str, Any] = stored
-        return out
+        result: dict[str, Any] = run(request, go)
+        return result
+
+    @app.get("/api/openapi.json", include_in_schema=False)
+    def openapi() -> dict[str, Any]:
+        return app.openapi()
 
     return app
+
+
+def _one_line(text: str, limit: int = 500) -> str:
+    line = " ".join(text.split())
+    return _short(line, limit)
 
 
 # ---------------------------------------------------------------------------- HTML pages
@@ -217,23 +507,29 @@ _CSS = """
 body { font-family: system-ui, sans-serif; margin: 1.5rem; color: #1a1a1a; background: #fff;
        line-height: 1.45; }
 h1 { font-size: 1.5rem; margin-top: 0; }
+h2 { font-size: 1.2rem; margin-top: 1.5rem; }
+h3 { font-size: 1.05rem; margin: 1rem 0 .3rem; }
 table { border-collapse: collapse; width: 100%; margin-top: 1rem; }
 caption { text-align: left; font-weight: 600; padding-bottom: .4rem; }
 th, td { border: 1px solid #999; padding: .35rem .5rem; text-align: left; vertical-align: top; }
 th { background: #eee; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td { overflow-wrap: anywhere; }
-td.date { white-space: nowrap; }
+td.date, .date { white-space: nowrap; }
 .table-wrap { overflow-x: auto; }
 .status { font-weight: 700; white-space: nowrap; }
-.status-published { color: #0a5d1f; }
-.status-blocked { color: #9b1111; }
-.status-candidate { color: #5b4a00; }
+.status-published, .status-already-published, .verdict-passed { color: #0a5d1f; }
+.status-blocked, .verdict-failed { color: #9b1111; }
+.status-superseded { color: #4a3a7a; }
+.status-candidate, .status-open, .status-publishing { color: #5b4a00; }
+.verdict { font-weight: 700; white-space: nowrap; }
 form { display: flex; gap: 1rem; align-items: end; flex-wrap: wrap; }
 label { display: flex; flex-direction: column; font-weight: 600; }
 select, button { font: inherit; padding: .2rem .4rem; }
 nav.privacy-nav { margin-bottom: 1rem; padding: .5rem; border: 1px solid #999; }
 ul.reasons { margin: 0; padding-left: 1.2rem; }
+section.attempt { border-top: 2px solid #999; margin-top: 1.2rem; }
+p.notice { padding: .5rem; border: 1px solid #999; background: #f6f6f6; }
 """
 
 
@@ -246,28 +542,46 @@ def _root(request: Request) -> str:
     return str(request.scope.get("root_path") or "").rstrip("/")
 
 
-def _page(title: str, body: str, status_code: int = 200) -> HTMLResponse:
+def _page(
+    title: str, body: str, status_code: int = 200, headers: dict[str, str] | None = None
+) -> HTMLResponse:
     doc = (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n<main>\n"
         f"{body}\n</main>\n</body>\n</html>\n"
     )
-    return HTMLResponse(doc, status_code=status_code)
+    return HTMLResponse(doc, status_code=status_code, headers=headers)
 
 
-def _status(status: str) -> str:
-    text = STATUS_TEXT.get(status, status.upper())
-    return f'<span class="status status-{_e(status)}">{_e(text)}</span>'
+def _status(status: Any) -> str:
+    text = STATUS_TEXT.get(str(status), str(status).upper())
+    slug = re.sub(r"[^a-z-]", "", str(status).lower())
+    return f'<span class="status status-{slug}">{_e(text)}</span>'
 
 
-def _date(iso: str) -> str:
+def _verdict_of(safe: bool | None) -> str:
+    text = VERDICT_TEXT.get(safe, "– NO VERDICT")
+    slug = "passed" if safe is True else "failed" if safe is False else "none"
+    return f'<span class="verdict verdict-{slug}">{_e(text)}</span>'
+
+
+def _date(iso: Any) -> str:
     """``2026-11-22T07:53:21+00:00`` -> ``2026-11-22 07:53 UTC``."""
-    m = re.match(r"(\d{4}-\d\d-\d\d)T(\d\d:\d\d)", iso)
-    return f"{m.group(1)} {m.group(2)} UTC" if m else iso
+    text = str(iso or "")
+    m = re.match(r"(\d{4}-\d\d-\d\d)T(\d\d:\d\d)", text)
+    return f"{m.group(1)} {m.group(2)} UTC" if m else text
 
 
-def _redacted(reasons: Iterable[str]) -> list[str]:
+def _count(value: Any, unit: str) -> str:
+    """``2,000 records`` / ``1 record``: a whole number with its unit; anything else (a
+    tampered value) escaped as text."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,} {_e(unit)}{'' if value == 1 else 's'}"
+    return f"{_e(value)} {_e(unit)}s"
+
+
+def _redacted(reasons: Iterable[Any]) -> list[str]:
     """Reasons as the report shows them: a composition witness's values left for one person
     are not repeated (:func:`airflow_privacy.report.checks.redact`)."""
     from airflow_privacy.report.checks import redact
@@ -275,22 +589,32 @@ def _redacted(reasons: Iterable[str]) -> list[str]:
     return [redact(str(r)) for r in reasons]
 
 
-def _verdict(status: str, reasons: list[str]) -> str:
-    reasons = _redacted(reasons)
+def _short(text: str, limit: int = 400) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _reasons_list(reasons: Sequence[str], limit: int | None = None) -> str:
+    shown = list(reasons if limit is None else reasons[:limit])
+    items = "".join(f"<li>{_e(_short(r) if limit else r)}</li>" for r in shown)
+    if limit is not None and len(reasons) > limit:
+        items += f"<li>and {len(reasons) - limit} more reason(s)</li>"
+    return f'<ul class="reasons">{items}</ul>'
+
+
+def _verdict(row: _Shown) -> str:
+    status = row.info.status
+    reasons = _redacted(row.reasons)
     if status == "published":
         return "every check passed; published"
     if status == "candidate":
         return "recorded, not yet published or blocked"
+    if status == "superseded":
+        note = _e(_short(_redacted([row.superseded or "superseded"])[0]))
+        head = f"<p>Blocked, then {note}.</p>"
+        return head + (_reasons_list(reasons, 2) if reasons else "")
     if not reasons:
         return "blocked (no reason recorded)"
-    shown = reasons[:3]
-    items = "".join(f"<li>{_e(_short(r))}</li>" for r in shown)
-    more = f"<li>and {len(reasons) - 3} more reason(s)</li>" if len(reasons) > 3 else ""
-    return f'<ul class="reasons">{items}{more}</ul>'
-
-
-def _short(text: str, limit: int = 400) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return _reasons_list(reasons, 3)
 
 
 def _options(values: Iterable[str], chosen: str | None, anything: str) -> str:
@@ -301,17 +625,23 @@ def _options(values: Iterable[str], chosen: str | None, anything: str) -> str:
     return "".join(opts)
 
 
+def _release_href(root: str, info: ReleaseInfo) -> str:
+    from urllib.parse import quote
+
+    return f"{_e(root)}/releases/{_e(quote(str(info.uuid), safe=''))}"
+
+
 def _list_body(
     root: str,
-    rows: list[Any],
-    reports: dict[int, str],
+    rows: list[_Shown],
     datasets: list[str],
     dataset: str | None,
     status: str | None,
+    missing: str | None,
 ) -> str:
     from airflow_privacy.ledger import STATUSES
 
-    shown = [d for d in datasets] + ([dataset] if dataset and dataset not in datasets else [])
+    shown = list(datasets) + ([dataset] if dataset and dataset not in datasets else [])
     form = (
         f'<form method="get" action="{_e(root)}/" aria-label="Filter releases">'
         f'<label for="f-dataset">Dataset<select id="f-dataset" name="dataset">'
@@ -327,28 +657,34 @@ def _list_body(
     if status:
         what.append(f"status {status}")
     caption = f"{len(rows)} release(s)" + (f" with {' and '.join(what)}" if what else "")
-    if not rows:
+    if missing is not None:
+        table = (
+            f'<p id="no-releases" class="notice">No releases: {_e(missing[:1].upper())}'
+            f"{_e(missing[1:])}. The DAG's first release creates it.</p>"
+        )
+    elif not rows:
         table = f'<p id="no-releases">No releases{" match these filters" if what else ""}.</p>'
     else:
         columns = ("Release", "Dataset", "Version", "Status", "Recorded", "Records",
                    "Verdict and reasons", "Report")  # fmt: skip
         head = "".join(f'<th scope="col">{h}</th>' for h in columns)
         body = []
-        for r in rows:
-            link = f'<a href="{_e(root)}/releases/{r.id}">#{r.id}</a>'
-            stored = reports.get(r.id)
+        for row in rows:
+            r = row.info
+            href = _release_href(root, r)
             rep = (
-                f'<a href="{_e(root)}/releases/{r.id}">read the report</a> '
-                f'<span class="date">(stored {_e(_date(stored))})</span>'
-                if stored
+                f'<a href="{href}">read the report</a> '
+                f'<span class="date">(stored {_e(_date(row.report_at))})</span>'
+                if row.report_at
                 else "none stored"
             )
             body.append(
-                f'<tr data-release-id="{r.id}"><th scope="row">{link}</th>'
+                f'<tr data-release-id="{_e(r.id)}" data-release-uuid="{_e(r.uuid)}">'
+                f'<th scope="row"><a href="{href}">#{_e(r.id)}</a></th>'
                 f"<td>{_e(r.dataset)}</td><td>{_e(r.version)}</td><td>{_status(r.status)}</td>"
                 f'<td class="date">{_e(_date(r.created_at))}</td>'
-                f'<td class="num">{r.records:,} records</td>'
-                f"<td>{_verdict(r.status, list(r.reasons))}</td><td>{rep}</td></tr>"
+                f'<td class="num">{_count(r.records, "record")}</td>'
+                f"<td>{_verdict(row)}</td><td>{rep}</td></tr>"
             )
         table = (
             f'<div class="table-wrap"><table id="releases"><caption>{_e(caption)}</caption>'
@@ -362,13 +698,18 @@ def _list_body(
     )
 
 
-def _nav(root: str, release_id: int) -> str:
+def _nav(root: str, info: ReleaseInfo) -> str:
+    """The ledger's navigation above a stored report: back to the list, the JSON, and what
+    the ledger says now (a later attempt may have changed the status)."""
+    href = _release_href(root, info)
     return (
         '<nav class="privacy-nav" aria-label="Privacy ledger" '
         'style="font-family: system-ui, sans-serif; margin: 0 0 1rem 0; padding: .5rem; '
         'border: 1px solid #999;">'
         f'<a href="{_e(root)}/">← All releases</a> · '
-        f'<a href="{_e(root)}/api/releases/{release_id}/report">This report as JSON</a></nav>'
+        f'<a href="{_e(root)}/api/releases/{_e(info.uuid)}/report">This report as JSON</a> · '
+        f'<a href="{href}?view=ledger">Attempts and checks in the ledger</a> · '
+        f"In the ledger now: {_status(info.status)}</nav>"
     )
 
 
@@ -380,63 +721,159 @@ def _with_nav(document: str, nav: str) -> str:
     return document[: m.end()] + nav + document[m.end() :]
 
 
-def _facts_body(root: str, info: dict[str, Any], stored_at: str | None, problem: str | None) -> str:
-    rows = [
-        ("Release", f"#{info['id']}"),
-        ("Dataset", info["dataset"]),
-        ("Version", info["version"]),
-        ("Status", None),
-        ("Recorded", _date(info["created_at"])),
-        ("Last change", _date(info["updated_at"])),
-        ("Kind", info["kind"]),
-        ("Sensitive column", info["sensitive"]),
-        ("Quasi-identifiers", ", ".join(info["qis"])),
-        ("Records", f"{info['records']:,} records"),
-        ("Groups", f"{info['groups']:,} groups"),
-        ("Content hash", info["content_hash"]),
+def _facts_body(
+    root: str,
+    info: ReleaseInfo,
+    attempts: list[AttemptInfo],
+    stored: dict[str, Any] | None,
+    stored_at: str | None,
+    problem: str | None,
+) -> str:
+    rows: list[tuple[str, str]] = [
+        ("Release", f"#{_e(info.id)}"),
+        ("UUID", _e(info.uuid)),
+        ("Dataset", _e(info.dataset)),
+        ("Version", _e(info.version)),
+        ("Status", _status(info.status)),
+        ("Recorded", _e(_date(info.created_at))),
+        ("Last change", _e(_date(info.updated_at))),
+        ("Published", _e(_date(info.published_at)) if info.published_at else "not published"),
+        ("Kind", _e(info.kind)),
+        ("Sensitive column", _e(info.sensitive)),
+        ("Quasi-identifiers", _e(", ".join(str(q) for q in info.qis))),
+        ("Records", _count(info.records, "record")),
+        ("Groups", _count(info.groups, "group")),
+        ("Content hash", _e(info.content_hash)),
     ]
-    cells = []
-    for name, value in rows:
-        shown = _status(info["status"]) if value is None else _e(value)
-        cells.append(f'<tr><th scope="row">{_e(name)}</th><td>{shown}</td></tr>')
-    reasons = _redacted(info.get("reasons") or [])
-    why = (
-        "<h2>Reasons</h2><ul>" + "".join(f"<li>{_e(r)}</li>" for r in reasons) + "</ul>"
-        if reasons
-        else ""
-    )
-    note = (
-        f'<p id="no-report">The stored report (of {_e(_date(stored_at or ""))}) could not be '
-        f"read: {_e(problem)}.</p>"
-        if problem
-        else '<p id="no-report">No report stored for this release. The DAG\'s '
-        "<code>release_report</code> task stores one when it runs.</p>"
-    )
+    cells = "".join(f'<tr><th scope="row">{_e(n)}</th><td>{v}</td></tr>' for n, v in rows)
+    reasons = _redacted(info.reasons)
+    why = f"<h2>Reasons</h2>{_reasons_list(reasons)}" if reasons else ""
+    href = _release_href(root, info)
+    if problem:
+        note = (
+            f'<p id="no-report" class="notice">The stored report (of '
+            f"{_e(_date(stored_at))}) could not be read: {_e(problem)}. What the ledger "
+            "holds is shown instead.</p>"
+        )
+    elif stored is not None:
+        note = (
+            f'<p id="report-link">A report is stored for this release (of '
+            f'{_e(_date(stored_at))}): <a href="{href}">read the report</a>.</p>'
+        )
+    else:
+        note = (
+            '<p id="no-report">No report stored for this release. The DAG\'s '
+            "<code>release_report</code> task stores one when it runs.</p>"
+        )
     return (
         f'<nav class="privacy-nav" aria-label="Privacy ledger"><a href="{_e(root)}/">'
-        "← All releases</a></nav>"
-        f"<h1>Release #{_e(info['id'])}: {_e(info['dataset'])} v{_e(info['version'])}</h1>"
+        "← All releases</a> · "
+        f'<a href="{_e(root)}/api/releases/{_e(info.uuid)}">This release as JSON</a></nav>'
+        f"<h1>Release #{_e(info.id)}: {_e(info.dataset)} v{_e(info.version)}</h1>"
         f"{note}"
-        f'<table id="facts"><caption>What the ledger holds</caption><tbody>{"".join(cells)}'
-        f"</tbody></table>{why}"
+        f'<table id="facts"><caption>What the ledger holds</caption><tbody>{cells}'
+        f"</tbody></table>{why}{_attempts_body(attempts)}"
     )
 
 
-def _error_body(request: Request, exc: HTTPException) -> str:
+def _attempts_body(attempts: list[AttemptInfo]) -> str:
+    """Every attempt to publish the release, newest first: status, reasons, checks with
+    their verdicts, and who superseded a blocked attempt, when and why."""
+    if not attempts:
+        return (
+            '<h2 id="attempts">Attempts to publish</h2>'
+            "<p>No attempt to publish this release was recorded.</p>"
+        )
+    n = len(attempts)
+    parts = [
+        f'<h2 id="attempts">Attempts to publish ({n})</h2>'
+        "<p>Newest first. The latest attempt decides the status shown.</p>"
+    ]
+    for i, a in reversed(list(enumerate(attempts, start=1))):
+        hid = f"attempt-{i}"
+        facts: list[tuple[str, str]] = [
+            ("Status", _status(a.status)),
+            ("Attempt UUID", _e(a.uuid)),
+            ("Opened", _e(_date(a.created_at))),
+            ("Decided", _e(_date(a.decided_at)) if a.decided_at else "not yet"),
+            ("Required checks", _e(", ".join(str(r) for r in a.required)) or "none"),
+        ]
+        if a.first_release:
+            facts.append(("First release", "yes: audited against nothing earlier"))
+        if a.destination:
+            facts.append(("Published to", _e(a.destination)))
+        if a.status == "superseded" or a.superseded_by:
+            facts.append(("Superseded", _e(_redacted([_superseded_text(a)])[0])))
+        rows = "".join(f'<tr><th scope="row">{_e(k)}</th><td>{v}</td></tr>' for k, v in facts)
+        latest = " (latest)" if i == n else ""
+        reasons = _redacted(a.reasons)
+        why = f'<h4 id="{hid}-reasons">Reasons</h4>{_reasons_list(reasons)}' if reasons else ""
+        parts.append(
+            f'<section class="attempt" id="{hid}" data-attempt-uuid="{_e(a.uuid)}" '
+            f'aria-labelledby="{hid}-h"><h3 id="{hid}-h">Attempt {i} of {n}{latest}: '
+            f"{_status(a.status)}</h3>"
+            f'<table class="attempt-facts"><caption>Attempt {i}</caption><tbody>{rows}'
+            f"</tbody></table>{why}{_checks_table(a, hid)}</section>"
+        )
+    return "".join(parts)
+
+
+def _checks_table(a: AttemptInfo, hid: str) -> str:
+    recorded = {c.name for c in a.checks}
+    missing = [r for r in a.required if r not in recorded]
+    if not a.checks and not missing:
+        return "<p>No check was recorded for this attempt.</p>"
+    head = "".join(
+        f'<th scope="col">{h}</th>'
+        for h in ("Check", "Step", "Verdict", "Outcome", "Recorded", "Summary and reasons")
+    )
+    body = []
+    for c in a.checks:
+        env = c.envelope if isinstance(c.envelope, dict) else {}
+        summary = _redacted([env.get("summary") or ""])[0]
+        reasons = _redacted(env.get("reasons") or [])
+        text = f"<p>{_e(_short(summary))}</p>" if summary else ""
+        text += _reasons_list(reasons, 5) if reasons else ""
+        body.append(
+            f'<tr><th scope="row">{_e(c.name)}</th><td>{_e(c.step)}</td>'
+            f"<td>{_verdict_of(c.safe)}</td><td>{_e(c.outcome)}</td>"
+            f'<td class="date">{_e(_date(c.created_at))}</td><td>{text}</td></tr>'
+        )
+    for name in missing:
+        body.append(
+            f'<tr><th scope="row">{_e(name)}</th><td></td><td>{_verdict_of(None)}</td>'
+            '<td>no result recorded</td><td class="date"></td>'
+            "<td>required, but no result was recorded (its task failed or did not run)</td></tr>"
+        )
+    return (
+        f'<div class="table-wrap"><table class="checks" id="{hid}-checks">'
+        f"<caption>Checks of attempt {hid.rsplit('-', 1)[-1]}</caption>"
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def _error_body(request: Request, status_code: int, detail: str) -> str:
     root = _root(request)
-    if exc.status_code == 401:
+    if status_code == 401:
         home = root[: -len(URL_PREFIX)] + "/" if root.endswith(URL_PREFIX) else "/"
         return (
             "<h1>Sign in first</h1><p>The privacy ledger is shown to signed-in Airflow users."
             f' <a href="{_e(home)}">Open Airflow and sign in</a>, then come back.</p>'
         )
-    if exc.status_code == 403:
+    if status_code == 403:
         return (
             "<h1>Not allowed</h1><p>Your Airflow role may not read the privacy ledger "
-            f"(permission: GET on the custom view {_e(RESOURCE_NAME)!s}).</p>"
+            f"(permission: GET on the custom view {_e(RESOURCE_NAME)}).</p>"
+        )
+    if status_code == 503:
+        return (
+            "<h1>The ledger is unavailable</h1>"
+            f'<p id="error-reason">{_e(detail)}</p>'
+            f"<p>Nothing is wrong with the releases themselves; try again in a moment "
+            f'(<a href="{_e(root)}/">all releases</a>).</p>'
         )
     return (
-        f"<h1>Error {exc.status_code}</h1><p>{_e(exc.detail)}</p>"
+        f'<h1>Error {status_code}</h1><p id="error-reason">{_e(detail)}</p>'
         f'<p><a href="{_e(root)}/">All releases</a></p>'
     )
 
@@ -449,8 +886,9 @@ def _plugin_app() -> FastAPI:
 
 class _LazyApps:
     """``fastapi_apps`` built on first access, in the API server (the app imports Airflow's
-    security module). A descriptor, not a property: Airflow registers a provider's plugin
-    as the class itself and a plugins-folder plugin as an instance; both read it."""
+    security module; the scheduler and the DAG processor load plugins too and never read
+    it). A descriptor, not a property: it reads the same on the class and on the instance
+    the ``airflow.plugins`` entry point makes."""
 
     def __get__(self, obj: object, owner: type | None = None) -> list[dict[str, Any]]:
         return [{"app": _plugin_app(), "url_prefix": URL_PREFIX, "name": "Privacy ledger"}]
@@ -458,7 +896,8 @@ class _LazyApps:
 
 class AirflowPrivacyPlugin(AirflowPlugin):
     """Registers the ledger view under ``/privacy`` in the Airflow 3 API server and the
-    "Privacy ledger" entry of the UI's Browse menu."""
+    "Privacy ledger" entry of the UI's Browse menu (through the ``airflow.plugins`` entry
+    point only)."""
 
     name = "airflow_privacy"
     fastapi_apps = _LazyApps()

@@ -5,11 +5,12 @@
 1. an Airflow home under ``build/airflow`` (SQLite metadata database, the repository's
    ``dags/`` folder, no examples), migrated with ``airflow db migrate``;
 2. a fresh privacy ledger (SQLite, ``build/airflow/privacy_ledger.db``);
-3. ``airflow dags test privacy_release``: Adult records 0-14,999 are bucketized, checked,
-   audited and published;
+3. ``airflow dags test privacy_release -c '{"first_release": true}'``: Adult records
+   0-14,999 are bucketized, checked, audited (declared first release: nothing to intersect
+   with) and published;
 4. ``airflow dags test privacy_release -c '{"first_record": 10000}'``: records 10,000-24,999
-   overlap the first release by 5,000 people; the composition audit blocks it and the
-   ledger records why;
+   overlap the first release by 5,000 people; the composition audit finds the breach, the
+   gate (``publish``) blocks the attempt and the ledger records why;
 5. the ledger's view of both runs, where the two HTML release reports are, and how to see
    them in the Airflow UI (the plugin's /privacy page; no server is started here).
 
@@ -75,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"airflow db migrate failed: see {logs / 'db-migrate.log'}", file=sys.stderr)
         return 1
     runs = [
-        ("first release: Adult records 0-14,999", {}),
+        ("first release: Adult records 0-14,999", {"first_release": True}),
         ("second release: records 10,000-24,999 (5,000 people overlap the first)",
          {"first_record": 10000}),
     ]  # fmt: skip
@@ -99,12 +100,20 @@ def main(argv: list[str] | None = None) -> int:
         stored = ledger.report_times()
         for info in infos:
             print(f"  release #{info.id} of {info.dataset} v{info.version}: {info.status.upper()}")
-            for reason in info.reasons:
-                print(f"    why: {reason}")
+            for attempt in ledger.attempts(info.id):
+                for reason in attempt.reasons:
+                    print(f"    why: {reason}")
             print(f"    report stored in the ledger: {'yes' if info.id in stored else 'NO'}")
     statuses = [i.status for i in infos]
     reports = _reports(home / "releases" / "adult")
-    ok = statuses == ["published", "blocked"] and len(stored) == 2 and len(reports) == 2
+    # green iff published: run 1 published (exit 0), run 2 blocked (a failed run)
+    ok = (
+        codes[0] == 0
+        and codes[1] != 0
+        and statuses == ["published", "blocked"]
+        and len(stored) == 2
+        and len(reports) == 2
+    )
     published = sorted((home / "releases" / "adult" / "published").glob("*"))
     print(f"\npublished files: {', '.join(p.name for p in published) or 'none'}")
     print("\n=== the release reports (one HTML file each; open them in a browser)")
@@ -125,8 +134,7 @@ def _reports(root: Path) -> list[Path]:
 
 
 def _print_ui(home: Path) -> None:
-    env = (f"AIRFLOW_HOME={home} AIRFLOW__CORE__DAGS_FOLDER={ROOT / 'dags'} "
-           f"AIRFLOW__CORE__PLUGINS_FOLDER={ROOT / 'plugins'}")  # fmt: skip
+    env = f"AIRFLOW_HOME={home} AIRFLOW__CORE__DAGS_FOLDER={ROOT / 'dags'}"
     print("\n=== the ledger in the Airflow UI (not started by the demo)")
     print(f"  {env} {_airflow()} api-server --port 8080")
     print("  then open http://localhost:8080/ (Browse > Privacy ledger), or directly")

@@ -1,42 +1,35 @@
 """``BucketizeOperator`` and ``AnonymizeLatticeOperator``: produce the release.
 
-Thin wrappers over :func:`airflow_privacy.core.anonymize.anonymize`. The input and output
-travel by reference (path, URI or SQL table); the release is written next to its manifest
-(``<release>.manifest.json``), and XCom carries only a small report.
+Adapters over :func:`airflow_privacy.gate.anonymize.run_anonymize`, the service behind
+``airflow-privacy anonymize``: the input and output travel by reference (path, URI or SQL
+table), the release is written with its manifest beside it (``<release>.manifest.json``) in
+one atomic step, and XCom carries the report envelope (``outputs.release`` is where the
+release went).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
-from airflow.sdk import BaseOperator
+from airflow_privacy.providers.airflow.operators.base import GateOperator
+from airflow_privacy.providers.airflow.params import (
+    choice,
+    columns,
+    mapping,
+    templated,
+    text,
+    whole,
+)
 
-from airflow_privacy.errors import InputError
-from airflow_privacy.providers.airflow.sources import ReleaseRef, read_table, write_table
-from airflow_privacy.providers.airflow.verdict import coerce, fail_on_input_error
+METHODS = ("lattice", "mondrian")
 
 
-def manifest_path_for(release: str) -> str:
-    """Where the manifest of a release written to ``release`` goes."""
-    return f"{release}.manifest.json"
-
-
-class _AnonymizeBase(BaseOperator):
+class _AnonymizeBase(GateOperator):
     template_fields: Sequence[str] = (
-        "source",
-        "source_table",
-        "source_conn_id",
-        "release",
-        "release_conn_id",
-        "qis",
-        "sensitive",
-        "criteria",
-        "hierarchies",
-        "seed",
-    )
+        "source", "source_table", "source_conn_id", "release", "release_conn_id", "qis",
+        "sensitive", "criteria", "hierarchies", "seed", "missing_as",
+    )  # fmt: skip
     template_fields_renderers: ClassVar[dict[str, str]] = {"criteria": "json"}
     method: ClassVar[str] = ""
 
@@ -46,14 +39,17 @@ class _AnonymizeBase(BaseOperator):
         release: str,
         qis: Sequence[str],
         sensitive: str,
-        criteria: Sequence[Mapping[str, Any]],
+        criteria: Sequence[Mapping[str, Any] | str],
         source: str | None = None,
         source_table: str | None = None,
         source_conn_id: str | None = None,
         release_conn_id: str | None = None,
         hierarchies: Mapping[str, str] | None = None,
+        intervals: Mapping[str, Sequence[int]] | None = None,
+        masks: Mapping[str, int | None] | None = None,
         seed: int | str = 0,
         method_options: Mapping[str, Any] | None = None,
+        missing_as: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -62,92 +58,103 @@ class _AnonymizeBase(BaseOperator):
         self.source_conn_id = source_conn_id
         self.release = release
         self.release_conn_id = release_conn_id
-        self.qis = list(qis)
+        self.qis = qis
         self.sensitive = sensitive
-        self.criteria = [dict(c) for c in criteria]
-        self.hierarchies = dict(hierarchies or {})
+        self.criteria = criteria
+        self.hierarchies = hierarchies or {}
+        self.intervals = mapping(intervals, "intervals")
+        self.masks = mapping(masks, "masks")
         self.seed = seed
-        self.method_options = dict(method_options or {})
-        if not self.criteria:
-            raise ValueError("criteria is empty: name at least one criterion the release must meet")
+        self.method_options = mapping(method_options, "method_options")
+        self.missing_as = missing_as
+        from airflow_privacy.errors import InputError, speaking
+        from airflow_privacy.gate.criteria import parse_criteria
+
+        if (source is None) == (source_table is None):
+            raise InputError("give exactly one of source and source_table")
+        if not templated(qis):
+            columns(qis, "qis")
+        if not templated(hierarchies):
+            mapping(hierarchies, "hierarchies")
+        if not templated(criteria):
+            with speaking("airflow"):
+                parse_criteria(criteria, "criteria")
 
     def _method(self) -> str:
         return self.method
 
     def execute(self, context: Any) -> dict[str, Any]:
-        try:
-            return self._run()
-        except InputError as exc:
-            raise fail_on_input_error(exc) from exc
+        from airflow_privacy.gate.anonymize import AnonymizeRequest, run_anonymize
+        from airflow_privacy.gate.refs import ReleaseRef
 
-    def _run(self) -> dict[str, Any]:
-        from airflow_privacy.core.anonymize import anonymize
-        from airflow_privacy.core.criteria.registry import validate
-        from airflow_privacy.core.hierarchy import Hierarchy
-        from airflow_privacy.serialization import json_safe
-
-        criteria: list[tuple[str, dict[str, Any]]] = []
-        for item in self.criteria:
-            spec = coerce(dict(item))
-            name = spec.pop("name", None)
-            if not isinstance(name, str):
-                raise InputError(f"criterion {item!r} has no 'name'")
-            criteria.append((name, validate(name, spec)))
-        hierarchies = {
-            col: Hierarchy.from_arx_csv(path, col) for col, path in self.hierarchies.items()
-        }
-        source = ReleaseRef(self.source, self.source_conn_id, self.source_table)
-        table = read_table(source)
-        self.log.info("anonymizing %s (%d records) by %s", source.describe(),
-                      table.num_rows, self._method())  # fmt: skip
-        result = anonymize(
-            table,
-            self.qis,
-            self.sensitive,
-            method=self._method(),  # type: ignore[arg-type]
-            criteria=criteria,
-            hierarchies=hierarchies,
-            seed=int(coerce(self.seed)),
-            **coerce(self.method_options),
-        )
-        written = write_table(result.release, ReleaseRef(self.release, self.release_conn_id))
-        manifest = json_safe(result.manifest.to_dict())
-        manifest_ref = manifest_path_for(written)
-        if "://" in written:
-            from airflow.sdk import ObjectStoragePath
-
-            ObjectStoragePath(manifest_ref, conn_id=self.release_conn_id).write_text(
-                json.dumps(manifest, indent=2)
+        def service(ctx: Any, attempt: str | None) -> Any:
+            source = (
+                ReleaseRef(sql_table=text(self.source_table, "source_table"),
+                           conn=self.source_conn_id)
+                if self.source_table is not None
+                else ReleaseRef(path=text(self.source, "source"), conn=self.source_conn_id)
+            )  # fmt: skip
+            options = {
+                k: (v if not isinstance(v, str) else _number(v))
+                for k, v in self.method_options.items()
+            }
+            return run_anonymize(
+                AnonymizeRequest(
+                    source=source,
+                    release=ReleaseRef(
+                        path=text(self.release, "release"), conn=self.release_conn_id
+                    ),
+                    qis=columns(self.qis, "qis") or [],
+                    sensitive=str(text(self.sensitive, "sensitive")),
+                    method=self._method(),
+                    criteria=self.criteria,
+                    hierarchies=mapping(self.hierarchies, "hierarchies"),
+                    intervals=self.intervals,
+                    masks=self.masks,
+                    seed=whole(self.seed, "seed", 0, 2**32 - 1) or 0,
+                    options=options,
+                    name=self.name,
+                    missing_as=text(self.missing_as, "missing_as", required=False),
+                ),
+                ctx,
             )
-        else:
-            tmp = Path(manifest_ref + ".tmp")
-            tmp.write_text(json.dumps(manifest, indent=2))
-            tmp.replace(manifest_ref)
-        self.log.info("release written to %s (%d records), manifest %s", written,
-                      result.release.num_rows, manifest_ref)  # fmt: skip
-        report: dict[str, Any] = {
-            "check": type(self).__name__,
-            "safe": True,
-            "release": written,
-            "manifest": manifest_ref,
-            "group_columns": list(result.group_columns),
-            "sensitive": self.sensitive,
-            "records": result.release.num_rows,
-            "method": self._method(),
-        }
-        return report
+
+        return self.run_service(context, service)
+
+
+def _number(value: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            continue
+    return value
 
 
 class BucketizeOperator(_AnonymizeBase):
-    """Anatomy-style bucketization: QIs published exactly, plus a bucket id whose sensitive
-    values are diverse enough for ``criteria`` (any ``airflow-privacy check`` criterion).
+    """Anatomy bucketization: QIs published exactly, plus a bucket id whose sensitive
+    values are diverse enough for ``criteria``.
 
     :param source: path/URI of the input table (or ``source_table`` + ``source_conn_id``)
-    :param release: path/URI of the release to write (CSV or Parquet by extension)
-    :param qis: quasi-identifier columns; :param sensitive: the sensitive column
-    :param criteria: ``[{"name": "ck-safety", "c": 0.7, "k": 3}, ...]``, all must hold
-    :param seed: makes the bucketization deterministic
-    :param method_options: further options of the bucketizer
+    :param source_table: instead of ``source``, a SQL table on ``source_conn_id``
+    :param source_conn_id: the connection of a source URI or table
+    :param release: path/URI of the release to write (CSV, ``.csv.gz`` or Parquet by name);
+        its manifest goes beside it as ``<release>.manifest.json``
+    :param release_conn_id: the connection of a release URI
+    :param qis: the quasi-identifier columns (a list)
+    :param sensitive: the sensitive column
+    :param criteria: criteria every release must pass (all), as for ``CheckSafetyOperator``
+    :param hierarchies: ``{column: ARX hierarchy CSV}`` (not used by bucketization's groups;
+        kept in the manifest)
+    :param intervals: ``{column: [width, ...]}`` numeric hierarchies built from the data
+    :param masks: ``{column: depth or None}`` mask hierarchies built from the data
+    :param seed: makes the bucketization deterministic (whole number >= 0)
+    :param method_options: ``{"bucket_column": "bucket"}``
+    :param missing_as: publish blank sensitive cells as this value (default: refused)
+    Also ``check_name``, ``on_unsafe`` (see :class:`GateOperator`).
+
+    Returns (XCom) the report envelope (step ``anonymize``; ``outputs.release`` and
+    ``outputs.manifest`` are where the files went).
     """
 
     method = "bucketize"
@@ -158,8 +165,11 @@ class AnonymizeLatticeOperator(_AnonymizeBase):
     minimal node that meets every criterion) or Mondrian multidimensional partitioning
     (``method="mondrian"``).
 
-    :param hierarchies: ``{column: path of an ARX hierarchy CSV}`` for the QI columns
     :param method: ``lattice`` (default) or ``mondrian``
+    :param hierarchies: ``{column: path of an ARX hierarchy CSV}`` for QI columns (a
+        hierarchy for a column that is not a QI is bad input)
+    :param method_options: lattice: ``utility``, ``suppression_limit``,
+        ``max_lattice_size``, ``disclosure`` (``naive``/``safe``), ``disclosure_limit``
     Other parameters as :class:`BucketizeOperator`.
     """
 
@@ -167,11 +177,9 @@ class AnonymizeLatticeOperator(_AnonymizeBase):
 
     def __init__(self, *, method: str = "lattice", **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if "{{" not in method and method not in ("lattice", "mondrian"):  # unless templated
-            raise ValueError(f"method must be 'lattice' or 'mondrian', got {method!r}")
+        if not templated(method):
+            choice(method, "method", METHODS)
         self.method_name = method
 
     def _method(self) -> str:
-        if self.method_name not in ("lattice", "mondrian"):
-            raise InputError(f"method must be 'lattice' or 'mondrian', got {self.method_name!r}")
-        return self.method_name
+        return choice(self.method_name, "method", METHODS)

@@ -1,46 +1,41 @@
-"""``CheckSafetyOperator``: check a release against several criteria at once."""
+"""``CheckSafetyOperator``: a release against several criteria at once (one count).
+
+An adapter over :func:`airflow_privacy.gate.check.run_check`, the service behind
+``airflow-privacy check``."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from airflow.sdk import BaseOperator
-
-from airflow_privacy.errors import InputError
-from airflow_privacy.providers.airflow.sources import ReleaseRef, load_bucketization
-from airflow_privacy.providers.airflow.verdict import (
-    check_on_unsafe,
-    coerce,
-    enforce,
-    fail_on_input_error,
-)
+from airflow_privacy.providers.airflow.operators.base import GateOperator
+from airflow_privacy.providers.airflow.params import columns, templated, text
 
 
-class CheckSafetyOperator(BaseOperator):
+class CheckSafetyOperator(GateOperator):
     """Check a release against every criterion in ``criteria``; all must pass.
 
     :param release: path or URI (``s3://...`` through ``conn_id``) of a CSV/Parquet release
+        (templated)
     :param sql_table: instead of ``release``, a table on the SQL connection ``conn_id``; the
-        per-group counting is pushed down to the database (``GROUP BY``)
+        per-group counting runs in the database (``GROUP BY``)
+    :param conn_id: the connection of a URI or of ``sql_table``
     :param sensitive: the sensitive column
-    :param group_columns: the columns that define the QI-groups
-    :param criteria: ``[{"name": "ck-safety", "c": 0.7, "k": 3}, {"name": "k-anonymity",
-        "k": 5}, ...]`` with the names and parameters of ``airflow-privacy check``
-    :param on_unsafe: ``fail`` (default: ``AirflowFailException`` with the witness, no
-        retries), ``skip``, or ``continue`` (report only)
+    :param group_columns: the columns that define the QI-groups (a list)
+    :param criteria: a list of criteria, each ``{"name": "ck-safety", "c": 0.7, "k": 3}`` or
+        ``"ck-safety:c=0.7,k=3"``; names and parameters as ``airflow-privacy check``
+    :param missing_as: publish blank sensitive cells as this value (default: blank cells are
+        bad input)
+    Also ``attempt``, ``attempt_task_id``, ``check_name``, ``privacy_ledger_conn_id``,
+    ``on_unsafe`` (see :class:`GateOperator`).
 
-    Returns (XCom) the report: ``{"check", "release", "safe", "results": [...], "reasons"}``.
+    Returns (XCom) the report envelope (step ``check``).
     """
 
     template_fields: Sequence[str] = (
-        "release",
-        "sql_table",
-        "conn_id",
-        "sensitive",
-        "group_columns",
-        "criteria",
-    )
+        "release", "sql_table", "conn_id", "sensitive", "group_columns", "criteria",
+        "missing_as", "attempt",
+    )  # fmt: skip
     template_fields_renderers: ClassVar[dict[str, str]] = {"criteria": "json"}
     ui_color = "#e8f4ea"
 
@@ -49,11 +44,11 @@ class CheckSafetyOperator(BaseOperator):
         *,
         sensitive: str,
         group_columns: Sequence[str],
-        criteria: Sequence[Mapping[str, Any]],
+        criteria: Sequence[Mapping[str, Any] | str],
         release: str | None = None,
         sql_table: str | None = None,
         conn_id: str | None = None,
-        on_unsafe: str = "fail",
+        missing_as: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -61,57 +56,50 @@ class CheckSafetyOperator(BaseOperator):
         self.sql_table = sql_table
         self.conn_id = conn_id
         self.sensitive = sensitive
-        self.group_columns = list(group_columns)
-        self.criteria = [dict(c) for c in criteria]
-        self.on_unsafe = check_on_unsafe(on_unsafe)
-        if not self.criteria:
-            raise ValueError("criteria is empty: name at least one criterion to check")
+        self.group_columns = group_columns
+        self.criteria = criteria
+        self.missing_as = missing_as
+        self._validate()
+
+    def _validate(self) -> None:
+        """Everything not templated, at parse time (a DAG import error names it)."""
+        from airflow_privacy.gate.criteria import parse_criteria
+
+        if not templated(self.group_columns):
+            columns(self.group_columns, "group_columns")
+        if not templated(self.sensitive):
+            text(self.sensitive, "sensitive")
+        if not templated(self.criteria):
+            from airflow_privacy.errors import speaking
+
+            with speaking("airflow"):
+                parse_criteria(self.criteria, "criteria")
+        if (self.release is None) == (self.sql_table is None):
+            from airflow_privacy.errors import InputError
+
+            raise InputError("give exactly one of release and sql_table")
 
     def execute(self, context: Any) -> dict[str, Any]:
-        try:
-            report = run_checks(
-                ReleaseRef(self.release, self.conn_id, self.sql_table),
-                self.sensitive,
-                self.group_columns,
-                self.criteria,
+        from airflow_privacy.gate.check import CheckRequest, run_check
+        from airflow_privacy.gate.refs import ReleaseRef
+
+        def service(ctx: Any, attempt: str | None) -> Any:
+            ref = (
+                ReleaseRef(sql_table=text(self.sql_table, "sql_table"), conn=self.conn_id)
+                if self.sql_table is not None
+                else ReleaseRef(path=text(self.release, "release"), conn=self.conn_id)
             )
-        except InputError as exc:
-            raise fail_on_input_error(exc) from exc
-        for result in report["results"]:
-            verdict = "safe" if result["safe"] else "UNSAFE"
-            self.log.info("%s: %s (%s)", result["criterion"], verdict, result["reason"])
-        return enforce(report, self.on_unsafe, context)
+            return run_check(
+                CheckRequest(
+                    release=ref,
+                    sensitive=str(text(self.sensitive, "sensitive")),
+                    group_columns=columns(self.group_columns, "group_columns") or [],
+                    criteria=self.criteria,
+                    name=self.name,
+                    attempt=attempt,
+                    missing_as=text(self.missing_as, "missing_as", required=False),
+                ),
+                ctx,
+            )
 
-
-def run_checks(
-    ref: ReleaseRef,
-    sensitive: str,
-    group_columns: Sequence[str],
-    criteria: Sequence[Mapping[str, Any]],
-) -> dict[str, Any]:
-    """Validate every criterion first (cheap), then count once and check them all."""
-    from airflow_privacy.core.criteria.registry import CRITERIA, validate
-    from airflow_privacy.core.model import ReleaseSpec
-
-    parsed: list[tuple[str, dict[str, Any]]] = []
-    for item in criteria:
-        spec = coerce(dict(item))
-        name = spec.pop("name", None)
-        if not isinstance(name, str):
-            raise InputError(f"criterion {item!r} has no 'name'")
-        parsed.append((name, validate(name, spec)))
-    release_spec = ReleaseSpec(sensitive=sensitive, group_columns=tuple(group_columns))
-    b = load_bucketization(ref, release_spec)
-    results = [CRITERIA[name].run(b, params).to_dict() for name, params in parsed]
-    from airflow_privacy.serialization import json_safe
-
-    report: dict[str, Any] = json_safe(
-        {
-            "check": "CheckSafetyOperator",
-            "release": {"ref": ref.describe(), "records": b.n_records, "groups": b.n_groups},
-            "safe": all(r["safe"] for r in results),
-            "results": results,
-            "reasons": [f"{r['criterion']}: {r['reason']}" for r in results if not r["safe"]],
-        }
-    )
-    return report
+        return self.run_service(context, service)

@@ -1,74 +1,76 @@
 """``MaxEntRiskOperator``: disclosure risk under probabilistic background knowledge.
 
-A thin wrapper over :func:`airflow_privacy.core.maxent.estimate` (Privacy-MaxEnt, Du, Teng
-and Zhu 2008): the adversary's knowledge (a YAML/JSON file, and/or the Top-(K+, K-)
-association rules mined from the original table: the publisher's worst case, section 4.4)
-gives the maximum-entropy estimate of ``P(sensitive | QI)``; its largest value is the gate.
-"""
+An adapter over :func:`airflow_privacy.gate.maxent.run_maxent`, the service behind
+``airflow-privacy maxent``."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from airflow.sdk import BaseOperator
-
-from airflow_privacy.errors import InputError
-from airflow_privacy.providers.airflow.sources import ReleaseRef, read_table
-from airflow_privacy.providers.airflow.verdict import (
-    check_on_unsafe,
-    coerce,
-    enforce,
-    fail_on_input_error,
-)
+from airflow_privacy.providers.airflow.operators.base import GateOperator
+from airflow_privacy.providers.airflow.params import columns, flag, number, templated, text, whole
 
 
-class MaxEntRiskOperator(BaseOperator):
-    """Estimate P*(s | q) by maximum entropy and block when it reaches ``threshold``.
+class MaxEntRiskOperator(GateOperator):
+    """Estimate P*(s | q) by maximum entropy (Du et al. 2008) and block when the largest
+    posterior reaches ``threshold`` (erring on the safe side: it must be below by more than
+    the solver's error bound).
 
-    :param release: a bucketized release (QI columns exact + ``bucket_column``)
-    :param qis: the QI columns; :param sensitive: the sensitive column
+    :param release: a bucketized release (QI columns exact + ``bucket_column``), path/URI
+    :param conn_id: the connection of a URI
+    :param qis: the QI columns (a list; default: every column but the bucket and sensitive)
+    :param sensitive: the sensitive column
     :param bucket_column: the bucket id column (default ``bucket``)
+    :param threshold: safe iff the largest P*(s | q) is below it, in (0, 1]; ``None`` gives an
+        estimate without a verdict, which no gate accepts as a pass
     :param knowledge: optional YAML/JSON knowledge file (docs/usage/maxent.md)
-    :param original: the original table, to mine association rules and report accuracy
-    :param top_positive: / :param top_negative: how many strongest positive / negative
-        rules the adversary is assumed to know
-    :param min_support: a rule's minimum support (records)
-    :param threshold: safe iff the largest P*(s | q) is below it
-    :param on_unsafe: ``fail`` (default), ``skip`` or ``continue``
+    :param original: the original table (path/URI), to mine association rules and report
+        accuracy
+    :param top_positive: how many strongest positive rules the adversary is assumed to know
+    :param top_negative: how many strongest negative rules
+    :param min_support: a mined rule's minimum support (records, default 3)
+    :param rule_widths: mine rules whose condition names these numbers of QI columns
+    :param not_sensitive: sensitive values whose disclosure is acceptable (a list)
+    :param top: how many QI values at risk to report (default 10)
+    :param joint: solve every bucket jointly (no closed form; slower, same answer)
+    :param missing_as: publish blank sensitive cells as this value (default: refused)
+    Also ``attempt``, ``attempt_task_id``, ``check_name``, ``privacy_ledger_conn_id``,
+    ``on_unsafe`` (see :class:`GateOperator`).
+
+    Returns (XCom) the report envelope (step ``maxent``); named people of the knowledge file
+    appear only as a count.
     """
 
     template_fields: Sequence[str] = (
-        "release",
-        "sensitive",
-        "original",
-        "knowledge",
-        "top_positive",
-        "top_negative",
-        "min_support",
-        "threshold",
-    )
+        "release", "sensitive", "original", "knowledge", "top_positive", "top_negative",
+        "min_support", "threshold", "missing_as", "attempt",
+    )  # fmt: skip
 
     def __init__(
         self,
         *,
         release: str,
-        qis: Sequence[str],
         sensitive: str,
-        threshold: float | str,
+        threshold: float | str | None,
+        qis: Sequence[str] | None = None,
         bucket_column: str = "bucket",
         knowledge: str | None = None,
         original: str | None = None,
         top_positive: int | str = 0,
         top_negative: int | str = 0,
         min_support: int | str = 3,
+        rule_widths: Sequence[int] | None = None,
+        not_sensitive: Sequence[str] = (),
         top: int = 10,
-        on_unsafe: str = "fail",
+        joint: bool = False,
+        conn_id: str | None = None,
+        missing_as: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.release = release
-        self.qis = list(qis)
+        self.qis = qis
         self.sensitive = sensitive
         self.bucket_column = bucket_column
         self.knowledge = knowledge
@@ -76,70 +78,49 @@ class MaxEntRiskOperator(BaseOperator):
         self.top_positive = top_positive
         self.top_negative = top_negative
         self.min_support = min_support
+        self.rule_widths = list(rule_widths) if rule_widths else None
+        self.not_sensitive = not_sensitive
         self.threshold = threshold
-        self.top = top
-        self.on_unsafe = check_on_unsafe(on_unsafe)
+        self.top = whole(top, "top", 0, 10_000)
+        self.joint = flag(joint, "joint")
+        self.conn_id = conn_id
+        self.missing_as = missing_as
+        if qis is not None and not templated(qis):
+            columns(qis, "qis")
+        if isinstance(not_sensitive, str):
+            from airflow_privacy.errors import InputError
+
+            raise InputError("not_sensitive must be a list of values")
+        if not templated(threshold):
+            number(threshold, "threshold", 0, 1, open_low=True)
 
     def execute(self, context: Any) -> dict[str, Any]:
-        try:
-            report = self._run()
-        except InputError as exc:
-            raise fail_on_input_error(exc) from exc
-        return enforce(report, self.on_unsafe, context)
+        from airflow_privacy.gate.maxent import MaxEntRequest, run_maxent
+        from airflow_privacy.gate.refs import ReleaseRef
 
-    def _run(self) -> dict[str, Any]:
-        from airflow_privacy.core.maxent import BucketRelease, estimate
-        from airflow_privacy.core.maxent.knowledge_file import load_knowledge
-        from airflow_privacy.report import maxent_heatmap
-        from airflow_privacy.report.build import HEATMAP_ROWS
-        from airflow_privacy.serialization import json_safe
+        def service(ctx: Any, attempt: str | None) -> Any:
+            original = text(self.original, "original", required=False)
+            return run_maxent(
+                MaxEntRequest(
+                    release=ReleaseRef(path=text(self.release, "release"), conn=self.conn_id),
+                    sensitive=str(text(self.sensitive, "sensitive")),
+                    bucket=str(text(self.bucket_column, "bucket_column")),
+                    qis=columns(self.qis, "qis", required=False),
+                    knowledge=text(self.knowledge, "knowledge", required=False),
+                    original=ReleaseRef(path=original, conn=self.conn_id) if original else None,
+                    top_positive=whole(self.top_positive, "top_positive", 0, 100_000) or 0,
+                    top_negative=whole(self.top_negative, "top_negative", 0, 100_000) or 0,
+                    min_support=whole(self.min_support, "min_support", 1, 10**9) or 3,
+                    rule_widths=self.rule_widths,
+                    not_sensitive=tuple(self.not_sensitive),
+                    c=number(self.threshold, "threshold", 0, 1, open_low=True),
+                    top=self.top if self.top is not None else 10,
+                    joint=self.joint,
+                    name=self.name,
+                    attempt=attempt,
+                    missing_as=text(self.missing_as, "missing_as", required=False),
+                ),
+                ctx,
+            )
 
-        threshold = float(coerce(self.threshold))
-        if not 0 < threshold <= 1:
-            raise InputError(f"threshold must be in (0, 1], got {threshold:g}")
-        cols = [*self.qis, self.sensitive, self.bucket_column]
-        table = read_table(ReleaseRef(self.release), cols)
-        release = BucketRelease.from_arrow(table, self.qis, self.sensitive, self.bucket_column)
-        knowledge = load_knowledge(self.knowledge, release) if self.knowledge else None
-        original = (
-            read_table(ReleaseRef(self.original), [*self.qis, self.sensitive])
-            if self.original
-            else None
-        )
-        result = estimate(
-            release,
-            knowledge,
-            original=original,
-            top_positive=int(coerce(self.top_positive)),
-            top_negative=int(coerce(self.top_negative)),
-            min_support=int(coerce(self.min_support)),
-        )
-        worst = result.max_at
-        safe = result.max_posterior < threshold
-        where = (
-            f"{worst.label} has {worst.value!r} with probability {worst.posterior:.4g}"
-            if worst is not None
-            else "no value is at risk"
-        )
-        summary = (
-            f"largest MaxEnt posterior {result.max_posterior:.4g} "
-            f"({'below' if safe else 'not below'} {threshold:g}): {where}, "
-            f"given {len(result.facts)} piece(s) of probabilistic knowledge"
-        )
-        self.log.info("maxent: %s", summary)
-        details = result.to_dict(self.top)
-        details.pop("people", None)
-        report: dict[str, Any] = json_safe(
-            {
-                "check": type(self).__name__,
-                "safe": safe,
-                "reasons": [] if safe else [f"maxent: {summary}"],
-                "summary": summary,
-                "max_posterior": result.max_posterior,
-                "top_at_risk": details.get("top_at_risk"),
-                "heatmap": maxent_heatmap(result, HEATMAP_ROWS),
-                "accuracy": details.get("accuracy"),
-                "residual": details.get("residual"),
-            }
-        )
-        return report
+        return self.run_service(context, service)

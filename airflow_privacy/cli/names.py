@@ -1,0 +1,21 @@
+"""Choices the argument parser shows, without importing the engines that define them.
+
+Building the parser runs on every start of the command (``--help`` included), so it must not
+import numpy, scipy, pandas or pyarrow. Each tuple here equals its engine's own constant;
+tests/test_cli_startup.py keeps them equal.
+"""
+
+from __future__ import annotations
+
+# airflow_privacy.core.anonymize.METHODS
+METHODS: tuple[str, ...] = ("bucketize", "lattice", "mondrian")
+# airflow_privacy.core.anonymize.utility.METRICS
+METRICS: tuple[str, ...] = (
+    "loss",
+    "discernibility",
+    "average-class-size",
+    "precision",
+    "non-uniform-entropy",
+)
+# airflow_privacy.core.algorithm_aware.intervals.METHODS
+INTERVAL_METHODS: tuple[str, ...] = ("clopper-pearson", "wilson")

@@ -1,0 +1,236 @@
+"""The anonymize step: write the least-distorted release that passes every criterion.
+
+Options are checked and hierarchy files loaded before the data is read; the release, its
+manifest (``<release>.manifest.json`` unless placed elsewhere) and, for a bucketization, the
+two-table form (QIT / ST) are written together and atomically (:func:`write_outputs`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from airflow_privacy.errors import InputError, opt
+from airflow_privacy.gate.check import column, columns
+from airflow_privacy.gate.context import GateContext
+from airflow_privacy.gate.criteria import parse_criteria
+from airflow_privacy.gate.envelope import Envelope, ReleaseFacts
+from airflow_privacy.gate.refs import ReleaseRef
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from airflow_privacy.core.hierarchy import Hierarchy
+
+MANIFEST_SUFFIX = ".manifest.json"
+METHOD_OPTIONS = {
+    "lattice": ("utility", "suppression_limit", "max_lattice_size", "disclosure",
+                "disclosure_limit"),
+    "bucketize": ("bucket_column",),
+    "mondrian": (),
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class AnonymizeRequest:
+    source: ReleaseRef
+    release: ReleaseRef
+    qis: Sequence[str]
+    sensitive: str
+    method: str
+    criteria: Any
+    hierarchies: Mapping[str, str] = field(default_factory=dict)
+    intervals: Mapping[str, Sequence[int]] = field(default_factory=dict)
+    masks: Mapping[str, int | None] = field(default_factory=dict)
+    seed: int = 0
+    options: Mapping[str, Any] = field(default_factory=dict)
+    manifest: ReleaseRef | None = None
+    qit: ReleaseRef | None = None
+    st: ReleaseRef | None = None
+    name: str = "anonymize"
+    missing_as: str | None = None
+    fmt: Any = None
+    delimiter: str | None = None
+
+
+def _options(req: AnonymizeRequest) -> dict[str, Any]:
+    from airflow_privacy.core.anonymize import METHODS
+
+    if req.method not in METHODS:
+        raise InputError(f"{opt('method')} must be one of {', '.join(METHODS)}, got {req.method!r}")
+    if not isinstance(req.options, Mapping):
+        raise InputError(f"{opt('method_options')} must be a mapping")
+    allowed = METHOD_OPTIONS[req.method]
+    out: dict[str, Any] = {}
+    for key, value in req.options.items():
+        if value is None:
+            continue
+        if key not in allowed:
+            others = [m for m, keys in METHOD_OPTIONS.items() if key in keys]
+            where = f"applies to method {others[0]} only" if others else "is not an option"
+            raise InputError(f"{opt(key)} {where} (method {req.method})")
+        out[key] = value
+    if (req.qit or req.st) and req.method != "bucketize":
+        raise InputError(f"{opt('qit')} and {opt('st')} apply to method bucketize only")
+    return out
+
+
+def _seed(value: Any) -> int:
+    if isinstance(value, bool):
+        raise InputError(f"{opt('seed')} must be a whole number >= 0, got {value!r}")
+    try:
+        seed = int(str(value).strip())
+    except ValueError:
+        raise InputError(f"{opt('seed')} must be a whole number >= 0, got {value!r}") from None
+    if seed < 0:
+        raise InputError(f"{opt('seed')} must be a whole number >= 0, got {seed}")
+    return seed
+
+
+def _hierarchy_files(specs: Mapping[str, str], qis: Sequence[str]) -> dict[str, Hierarchy]:
+    from airflow_privacy.core.hierarchy import Hierarchy
+
+    if not isinstance(specs, Mapping):
+        raise InputError(f"{opt('hierarchy')}: expected column -> file")
+    out: dict[str, Hierarchy] = {}
+    for col, path in specs.items():
+        _qi(col, qis, "hierarchy")
+        out[col] = Hierarchy.from_arx_csv(str(path), col)
+    return out
+
+
+def _qi(col: str, qis: Sequence[str], what: str) -> None:
+    if col not in qis:
+        raise InputError(
+            f"{opt(what)} is given for column {col!r}, which is not a quasi-identifier "
+            f"({opt('qi')}: {', '.join(qis)})"
+        )
+
+
+def _built(req: AnonymizeRequest, table: pa.Table, qis: Sequence[str]) -> dict[str, Hierarchy]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from airflow_privacy.core.hierarchy import Hierarchy
+
+    def values(col: str) -> list[str]:
+        column_ = table.column(col)
+        if column_.type != pa.string():
+            column_ = pc.cast(column_, pa.string())
+        return [str(v) for v in pc.unique(column_).to_pylist() if v is not None]
+
+    out: dict[str, Hierarchy] = {}
+    for col, widths in req.intervals.items():
+        _qi(col, qis, "interval")
+        try:
+            ws = [int(w) for w in widths]
+        except (TypeError, ValueError):
+            raise InputError(f"{opt('interval')} {col}: widths must be whole numbers") from None
+        out[col] = Hierarchy.intervals(col, values(col), ws)
+    for col, depth in req.masks.items():
+        _qi(col, qis, "mask")
+        out[col] = Hierarchy.masks(col, values(col), depth)
+    return out
+
+
+def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
+    """Anonymize ``req.source`` and write the release (module doc)."""
+    from airflow_privacy.core.anonymize import anonymize
+    from airflow_privacy.core.anonymize.criteria import CriteriaSet
+    from airflow_privacy.gate.tables import check_writable, column_names, read_table, write_outputs
+
+    qis = columns(req.qis, "qi")
+    sensitive = column(req.sensitive, "sensitive")
+    criteria = parse_criteria(req.criteria, "criterion")
+    CriteriaSet.parse(criteria)
+    options = _options(req)
+    seed = _seed(req.seed)
+    manifest_ref = req.manifest or req.release.sibling(MANIFEST_SUFFIX)
+    outputs = [("release", req.release), ("manifest", manifest_ref)]
+    outputs += [(k, r) for k, r in (("qit", req.qit), ("st", req.st)) if r is not None]
+    seen: dict[str, str] = {}
+    for what, ref in outputs:
+        check_writable(ref, what)
+        key = ref.describe()
+        if key == req.source.describe():
+            raise InputError(f"the {what} would overwrite the input {key!r}")
+        if key in seen:
+            raise InputError(
+                f"the {seen[key]} and the {what} are written to the same place {key!r}"
+            )
+        seen[key] = what
+    for col in req.intervals:
+        if col in req.hierarchies:
+            raise InputError(f"column {col!r} has both a hierarchy file and {opt('interval')}")
+    hierarchies = _hierarchy_files(req.hierarchies, qis)
+    header = column_names(req.source, ctx, fmt=req.fmt, delimiter=req.delimiter)
+    for col in [*qis, sensitive]:
+        if col not in header:
+            raise InputError(
+                f"column {col!r} does not exist in {req.source.name} (columns: {', '.join(header)})"
+            )
+    ctx.progress(f"reading {req.source.describe()}")
+    table = read_table(req.source, None, ctx, fmt=req.fmt, delimiter=req.delimiter,
+                       sensitive=sensitive, missing_as=req.missing_as)  # fmt: skip
+    hierarchies.update(_built(req, table, qis))
+    ctx.progress(f"anonymizing {table.num_rows:,} records with {req.method}")
+    result = anonymize(
+        table, qis, sensitive, req.method,  # type: ignore[arg-type]
+        criteria, hierarchies, seed, progress=ctx.progress, **options,
+    )  # fmt: skip
+    manifest = result.manifest.to_dict()
+    contents: dict[ReleaseRef, Any] = {req.release: result.release, manifest_ref: manifest}
+    if req.qit is not None:
+        contents[req.qit] = result.tables["qit"]
+    if req.st is not None:
+        contents[req.st] = result.tables["st"]
+    write_outputs(contents, ctx)
+    ctx.progress(f"wrote {req.release.describe()}")
+    m = result.manifest
+    written = {what: ref.describe() for what, ref in outputs}
+    return Envelope(
+        step="anonymize",
+        name=req.name,
+        outcome="written",
+        safe=True,
+        summary=f"{m.method}: {m.records_out:,} records in {m.groups:,} groups pass "
+        f"{len(m.criteria_results)} criteria; written to {req.release.describe()}",
+        release=ReleaseFacts(
+            ref=req.release.describe(),
+            records=m.records_out,
+            groups=m.groups,
+            sensitive=m.sensitive,
+            group_columns=list(result.group_columns),
+            kind="bucketized" if m.method == "bucketize" else "generalized",
+        ),
+        results=[r.to_dict() for r in m.criteria_results],
+        details={
+            "method": m.method,
+            "qis": list(m.qis),
+            "records_in": m.records_in,
+            "records_out": m.records_out,
+            "suppressed": m.suppressed,
+            "groups": m.groups,
+            "group_columns": list(result.group_columns),
+            "criteria": manifest["criteria"],
+            "utility": manifest["utility"],
+            "seed": seed,
+            "method_details": _method_details(manifest),
+        },
+        outputs=written,
+    )
+
+
+def _method_details(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """The method's headline facts (levels, search, partitions, buckets), small enough for
+    XCom; the whole manifest is in the manifest file."""
+    d = manifest.get("details") or {}
+    keep: dict[str, Any] = {}
+    for key in ("levels", "utility_metric", "minimal_nodes_total", "search", "disclosure",
+                "split_attempts", "buckets", "l", "rounds_per_bucket"):  # fmt: skip
+        if key in d:
+            keep[key] = d[key]
+    if "partitions" in d:
+        keep["partitions"] = len(d["partitions"])
+    return keep

@@ -1,0 +1,370 @@
+"""The release lifecycle as services: open an attempt, record a check, the publish gate,
+block and supersede by hand.
+
+The invariants (docs/design.md) live here and in the ledger, not in a DAG:
+
+* a release is published only by :func:`publish`, and only when the ledger says every check
+  of *this* attempt passed, every required check is recorded, no task the gate depends on
+  failed, and the file to publish is still the content that was checked;
+* the content counts as published for every later audit from the moment the gate allows it
+  (before the files are copied), so a crash while copying errs on the safe side; the attempt
+  says ``published`` only once the files are in place;
+* content published before is never checked or published again: every step says "already
+  published as release #N";
+* a decided attempt takes no more checks; a later attempt of the same content is judged
+  afresh; a steward may supersede a blocked attempt with a reason (who, when, why).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from airflow_privacy.errors import IllegalTransition, InputError, ReleaseBlocked, opt
+from airflow_privacy.gate.context import GateContext
+from airflow_privacy.gate.envelope import Envelope, ReleaseFacts, attempt_ref
+from airflow_privacy.gate.refs import ReleaseRef
+
+if TYPE_CHECKING:
+    from airflow_privacy.core.composition.files import ReleaseFile
+    from airflow_privacy.ledger import AttemptInfo, ReleaseLedger
+
+MANIFEST_SUFFIX = ".manifest.json"
+
+
+# ----------------------------------------------------------------------------- reading
+def read_candidate(
+    ref: ReleaseRef,
+    ctx: GateContext,
+    *,
+    qis: Sequence[str] | None = None,
+    sensitive: str | None = None,
+    kind: str | None = None,
+    bucket: str | None = None,
+    manifest: ReleaseRef | None = None,
+    fmt: Any = None,
+    delimiter: str | None = None,
+) -> ReleaseFile:
+    """A release file as the ledger records it (its groups), with its manifest."""
+    from airflow_privacy.core.composition.files import read_release_file
+    from airflow_privacy.gate.tables import local_copy
+
+    if ref.is_table:
+        raise InputError(f"{ref.describe()}: the ledger records release files, not tables")
+    with contextlib.ExitStack() as stack:
+        path = stack.enter_context(local_copy(ref, ctx))
+        m: Path | None = None
+        if manifest is not None:
+            m = stack.enter_context(local_copy(manifest, ctx))
+        elif ref.is_uri:
+            beside = ref.sibling(MANIFEST_SUFFIX)
+            if ctx.connections.exists(str(beside.path), beside.conn):
+                m = stack.enter_context(local_copy(beside, ctx))
+        # a local file's manifest beside it is found by read_release_file itself
+        return read_release_file(
+            path, qis=qis, sensitive=sensitive, kind=kind, bucket=bucket, manifest=m,
+            name=ref.name, fmt=fmt, delimiter=delimiter,
+        )  # fmt: skip
+
+
+def member_hashes(
+    population: ReleaseRef | None,
+    id_column: str | None,
+    ledger: ReleaseLedger,
+    ctx: GateContext,
+) -> list[str] | None:
+    """The keyed hashes of the candidate's people (never the identifiers), when asked."""
+    if bool(population) != bool(id_column):
+        raise InputError(f"{opt('population')} and {opt('id_column')} go together")
+    if population is None or id_column is None:
+        return None
+    from airflow_privacy.core.composition.files import read_population_file
+    from airflow_privacy.gate.tables import local_copy
+
+    key = ledger.hash_key()
+    with local_copy(population, ctx) as path:
+        pop = read_population_file(path, (), id_column=id_column, hash_key=key)
+    ctx.progress(f"hashed {len(set(pop.id_hashes or ())):,} identifiers of {population.describe()}")
+    return list(pop.id_hashes or ())
+
+
+# ----------------------------------------------------------------------------- attempts
+@dataclass(frozen=True)
+class AttemptRequest:
+    """Open an attempt to publish ``release`` as a version of ``dataset``."""
+
+    release: ReleaseRef
+    dataset: str
+    required: Sequence[str]
+    version: str | None = None
+    first_release: bool = False
+    population: ReleaseRef | None = None
+    id_column: str | None = None
+    qis: Sequence[str] | None = None
+    sensitive: str | None = None
+    kind: str | None = None
+    bucket: str | None = None
+    manifest: ReleaseRef | None = None
+    ledger: str | None = None
+    name: str = "attempt"
+    fmt: Any = None
+    delimiter: str | None = None
+
+
+def open_attempt(req: AttemptRequest, ctx: GateContext) -> Envelope:
+    """Record the candidate's content (once) and open an attempt requiring ``req.required``.
+
+    The ledger is created only for a declared first release; otherwise a ledger that does not
+    exist is an error (a typo in its location must not start a new history)."""
+    if req.first_release is not True and req.first_release is not False:
+        raise InputError(f"{opt('first_release')} must be true or false")
+    ctx.progress(f"reading the candidate {req.release.describe()}")
+    cand = read_candidate(
+        req.release, ctx, qis=req.qis, sensitive=req.sensitive, kind=req.kind, bucket=req.bucket,
+        manifest=req.manifest, fmt=req.fmt, delimiter=req.delimiter,
+    )  # fmt: skip
+    rel = cand.release
+    if not req.first_release:
+        from airflow_privacy.ledger.engine import parse_url, sqlite_exists, sqlite_path
+
+        loc = ctx.ledger_location(req.ledger)
+        if sqlite_exists(loc.url) is False:
+            raise InputError(
+                f"ledger file {str(sqlite_path(parse_url(loc.url)))!r} ({loc.source}) does not "
+                f"exist: a typo in the ledger's location? If this is the dataset's first "
+                f"release, declare it with {opt('first_release')} (the ledger is then created)"
+            )
+    with ctx.open_ledger(req.ledger, create=req.first_release) as ledger:
+        hashes = member_hashes(req.population, req.id_column, ledger, ctx)
+        info = ledger.open_attempt(
+            req.dataset,
+            rel,
+            required=list(req.required),
+            version=req.version,
+            first_release=req.first_release,
+            origin=ctx.origin,
+            spec=cand.spec(),
+            manifest=cand.manifest,
+            criteria=(cand.manifest or {}).get("criteria_results"),
+            member_hashes=hashes,
+        )
+    facts = ReleaseFacts(
+        ref=req.release.describe(), records=rel.n_records, groups=rel.n_groups,
+        sensitive=rel.sensitive, group_columns=[*rel.qis, *([cand.bucket] if cand.bucket else [])],
+        kind=rel.kind,
+    )  # fmt: skip
+    if info.status == "already-published":
+        summary = info.reasons[0]
+        outcome = "already-published"
+    else:
+        summary = (
+            f"attempt {info.uuid} opened for {info.release.name} "
+            f"({'new content' if info.release.created else 'content recorded before'}); "
+            f"required checks: {', '.join(info.required)}"
+        )
+        outcome = "opened"
+    ctx.progress(summary)
+    return Envelope(
+        step="attempt", name=req.name, outcome=outcome, safe=None, summary=summary,
+        release=facts, attempt=attempt_ref(info),
+        details={"required": list(info.required), "first_release": info.first_release,
+                 "members": info.release.members, "created": info.release.created},
+    )  # fmt: skip
+
+
+def begin_check(attempt: str | None, ledger: str | None, ctx: GateContext) -> AttemptInfo | None:
+    """Before a check does any work: its attempt must be open (a decided one takes no more
+    checks); None without an attempt. An ``already-published`` attempt is returned as it is:
+    the caller skips the work (:func:`skipped`)."""
+    if attempt is None:
+        return None
+    with ctx.open_ledger(ledger) as db:
+        info = db.attempt(attempt)
+    if info.status not in ("open", "already-published"):
+        raise IllegalTransition(
+            f"attempt {info.uuid} was already decided ({info.status} at {info.decided_at}): a "
+            "decided attempt takes no more checks; open a new attempt"
+        )
+    return info
+
+
+def skipped(step: str, name: str, info: AttemptInfo) -> Envelope:
+    """The envelope of a check that did not run because its content is already published."""
+    why = info.reasons[0] if info.reasons else "already published"
+    return Envelope(
+        step=step, name=name, outcome="already-published", safe=None,
+        summary=f"not checked again: {why}", attempt=attempt_ref(info),
+    )  # fmt: skip
+
+
+def record(
+    envelope: Envelope, info: AttemptInfo | None, ledger: str | None, ctx: GateContext
+) -> Envelope:
+    """Record ``envelope`` as check ``envelope.name`` of the attempt (when there is one)."""
+    if info is None:
+        return envelope
+    with ctx.open_ledger(ledger) as db:
+        after = db.record_check(
+            info.uuid,
+            name=envelope.name,
+            step=envelope.step,
+            safe=envelope.safe,
+            outcome=envelope.outcome,
+            envelope=envelope.to_dict(),
+        )
+    ctx.progress(f"recorded as check {envelope.name!r} of attempt {after.uuid}")
+    return replace(envelope, attempt=attempt_ref(after))
+
+
+# ------------------------------------------------------------------------------- publish
+@dataclass(frozen=True)
+class PublishRequest:
+    """The gate: publish the attempt's release to ``destination`` (a folder or URI prefix)
+    when every check passed. ``release``: the file that was checked (copied with its manifest
+    and verified against the recorded content); ``failed_tasks``: tasks the release depends
+    on that did not succeed (task -> state)."""
+
+    attempt: str
+    release: ReleaseRef | None = None
+    destination: str | None = None
+    failed_tasks: Mapping[str, str] = field(default_factory=dict)
+    ledger: str | None = None
+    name: str = "publish"
+    conn: str | None = None
+
+
+def publish(req: PublishRequest, ctx: GateContext) -> Envelope:
+    """Decide and publish (module doc). Raises :class:`ReleaseBlocked` (with the envelope)
+    when the attempt may not be published."""
+    if (req.release is None) != (req.destination is None):
+        raise InputError(f"{opt('release')} and {opt('to')} go together (or neither: ledger only)")
+    with ctx.open_ledger(req.ledger) as db:
+        info = db.attempt(req.attempt)
+        problems: dict[str, str] = dict(req.failed_tasks)
+        if info.status == "open" and req.release is not None:
+            changed = _content_changed(req.release, info, db, ctx)
+            if changed:
+                problems["(release file)"] = changed
+        target = _destination(req)
+        decided = db.decide(
+            info.uuid, failed_tasks=problems, destination=target.describe() if target else None
+        )
+        if decided.status == "publishing":
+            if req.release is not None and target is not None:
+                _copy(req.release, target, ctx)
+                ctx.progress(f"copied {req.release.describe()} to {target.describe()}")
+            decided = db.finish_publish(decided.uuid)
+    return _publish_envelope(req, decided)
+
+
+def _destination(req: PublishRequest) -> ReleaseRef | None:
+    if req.release is None or req.destination is None:
+        return None
+    base = req.destination.rstrip("/")
+    if not base:
+        raise InputError(f"{opt('to')} is empty")
+    return ReleaseRef(path=f"{base}/{req.release.name}", conn=req.conn)
+
+
+def _copy(src: ReleaseRef, dst: ReleaseRef, ctx: GateContext) -> None:
+    from airflow_privacy.gate.tables import copy_files
+
+    pairs = [(src, dst)]
+    manifest = src.sibling(MANIFEST_SUFFIX)
+    present = (
+        ctx.connections.exists(str(manifest.path), manifest.conn)
+        if manifest.is_uri
+        else manifest.local.is_file()
+    )
+    if present:
+        pairs.append((manifest, dst.sibling(MANIFEST_SUFFIX)))
+    copy_files(pairs, ctx)
+
+
+def _content_changed(
+    ref: ReleaseRef, info: AttemptInfo, db: ReleaseLedger, ctx: GateContext
+) -> str | None:
+    """Why the file to publish is not the content the checks saw (None when it is)."""
+    spec = info.release.spec or {}
+    try:
+        cand = read_candidate(
+            ref, ctx, qis=spec.get("qis"), sensitive=spec.get("sensitive"),
+            kind=spec.get("kind"), bucket=spec.get("bucket"),
+        )  # fmt: skip
+    except InputError as exc:
+        return f"the release file cannot be read: {exc}"
+    hashes = db.stored_member_hashes(info.release.id)
+    if cand.release.content_hash(hashes) != info.release.content_hash:
+        return (
+            f"{ref.describe()} is not the content this attempt checked (it changed after the "
+            "attempt was opened)"
+        )
+    return None
+
+
+def _publish_envelope(req: PublishRequest, info: AttemptInfo) -> Envelope:
+    rel = info.release
+    ref = attempt_ref(info)
+    facts = ReleaseFacts(
+        ref=req.release.describe() if req.release else rel.name, records=rel.records,
+        groups=rel.groups, sensitive=rel.sensitive, kind=rel.kind,
+    )  # fmt: skip
+    checks = [
+        {"name": c.name, "step": c.step, "safe": c.safe, "outcome": c.outcome} for c in info.checks
+    ]
+    details = {"checks": checks, "required": info.required, "destination": info.destination}
+    if info.status == "already-published":
+        return Envelope(
+            step="publish", name=req.name, outcome="already-published", safe=None,
+            summary=info.reasons[0] if info.reasons else f"already published as {rel.name}",
+            release=facts, attempt=ref, details=details,
+        )  # fmt: skip
+    if info.status == "published":
+        where = f" to {info.destination}" if info.destination else ""
+        outputs = {"published": info.destination} if info.destination else {}
+        return Envelope(
+            step="publish", name=req.name, outcome="published", safe=True,
+            summary=f"published {rel.name} (release #{rel.id}){where}: all {len(checks)} "
+            f"check(s) of attempt {info.uuid} passed",
+            release=facts, attempt=ref, details=details, outputs=outputs,
+        )  # fmt: skip
+    reasons = list(info.reasons) or [f"attempt is {info.status}"]
+    env = Envelope(
+        step="publish", name=req.name, outcome="blocked", safe=False,
+        summary=f"{rel.name} was NOT published: {len(reasons)} reason(s)",
+        reasons=reasons, release=facts, attempt=ref, details=details,
+    )  # fmt: skip
+    raise ReleaseBlocked(f"{rel.name} was not published: " + "; ".join(reasons), env)
+
+
+# --------------------------------------------------------------------------- by hand
+def block(
+    attempt: str, reasons: Sequence[str], ctx: GateContext, ledger: str | None = None
+) -> Envelope:
+    """A steward blocks an open attempt, with reasons."""
+    with ctx.open_ledger(ledger) as db:
+        info = db.block(attempt, reasons, by=ctx.user())
+    return Envelope(
+        step="block", name="block", outcome="blocked", safe=False,
+        summary=f"attempt {info.uuid} of {info.release.name} blocked by {ctx.user()}",
+        reasons=list(info.reasons), attempt=attempt_ref(info),
+    )  # fmt: skip
+
+
+def supersede(
+    attempt: str, reason: str, ctx: GateContext, ledger: str | None = None, by: str | None = None
+) -> Envelope:
+    """A steward sets a blocked attempt aside; who, when and why are kept."""
+    who = by or ctx.user()
+    with ctx.open_ledger(ledger) as db:
+        info = db.supersede(attempt, reason, who)
+    return Envelope(
+        step="supersede", name="supersede", outcome="superseded", safe=None,
+        summary=f"attempt {info.uuid} of {info.release.name} superseded by {who} at "
+        f"{info.superseded_at}: {reason}",
+        reasons=list(info.reasons), attempt=attempt_ref(info),
+        details={"superseded_by": who, "superseded_at": info.superseded_at, "reason": reason},
+    )  # fmt: skip

@@ -1,0 +1,123 @@
+"""The check step: a release against any criteria at once (one count of the data).
+
+Criteria are validated before the data is read; the release is counted once (for a SQL
+table, in the database) and every criterion is evaluated on the counts. With an attempt the
+envelope is recorded as the attempt's check ``name``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from airflow_privacy.errors import InputError, opt
+from airflow_privacy.gate.attempts import begin_check, record, skipped
+from airflow_privacy.gate.context import GateContext
+from airflow_privacy.gate.criteria import parse_criteria
+from airflow_privacy.gate.envelope import Envelope, ReleaseFacts
+from airflow_privacy.gate.refs import ReleaseRef
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    release: ReleaseRef
+    sensitive: str
+    group_columns: Sequence[str]
+    criteria: Any
+    name: str = "check"
+    attempt: str | None = None
+    ledger: str | None = None
+    missing_as: str | None = None
+    fmt: Any = None
+    delimiter: str | None = None
+
+
+def columns(value: Any, what: str) -> list[str]:
+    """A list of column names (refuses a bare string, which would be read letter by letter)."""
+    if isinstance(value, str):
+        raise InputError(
+            f"{opt(what)} must be a list of column names, got the text {value[:60]!r} "
+            f"(write [{value[:60]!r}])"
+        )
+    if not isinstance(value, list | tuple) or not value:
+        raise InputError(f"{opt(what)} must be a non-empty list of column names")
+    out = []
+    for v in value:
+        if not isinstance(v, str) or not v.strip():
+            raise InputError(f"{opt(what)}: {v!r} is not a column name")
+        if v.startswith("--"):
+            raise InputError(f"{opt(what)}: {v!r} looks like a command-line option, not a column")
+        out.append(v)
+    return out
+
+
+def column(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(f"{opt(what)} must be a column name, got {value!r}")
+    if value.startswith("--"):
+        raise InputError(f"{opt(what)}: {value!r} looks like a command-line option, not a column")
+    return value
+
+
+def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
+    """Check ``req.release`` against every criterion of ``req.criteria`` (module doc)."""
+    from airflow_privacy.core.criteria.registry import CRITERIA
+    from airflow_privacy.core.model import ReleaseSpec
+    from airflow_privacy.gate.tables import read_counts
+
+    criteria = parse_criteria(req.criteria, "criterion")
+    spec = ReleaseSpec(
+        sensitive=column(req.sensitive, "sensitive"),
+        group_columns=tuple(columns(req.group_columns, "group")),
+    )
+    attempt = begin_check(req.attempt, req.ledger, ctx)
+    if attempt is not None and attempt.status == "already-published":
+        return skipped("check", req.name, attempt)
+    b = read_counts(req.release, spec, ctx, fmt=req.fmt, delimiter=req.delimiter,
+                    missing_as=req.missing_as)  # fmt: skip
+    ctx.progress(
+        f"{b.n_records:,} records in {b.n_groups:,} groups, {len(b.values)} sensitive values"
+    )
+    results = []
+    for name, params in criteria:
+        ctx.progress(f"checking {name}")
+        results.append(CRITERIA[name].run(b, params).to_dict())
+    failed = [r for r in results if r["safe"] is not True]
+    safe = not failed
+    summary = "; ".join(
+        f"{r['criterion']} ({_params(r['parameters'])}): {'SAFE' if r['safe'] else 'UNSAFE'}"
+        for r in results
+    )
+    env = Envelope(
+        step="check",
+        name=req.name,
+        outcome="passed" if safe else "failed",
+        safe=safe,
+        summary=summary,
+        reasons=[f"{r['criterion']}: {r['reason']}" for r in failed],
+        release=ReleaseFacts(
+            ref=req.release.describe(),
+            records=b.n_records,
+            groups=b.n_groups,
+            sensitive=spec.sensitive,
+            group_columns=list(spec.group_columns),
+        ),
+        results=results,
+        details={"sensitive_values": len(b.values)},
+    )
+    return record(env, attempt, req.ledger, ctx)
+
+
+def _params(params: dict[str, Any]) -> str:
+    out = []
+    for k, v in params.items():
+        if v is None:
+            continue
+        if k == "points":
+            out.append(f"{len(v)} point{'s' if len(v) != 1 else ''}")
+        elif isinstance(v, float):
+            out.append(f"{k}={v:g}")
+        else:
+            out.append(f"{k}={v}")
+    return ", ".join(out)

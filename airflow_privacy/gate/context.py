@@ -1,0 +1,153 @@
+"""What a front end hands the gate: where things are and who is asking.
+
+:class:`GateContext` carries the progress callback (stderr on the command line, the task log
+in Airflow), the :class:`Connections` that reach object stores and SQL databases (pyarrow's
+file systems and SQLAlchemy URLs on the command line, Airflow connections in a task), how
+the ledger is located (:func:`airflow_privacy.ledger.location.resolve` with that front end's
+connection store), and the origin recorded with an attempt (the command line's user, or the
+DAG run and task).
+"""
+
+from __future__ import annotations
+
+import getpass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+    from airflow_privacy.ledger import ReleaseLedger
+    from airflow_privacy.ledger.location import LedgerLocation
+
+Progress = Callable[[str], None]
+
+
+def quiet(_message: str) -> None:
+    return None
+
+
+class Connections(Protocol):
+    """How a front end reaches data that is not a local file."""
+
+    def read_bytes(self, uri: str, conn: str | None) -> bytes:
+        """The bytes of an object-store URI (``s3://...``, ``gs://...``)."""
+
+    def write_bytes(self, uri: str, conn: str | None, data: bytes) -> None:
+        """Write an object (object stores replace objects atomically)."""
+
+    def exists(self, uri: str, conn: str | None) -> bool: ...
+
+    def sql_engine(self, conn: str) -> Engine:
+        """A SQLAlchemy engine for a SQL reference's connection."""
+
+
+class LocalConnections:
+    """The command line's connections: object stores through pyarrow's file systems
+    (credentials from the usual environment), SQL through a SQLAlchemy URL given as the
+    reference's connection (``--conn``)."""
+
+    def _fs(self, uri: str) -> tuple[Any, str]:
+        import pyarrow.fs as pafs
+
+        from airflow_privacy.errors import InputError
+
+        try:
+            return pafs.FileSystem.from_uri(uri)  # type: ignore[no-any-return]
+        except Exception as exc:  # pyarrow raises ArrowInvalid / OSError variants
+            raise InputError(f"cannot open {uri!r}: {str(exc).splitlines()[0]}") from None
+
+    def read_bytes(self, uri: str, conn: str | None) -> bytes:
+        from airflow_privacy.errors import InputError
+
+        fs, path = self._fs(uri)
+        try:
+            with fs.open_input_stream(path) as fh:
+                return bytes(fh.read())
+        except FileNotFoundError:
+            raise InputError(f"{uri!r} does not exist") from None
+        except OSError as exc:
+            raise InputError(f"cannot read {uri!r}: {str(exc).splitlines()[0]}") from None
+
+    def write_bytes(self, uri: str, conn: str | None, data: bytes) -> None:
+        fs, path = self._fs(uri)
+        with fs.open_output_stream(path) as fh:
+            fh.write(data)
+
+    def exists(self, uri: str, conn: str | None) -> bool:
+        import pyarrow.fs as pafs
+
+        fs, path = self._fs(uri)
+        return bool(fs.get_file_info(path).type != pafs.FileType.NotFound)
+
+    def sql_engine(self, conn: str) -> Engine:
+        from sqlalchemy import create_engine
+        from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+        from airflow_privacy.errors import InputError, opt
+
+        if not conn or "://" not in conn:
+            raise InputError(
+                f"a table reference needs {opt('conn')} with a database URL "
+                "(e.g. postgresql+psycopg://USER@HOST/DB)"
+            )
+        try:
+            return create_engine(conn)
+        except (ArgumentError, NoSuchModuleError, ModuleNotFoundError, ValueError) as exc:
+            from airflow_privacy.ledger.engine import safe_url
+
+            raise InputError(f"cannot use database {safe_url(conn)!r}: {exc}") from None
+
+
+def _cli_origin() -> dict[str, Any]:
+    try:
+        user = getpass.getuser()
+    except Exception:  # no user name in this environment
+        user = "unknown"
+    return {"front_end": "cli", "user": user}
+
+
+@dataclass
+class GateContext:
+    """Everything a service needs from its front end (module doc)."""
+
+    progress: Progress = quiet
+    connections: Connections = field(default_factory=LocalConnections)
+    locate_ledger: Callable[[str | None], LedgerLocation] | None = None
+    origin: dict[str, Any] = field(default_factory=_cli_origin)
+
+    def ledger_location(self, explicit: str | None = None) -> LedgerLocation:
+        """The ledger to use (``explicit``: the user's ``--ledger`` / connection id)."""
+        if self.locate_ledger is not None:
+            return self.locate_ledger(explicit)
+        from airflow_privacy.ledger.location import resolve
+
+        return resolve(explicit)
+
+    def open_ledger(self, explicit: str | None = None, *, create: bool = False) -> ReleaseLedger:
+        """Open the ledger; ``create=False`` (every reader, and every writer that may not
+        start a new ledger) refuses one that does not exist."""
+        from airflow_privacy.ledger import ReleaseLedger
+
+        loc = self.ledger_location(explicit)
+        if create:
+            _make_parent(loc.url)
+        return ReleaseLedger(loc.url, create=create, key_env=loc.key_env)
+
+    def user(self) -> str:
+        return str(self.origin.get("user") or self.origin.get("task_id") or "unknown")
+
+
+def _make_parent(url: str) -> None:
+    """Creating a ledger on purpose: its default folder ($AIRFLOW_HOME) may be made, but only
+    that one (a typo elsewhere stays an error)."""
+    from airflow_privacy.ledger.engine import parse_url, sqlite_path
+    from airflow_privacy.ledger.location import default_path
+
+    parsed = parse_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return
+    path = sqlite_path(parsed)
+    if path is not None and path.resolve() == default_path().resolve():
+        path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,184 @@
+"""The report step: the HTML release report of an attempt (or of checks given directly).
+
+With an attempt, everything comes from the ledger: the checks are the envelopes recorded
+for the attempt, and the status is the ledger's. A report says ``published`` only when the
+ledger says the attempt published (or found the content already published); anything else
+is ``blocked`` (the gate's reasons) or ``not published`` with every failed or missing step
+named (a task that failed is a reason, a required check without a result is a reason). The
+report is written atomically beside the release (and beside its published copy) and stored
+in the ledger with the attempt, where the Airflow UI shows it.
+
+Without an attempt (``airflow-privacy report RELEASE --check FILE``) the report shows the
+checks given and is marked "checked": a look at the numbers, not a publication decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from airflow_privacy.errors import InputError, opt
+from airflow_privacy.gate.context import GateContext
+from airflow_privacy.gate.envelope import Envelope, ReleaseFacts, attempt_ref
+from airflow_privacy.gate.refs import ReleaseRef
+
+if TYPE_CHECKING:
+    from airflow_privacy.ledger import AttemptInfo
+
+REPORT_SUFFIX = ".report.html"
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    release: ReleaseRef
+    attempt: str | None = None
+    checks: Sequence[Envelope] = ()
+    out: ReleaseRef | None = None
+    failed_tasks: Mapping[str, str] = field(default_factory=dict)
+    sensitive: str | None = None
+    group_columns: Sequence[str] | None = None
+    dataset: str | None = None
+    version: str | None = None
+    c: float | None = None
+    k_max: int | None = None
+    skyline_c: float | None = None
+    ledger: str | None = None
+    name: str = "report"
+
+
+def status_of(info: AttemptInfo, failed_tasks: Mapping[str, str]) -> tuple[str, list[str]]:
+    """The report's status and reasons from the ledger's attempt (module doc)."""
+    if info.status in ("published", "already-published"):
+        return "published", []
+    if info.status in ("blocked", "superseded"):
+        reasons = list(info.reasons)
+        if info.status == "superseded":
+            reasons.append(
+                f"superseded by {info.superseded_by} at {info.superseded_at}: "
+                f"{info.supersede_reason}"
+            )
+        return "blocked", reasons
+    reasons = [f"task {t} ended {s}" for t, s in sorted(failed_tasks.items())]
+    recorded = {c.name: c for c in info.checks}
+    for name in info.required:
+        if name not in recorded:
+            reasons.append(f"{name}: no result was recorded")
+    for c in info.checks:
+        if c.safe is not True:
+            reasons.append(f"{c.name}: did not pass")
+    if info.status == "publishing":
+        reasons.insert(0, "the gate allowed it, but the files were not yet in place: re-run "
+                       "the publish step")  # fmt: skip
+    else:
+        reasons.insert(0, "the gate did not decide (the publish step did not run)")
+    return "not-published", reasons
+
+
+def run_report(req: ReportRequest, ctx: GateContext) -> Envelope:
+    """Build, write and store the report (module doc)."""
+    from airflow_privacy.gate.tables import check_writable, local_copy, write_outputs
+    from airflow_privacy.report import build_release_report, render_html
+
+    out = req.out or req.release.sibling(REPORT_SUFFIX)
+    check_writable(out, opt("out"))
+    info = None
+    checks = list(req.checks)
+    dataset, version, release_id = req.dataset, req.version, None
+    if req.attempt is not None:
+        with ctx.open_ledger(req.ledger) as db:
+            info = db.attempt(req.attempt)
+        checks = [Envelope.from_dict(c.envelope, f"check {c.name!r}") for c in info.checks]
+        status, reasons = status_of(info, req.failed_tasks)
+        dataset, version, release_id = info.release.dataset, info.release.version, info.release.id
+    else:
+        failed = [c for c in checks if c.safe is not True and c.outcome != "already-published"]
+        status = "checked"
+        reasons = [r for c in failed for r in (c.reasons or [f"{c.name}: {c.summary}"])]
+    with local_copy(req.release, ctx) as path:
+        report = build_release_report(
+            path,
+            sensitive=req.sensitive,
+            group_columns=list(req.group_columns) if req.group_columns else None,
+            dataset=dataset,
+            version=version,
+            release_id=release_id,
+            status=status,
+            reasons=reasons,
+            checks=checks,
+            c=req.c,
+            k_max=req.k_max,
+            skyline_c=req.skyline_c,
+            progress=ctx.progress,
+        )
+    report = _with_path(report, req.release.describe())
+    html = render_html(report)
+    targets = [out]
+    if info is not None and info.status == "published" and info.destination:
+        targets.append(ReleaseRef(path=info.destination + REPORT_SUFFIX))
+    write_outputs({t: html for t in targets}, ctx)
+    ctx.progress(f"report written to {', '.join(t.describe() for t in targets)}")
+    if info is not None:
+        with ctx.open_ledger(req.ledger) as db:
+            db.attach_report(info.uuid, report.to_dict())
+        ctx.progress(f"report stored in the ledger with attempt {info.uuid}")
+    v = report.verdict
+    outcome = {"published": "published", "blocked": "blocked", "checked": "computed"}.get(
+        status, "not-published"
+    )
+    safe: bool | None = True if status == "published" else (None if status == "checked" else False)
+    return Envelope(
+        step="report",
+        name=req.name,
+        outcome=outcome,
+        safe=safe,
+        summary=v.headline,
+        reasons=list(v.reasons),
+        release=ReleaseFacts(
+            ref=req.release.describe(), records=report.facts.records, groups=report.facts.groups,
+            sensitive=report.facts.sensitive, group_columns=list(report.facts.group_columns),
+        ),
+        attempt=attempt_ref(info) if info is not None else None,
+        details={"status": status, "checks_run": v.checks_run, "checks_failed": v.checks_failed},
+        outputs={"report": out.describe(), **(
+            {"published_report": targets[1].describe()} if len(targets) > 1 else {}
+        )},
+    )
+
+
+def _with_path(report: Any, ref: str) -> Any:
+    from dataclasses import replace
+
+    return replace(report, facts=replace(report.facts, path=ref))
+
+
+def checks_from_files(specs: Sequence[str]) -> list[Envelope]:
+    """``--check FILE``: envelopes saved with ``--format json`` (strictly read)."""
+    import json
+    from pathlib import Path
+
+    out: list[Envelope] = []
+    names: set[str] = set()
+    for spec in specs:
+        name, sep, file = spec.partition("=")
+        if not sep:
+            name, file = "", spec
+        p = Path(file)
+        if not p.is_file():
+            raise InputError(f"{opt('check')} file {file!r} does not exist")
+        if p.stat().st_size > 64 * 2**20:
+            raise InputError(f"{opt('check')} file {file!r} is larger than 64 MiB")
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputError(f"{opt('check')} file {file!r} is not JSON: {exc}") from None
+        env = Envelope.from_dict(data, f"{opt('check')} file {file!r}")
+        if name:
+            from dataclasses import replace
+
+            env = replace(env, name=name)
+        if env.name in names:
+            raise InputError(f"two checks are named {env.name!r}: use NAME=FILE")
+        names.add(env.name)
+        out.append(env)
+    return out

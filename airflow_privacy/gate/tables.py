@@ -1,0 +1,372 @@
+"""Reading and writing releases by reference, for every step and every front end.
+
+Readers: a local file goes through :mod:`airflow_privacy.core.io` (CSV with its delimiter
+detected, ``.csv.gz``, Parquet; every malformed input is one :class:`InputError`); an
+object-store URI is fetched through the front end's connections into a private temporary
+file and read the same way; a SQL table is read column by column, or for counts only as a
+``GROUP BY`` pushed down to the database.
+
+Writers (:func:`write_outputs`): every output (a table in the format its name says, gzip
+included; a JSON document; a text document) goes to a temporary file in the target folder
+first and is renamed into place only when all of them are written, so a failure leaves the
+old files or the new ones, never half of one. On Linux the temporary file is unnamed
+(``O_TMPFILE``) until the moment it is renamed, so a process killed with ``kill -9`` leaves
+nothing behind; where that is not available a named ``.NAME.PID.RANDOM.tmp`` is used, and
+the next write into the folder removes those whose process is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import secrets
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from airflow_privacy.errors import InputError
+from airflow_privacy.gate.context import GateContext
+from airflow_privacy.gate.refs import ReleaseRef
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from airflow_privacy.core.model import Bucketization, ReleaseSpec
+
+Content = Any  # pa.Table | dict (JSON) | str (text) | bytes | Path (a file to copy)
+_STALE = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp$")
+
+
+# ----------------------------------------------------------------------------- reading
+@contextlib.contextmanager
+def local_copy(ref: ReleaseRef, ctx: GateContext) -> Iterator[Path]:
+    """A local file with the reference's content (the file itself when it is local)."""
+    if ref.is_table:
+        raise InputError(f"{ref.describe()} is a table, not a file")
+    if not ref.is_uri:
+        yield ref.local
+        return
+    data = ctx.connections.read_bytes(str(ref.path), ref.conn)
+    folder = tempfile.mkdtemp(prefix="airflow-privacy-")
+    try:
+        path = Path(folder) / ref.name
+        path.write_bytes(data)
+        yield path
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def read_table(
+    ref: ReleaseRef,
+    columns: Sequence[str] | None,
+    ctx: GateContext,
+    *,
+    fmt: Any = None,
+    delimiter: str | None = None,
+    sensitive: str | None = None,
+    missing_as: str | None = None,
+) -> pa.Table:
+    """The release as an Arrow table of text columns (only ``columns`` when given); blank
+    cells of ``sensitive`` are refused unless ``missing_as`` replaces them."""
+    from airflow_privacy.core.io import read_release
+
+    if ref.is_table:
+        return _sql_table(ref, columns, ctx)
+    with local_copy(ref, ctx) as path:
+        return read_release(
+            path, columns, fmt, delimiter, sensitive=sensitive, missing_as=missing_as
+        )
+
+
+def column_names(
+    ref: ReleaseRef, ctx: GateContext, *, fmt: Any = None, delimiter: str | None = None
+) -> list[str]:
+    from airflow_privacy.core.io import column_names as names
+
+    if ref.is_table:
+        return _sql_column_names(ref, ctx)
+    with local_copy(ref, ctx) as path:
+        return names(path, fmt, delimiter)
+
+
+def read_counts(
+    ref: ReleaseRef,
+    spec: ReleaseSpec,
+    ctx: GateContext,
+    *,
+    fmt: Any = None,
+    delimiter: str | None = None,
+    missing_as: str | None = None,
+) -> Bucketization:
+    """Per-group sensitive counts; for a SQL table the counting runs in the database. Blank
+    sensitive cells are refused unless ``missing_as`` names the value to publish instead."""
+    from airflow_privacy.core.io import read_bucketization
+    from airflow_privacy.core.model import Bucketization
+
+    if ref.is_table:
+        return Bucketization.from_counts(
+            _sql_group_counts(ref, spec, ctx), spec.group_columns, spec.sensitive,
+            missing_as=missing_as,
+        )  # fmt: skip
+    with local_copy(ref, ctx) as path:
+        return read_bucketization(path, spec, fmt, delimiter, ctx.progress, missing_as=missing_as)
+
+
+def _sql_parts(name: str) -> tuple[str | None, str]:
+    schema, _, table = name.rpartition(".")
+    return (schema or None), table
+
+
+def _sql_column_names(ref: ReleaseRef, ctx: GateContext) -> list[str]:
+    import sqlalchemy as sa
+
+    assert ref.sql_table is not None and ref.conn is not None
+    engine = ctx.connections.sql_engine(ref.conn)
+    schema, table = _sql_parts(ref.sql_table)
+    try:
+        return [str(c["name"]) for c in sa.inspect(engine).get_columns(table, schema)]
+    except sa.exc.NoSuchTableError:
+        raise InputError(f"table {ref.sql_table!r} does not exist") from None
+
+
+def _sql_columns(ref: ReleaseRef, ctx: GateContext, columns: Sequence[str]) -> tuple[Any, Any]:
+    import sqlalchemy as sa
+
+    assert ref.sql_table is not None and ref.conn is not None
+    present = set(_sql_column_names(ref, ctx))
+    for c in columns:
+        if c not in present:
+            raise InputError(f"column {c!r} does not exist in table {ref.sql_table!r}")
+    schema, name = _sql_parts(ref.sql_table)
+    table = sa.table(name, *[sa.column(c) for c in columns], schema=schema)
+    return ctx.connections.sql_engine(ref.conn), table
+
+
+def _sql_group_counts(
+    ref: ReleaseRef, spec: ReleaseSpec, ctx: GateContext
+) -> list[tuple[Any, ...]]:
+    """``SELECT g.., s, COUNT(*) ... GROUP BY g.., s`` with quoted identifiers, bound
+    parameters only."""
+    import sqlalchemy as sa
+
+    cols = list(spec.required_columns())
+    engine, table = _sql_columns(ref, ctx, cols)
+    c = [table.c[x] for x in cols]
+    query = sa.select(*c, sa.func.count()).select_from(table).group_by(*c)
+    ctx.progress(f"counting {ref.describe()} in the database (GROUP BY)")
+    with engine.connect() as conn:
+        return [tuple(row) for row in conn.execute(query)]
+
+
+def _sql_table(ref: ReleaseRef, columns: Sequence[str] | None, ctx: GateContext) -> pa.Table:
+    import pyarrow as pa
+    import sqlalchemy as sa
+
+    cols = list(columns) if columns is not None else _sql_column_names(ref, ctx)
+    engine, table = _sql_columns(ref, ctx, cols)
+    with engine.connect() as conn:
+        rows = conn.execute(sa.select(*[table.c[c] for c in cols])).all()
+    return pa.table(
+        {
+            c: pa.array([None if r[i] is None else str(r[i]) for r in rows], pa.string())
+            for i, c in enumerate(cols)
+        }
+    )
+
+
+# ----------------------------------------------------------------------------- writing
+def check_writable(ref: ReleaseRef, what: str) -> None:
+    """Before any work: the output's folder exists and it is not a folder itself (local);
+    its format is known from its name."""
+    from airflow_privacy.core.io import detect_format
+
+    if ref.is_table:
+        raise InputError(f"{what} cannot be written to a SQL table; give a path or URI")
+    if ref.is_uri:
+        return
+    path = ref.local
+    if path.is_dir():
+        raise InputError(f"{what} {str(path)!r} is a folder, expected a file name")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise InputError(f"folder {str(parent)!r} of {what} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise InputError(f"folder {str(parent)!r} of {what} is not writable")
+    if path.suffix.lower() not in (".json", ".html", ".htm"):
+        detect_format(path)
+
+
+def _serialize(content: Content, name: str, sink: Any) -> None:
+    """Write ``content`` in the format ``name`` says into the binary file object ``sink``."""
+    import pyarrow as pa
+
+    if isinstance(content, bytes):
+        sink.write(content)
+        return
+    if isinstance(content, Path):
+        with content.open("rb") as src:
+            shutil.copyfileobj(src, sink, 1 << 20)
+        return
+    if isinstance(content, str):
+        sink.write(content.encode("utf-8"))
+        return
+    if isinstance(content, dict | list):
+        from airflow_privacy.serialization import json_safe
+
+        sink.write(json.dumps(json_safe(content), indent=2, allow_nan=False).encode("utf-8"))
+        sink.write(b"\n")
+        return
+    if isinstance(content, pa.Table):
+        import pyarrow.csv as pacsv
+        import pyarrow.parquet as pq
+
+        from airflow_privacy.core.io import detect_format
+
+        out = pa.PythonFile(sink, mode="w")
+        if detect_format(Path(name)) == "parquet":
+            pq.write_table(content, out)
+        elif name.lower().endswith(".gz"):
+            raw = pa.BufferOutputStream()  # the gzip stream closes its sink: not ours
+            with pa.CompressedOutputStream(raw, "gzip") as gz:
+                pacsv.write_csv(content, gz)
+            sink.write(raw.getvalue().to_pybytes())
+        else:
+            pacsv.write_csv(content, out)
+        return
+    raise TypeError(f"cannot write {type(content).__name__}")
+
+
+def sweep_stale(folder: Path) -> int:
+    """Remove ``.NAME.PID.RANDOM.tmp`` files left in ``folder`` by writers that died."""
+    removed = 0
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return 0
+    for p in entries:
+        m = _STALE.match(p.name)
+        if m is None or _alive(int(m.group("pid"))):
+            continue
+        with contextlib.suppress(OSError):
+            p.unlink()
+            removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class _Pending:
+    """One local output being written: an unnamed O_TMPFILE, or a named temporary file."""
+
+    def __init__(self, final: Path) -> None:
+        self.final = final
+        self.named: Path | None = None
+        self.fd: int | None = None
+        flag = getattr(os, "O_TMPFILE", None)
+        if flag is not None:
+            try:
+                self.fd = os.open(final.parent, flag | os.O_WRONLY, 0o644)
+            except OSError:
+                self.fd = None
+        if self.fd is None:
+            self.named = final.with_name(f".{final.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+            self.fd = os.open(self.named, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+
+    def commit(self) -> None:
+        """Give the file its final name (atomically replacing an older one)."""
+        assert self.fd is not None
+        if self.named is None:
+            self.named = self.final.with_name(
+                f".{self.final.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+            )
+            # linkat(..., AT_SYMLINK_FOLLOW) through /proc: os.link uses it only when given a
+            # directory descriptor (a plain link() would not follow the magic link)
+            proc = os.open("/proc/self/fd", os.O_RDONLY)
+            try:
+                os.link(str(self.fd), self.named, src_dir_fd=proc, follow_symlinks=True)
+            finally:
+                os.close(proc)
+        os.close(self.fd)
+        self.fd = None
+        os.replace(self.named, self.final)
+        self.named = None
+
+    def discard(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
+        if self.named is not None:
+            with contextlib.suppress(OSError):
+                self.named.unlink()
+            self.named = None
+
+
+def write_outputs(outputs: Mapping[ReleaseRef, Content], ctx: GateContext) -> list[str]:
+    """Write every output (module doc); returns where each went. Nothing is renamed into
+    place until every output is written; an error leaves no temporary file and changes no
+    existing file."""
+    for ref in outputs:
+        check_writable(ref, "output")
+    local = [(ref, content) for ref, content in outputs.items() if not ref.is_uri]
+    remote = [(ref, content) for ref, content in outputs.items() if ref.is_uri]
+    pending: list[_Pending] = []
+    current = ""
+    try:
+        for ref, content in local:
+            path = ref.local
+            current = str(path)
+            sweep_stale(path.parent)
+            p = _Pending(path)
+            pending.append(p)
+            assert p.fd is not None
+            with os.fdopen(os.dup(p.fd), "wb") as fh:
+                _serialize(content, path.name, fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+        blobs = []
+        for ref, content in remote:
+            current = ref.describe()
+            buf = io.BytesIO()
+            _serialize(content, ref.name, buf)
+            blobs.append((ref, buf.getvalue()))
+        for p in pending:
+            current = str(p.final)
+            p.commit()
+        for ref, data in blobs:
+            current = ref.describe()
+            ctx.connections.write_bytes(str(ref.path), ref.conn, data)
+    except BaseException as exc:
+        for p in pending:
+            p.discard()
+        if isinstance(exc, OSError):
+            reason = exc.strerror or str(exc)
+            raise InputError(f"cannot write {current!r}: {reason}; nothing was written") from None
+        raise
+    return [ref.describe() for ref in outputs]
+
+
+def copy_files(pairs: Sequence[tuple[ReleaseRef, ReleaseRef]], ctx: GateContext) -> None:
+    """Copy files to another place, all renamed into place together (publishing)."""
+    with contextlib.ExitStack() as stack:
+        outputs: dict[ReleaseRef, Content] = {}
+        for src, dst in pairs:
+            if not dst.is_uri:
+                dst.local.parent.mkdir(parents=True, exist_ok=True)
+            outputs[dst] = stack.enter_context(local_copy(src, ctx))
+        write_outputs(outputs, ctx)

@@ -1,0 +1,96 @@
+"""``OpenAttemptOperator``: the first step of a gated release: record the candidate and open
+an attempt to publish it, naming the checks that must pass.
+
+An adapter over :func:`airflow_privacy.gate.attempts.open_attempt`, the service behind
+``airflow-privacy attempt``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from airflow_privacy.providers.airflow.operators.base import GateOperator
+from airflow_privacy.providers.airflow.params import columns, flag, templated, text
+
+
+class OpenAttemptOperator(GateOperator):
+    """Open an attempt to publish ``release`` as a version of ``dataset``.
+
+    :param release: path/URI of the candidate release (its manifest beside it names the QIs
+        and the sensitive column)
+    :param dataset: the dataset (the series of releases of one population)
+    :param required_checks: the names of the checks that must be recorded and pass before
+        the gate publishes (the ``check_name`` of each check operator, by default its task
+        id), e.g. ``["check_safety", "maxent_risk", "composition_audit"]``
+    :param version: the version label (default: the dataset's next number)
+    :param first_release: declare this the dataset's first release: the ledger may be
+        created, and the composition audit has nothing to intersect with. Without it, a
+        dataset with no published release (a typo in its name) or a ledger that does not
+        exist (a typo in its location) is bad input. With it, a dataset that has published
+        releases is bad input.
+    :param population: the candidate's original records (path/URI): with ``id_column`` the
+        keyed hashes of its people are stored, so that a later audit can use
+        ``overlap="known"``
+    :param id_column: the identifier column of ``population``
+    :param conn_id: the connection of URIs
+    Also ``privacy_ledger_conn_id``.
+
+    Returns (XCom) the report envelope (step ``attempt``); ``attempt.uuid`` names the
+    attempt for the checks (``attempt_task_id=<this task>``), the gate and the report. When
+    the content was published before, the outcome is ``already-published`` and every later
+    step says so without checking or publishing again.
+    """
+
+    template_fields: Sequence[str] = (
+        "release", "dataset", "version", "first_release", "population", "id_column",
+    )  # fmt: skip
+    ui_color = "#eef0fb"
+
+    def __init__(
+        self,
+        *,
+        release: str,
+        dataset: str,
+        required_checks: Sequence[str],
+        version: str | None = None,
+        first_release: bool | str = False,
+        population: str | None = None,
+        id_column: str | None = None,
+        conn_id: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.release = release
+        self.dataset = dataset
+        self.required_checks = columns(required_checks, "required_checks")
+        self.version = version
+        self.first_release = first_release
+        self.population = population
+        self.id_column = id_column
+        self.conn_id = conn_id
+        if not templated(dataset):
+            text(dataset, "dataset")
+        if not templated(first_release):
+            flag(first_release, "first_release")
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        from airflow_privacy.gate.attempts import AttemptRequest, open_attempt
+        from airflow_privacy.gate.refs import ReleaseRef
+
+        def service(ctx: Any, attempt: str | None) -> Any:
+            pop = text(self.population, "population", required=False)
+            return open_attempt(
+                AttemptRequest(
+                    release=ReleaseRef(path=text(self.release, "release"), conn=self.conn_id),
+                    dataset=str(text(self.dataset, "dataset")),
+                    required=self.required_checks or [],
+                    version=text(self.version, "version", required=False),
+                    first_release=flag(self.first_release, "first_release"),
+                    population=ReleaseRef(path=pop, conn=self.conn_id) if pop else None,
+                    id_column=text(self.id_column, "id_column", required=False),
+                    name=self.name,
+                ),
+                ctx,
+            )
+
+        return self.run_service(context, service)

@@ -1,0 +1,234 @@
+"""Parity: the same inputs through the command line and through each operator give the same
+envelope, the same ledger rows (member hashes included) and the same files.
+
+Both front ends run the same release lifecycle (anonymize, open an attempt with identifier
+hashes, check, MaxEnt, audit, publish, report) in two separate workspaces, with relative
+paths so that references read the same; the envelopes are compared after removing what must
+differ (times, UUIDs, the tool's version)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from airflow_privacy.cli import main
+from tests.gate.conftest import Workspace
+
+QIS = ["age", "marital-status", "race", "sex"]
+VOLATILE = {"created_at", "updated_at", "decided_at", "published_at", "generated", "uuid",
+            "release_uuid", "tool_version", "seconds", "elapsed_seconds"}  # fmt: skip
+
+
+class FakeTI:
+    dag_id, run_id, task_id, try_number = "parity", "manual__1", "task", 1
+
+    def __init__(self) -> None:
+        self.pushed: dict[str, dict[str, Any]] = {}
+        self.results: dict[str, Any] = {}
+
+    def xcom_push(self, key: str, value: Any) -> None:
+        self.pushed.setdefault(self.task_id, {})[key] = value
+
+    def xcom_pull(self, task_ids: str, key: str = "return_value") -> Any:
+        return self.results.get(task_ids)
+
+
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")
+
+
+def normal(value: Any) -> Any:
+    """The envelope without what must differ between two runs (times, UUIDs)."""
+    if isinstance(value, dict):
+        return {k: normal(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [normal(v) for v in value]
+    if isinstance(value, str):
+        return STAMP.sub("<time>", UUID.sub("<uuid>", value))
+    return value
+
+
+@contextmanager
+def inside(folder: Path) -> Iterator[None]:
+    old = Path.cwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def cli(argv: list[str]) -> tuple[int, dict[str, Any]]:
+    out = io.StringIO()
+    code = main([*argv, "--format", "json", "--quiet"], out)
+    return code, json.loads(out.getvalue())
+
+
+def ledger_rows(url: str) -> dict[str, Any]:
+    """Every ledger row that must agree (ids, times, UUIDs, origins aside)."""
+    engine = create_engine(url)
+    with engine.connect() as conn:
+        releases = [dict(r._mapping) for r in conn.execute(text(
+            "SELECT dataset, version, status, kind, sensitive, qis, spec, content_hash, "
+            "n_records, n_groups, n_members FROM ledger_releases ORDER BY id"))]  # fmt: skip
+        groups = conn.execute(text(
+            "SELECT release_id, position, descriptor, size, sensitive FROM ledger_groups "
+            "ORDER BY release_id, position")).all()  # fmt: skip
+        members = sorted(r[0] for r in conn.execute(text("SELECT id_hash FROM ledger_members")))
+        attempts = [tuple(r) for r in conn.execute(text(
+            "SELECT status, required, first_release, reasons FROM ledger_attempts ORDER BY id"))]  # fmt: skip
+        checks = [(r[0], r[1], r[2], r[3], normal(json.loads(r[4]) if isinstance(r[4], str)
+                                                   else r[4]))
+                  for r in conn.execute(text(
+                      "SELECT name, step, safe, outcome, envelope FROM ledger_checks ORDER BY id"))]  # fmt: skip
+    engine.dispose()
+    return {"releases": releases, "groups": [tuple(map(str, g)) for g in groups],
+            "members": members, "attempts": [tuple(map(str, a)) for a in attempts],
+            "checks": checks}  # fmt: skip
+
+
+def digest(path: Path) -> str:
+    """The file's hash; a JSON manifest without its timing (``elapsed_seconds``)."""
+    if path.suffix == ".json":
+        data = normal_json(json.loads(path.read_text()))
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def normal_json(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: normal_json(v) for k, v in value.items() if k != "elapsed_seconds"}
+    if isinstance(value, list):
+        return [normal_json(v) for v in value]
+    return value
+
+
+def via_cli(folder: Path, ledger: str) -> list[dict[str, Any]]:
+    envs = []
+    with inside(folder):
+        code, env = cli(["anonymize", "input.parquet", *sum((["--qi", q] for q in QIS), []),
+                         "--sensitive", "occupation", "--method", "bucketize",
+                         "--criterion", "k-anonymity:k=5", "--criterion", "ck-safety:c=0.7,k=3",
+                         "--out", "release.parquet"])  # fmt: skip
+        assert code == 0
+        envs.append(env)
+        code, env = cli(["attempt", "release.parquet", "--dataset", "adult", "--first-release",
+                         "--require", "check_safety", "--require", "maxent_risk",
+                         "--require", "composition_audit", "--population", "input.parquet",
+                         "--id-column", "id", "--ledger", ledger])  # fmt: skip
+        assert code == 0
+        envs.append(env)
+        uuid = env["attempt"]["uuid"]
+        attempt = ["--attempt", uuid, "--ledger", ledger]
+        code, env = cli(["check", "release.parquet", "--sensitive", "occupation", "--group",
+                         "bucket", "--criterion", "ck-safety:c=0.7,k=3", "--criterion",
+                         "k-anonymity:k=5", "--name", "check_safety", *attempt])  # fmt: skip
+        assert code == 0
+        envs.append(env)
+        code, env = cli(["maxent", "release.parquet", "--sensitive", "occupation", "--bucket",
+                         "bucket", *sum((["--qi", q] for q in QIS), []), "--original",
+                         "input.parquet", "--top-negative", "2", "--c", "0.99",
+                         "--name", "maxent_risk", *attempt])  # fmt: skip
+        assert code == 0
+        envs.append(env)
+        code, env = cli(["audit", "release.parquet", "--population", "input.parquet",
+                         "--dataset", "adult", "--confidence", "0.5",
+                         "--name", "composition_audit", *attempt])  # fmt: skip
+        assert code == 0
+        envs.append(env)
+        code, env = cli(["publish", "release.parquet", "--to", "published", "--attempt", uuid,
+                         "--ledger", ledger])  # fmt: skip
+        assert code == 0
+        envs.append(env)
+        code, env = cli(["report", "release.parquet", "--attempt", uuid, "--ledger", ledger,
+                         "--group", "bucket", "--sensitive", "occupation"])  # fmt: skip
+        assert code == 0
+        envs.append(env)
+    return envs
+
+
+def via_operators(folder: Path, ledger: str, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    from airflow_privacy.providers.airflow.operators.anonymize import BucketizeOperator
+    from airflow_privacy.providers.airflow.operators.attempt import OpenAttemptOperator
+    from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
+    from airflow_privacy.providers.airflow.operators.composition import CompositionAuditOperator
+    from airflow_privacy.providers.airflow.operators.maxent import MaxEntRiskOperator
+    from airflow_privacy.providers.airflow.operators.publish import PublishReleaseOperator
+    from airflow_privacy.providers.airflow.operators.report import ReleaseReportOperator
+
+    monkeypatch.setenv("AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT",
+                       json.dumps({"conn_type": "privacyledger", "extra": {"url": ledger}}))  # fmt: skip
+    ti = FakeTI()
+    ops = [
+        BucketizeOperator(task_id="anonymize", source="input.parquet", release="release.parquet",
+                          qis=QIS, sensitive="occupation",
+                          criteria=["k-anonymity:k=5", {"name": "ck-safety", "c": 0.7, "k": 3}]),
+        OpenAttemptOperator(task_id="attempt", release="release.parquet", dataset="adult",
+                            first_release=True, population="input.parquet", id_column="id",
+                            required_checks=["check_safety", "maxent_risk",
+                                             "composition_audit"]),
+        CheckSafetyOperator(task_id="check_safety", attempt_task_id="attempt",
+                            release="release.parquet", sensitive="occupation",
+                            group_columns=["bucket"],
+                            criteria=[{"name": "ck-safety", "c": "0.7", "k": "3"},
+                                      {"name": "k-anonymity", "k": 5}]),
+        MaxEntRiskOperator(task_id="maxent_risk", attempt_task_id="attempt",
+                           release="release.parquet", sensitive="occupation",
+                           bucket_column="bucket", qis=QIS, original="input.parquet",
+                           top_negative="2", threshold="0.99"),
+        CompositionAuditOperator(task_id="composition_audit", attempt_task_id="attempt",
+                                 candidate="release.parquet", population="input.parquet",
+                                 datasets=["adult"], confidence="0.5"),
+        PublishReleaseOperator(task_id="publish", attempt_task_id="attempt",
+                               release="release.parquet", publish_to="published"),
+        ReleaseReportOperator(task_id="report", attempt_task_id="attempt",
+                              release="release.parquet", group_columns=["bucket"],
+                              sensitive="occupation"),
+    ]  # fmt: skip
+    envs = []
+    with inside(folder):
+        for op in ops:
+            ti.task_id = op.task_id
+            result = op.execute({"ti": ti})
+            ti.results[op.task_id] = result
+            envs.append(result)
+    return envs
+
+
+def test_cli_and_operators_agree(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sides = {}
+    for side in ("cli", "airflow"):
+        folder = tmp_path / side
+        folder.mkdir()
+        src = ws.slice(f"{side}-input", 0, 3000)
+        src.rename(folder / "input.parquet")
+        sides[side] = folder
+    url = {side: f"sqlite:///{sides[side] / 'ledger.db'}" for side in sides}
+    a = via_cli(sides["cli"], url["cli"])
+    b = via_operators(sides["airflow"], url["airflow"], monkeypatch)
+    steps = ["anonymize", "attempt", "check", "maxent", "audit", "publish", "report"]
+    assert [e["step"] for e in a] == steps and [e["step"] for e in b] == steps
+    for x, y in zip(a, b, strict=True):
+        if x["step"] in ("anonymize", "attempt", "publish", "report"):
+            x, y = dict(x, name="-"), dict(y, name="-")  # the command's / the task's name
+        assert normal(x) == normal(y), x["step"]
+    assert ledger_rows(url["cli"]) == ledger_rows(url["airflow"])
+    files = ["release.parquet", "release.parquet.manifest.json",
+             "published/release.parquet", "published/release.parquet.manifest.json"]  # fmt: skip
+    for f in files:
+        assert digest(sides["cli"] / f) == digest(sides["airflow"] / f), f
+    assert (sides["cli"] / "release.parquet.report.html").is_file()
+    assert (sides["airflow"] / "release.parquet.report.html").is_file()
+    assert ledger_rows(url["cli"])["members"]  # the identifier hashes were recorded
