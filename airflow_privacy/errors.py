@@ -1,7 +1,7 @@
 """The errors every layer raises, and what each front end makes of them.
 
 One hierarchy, mapped once per front end (the CLI in :mod:`airflow_privacy.cli`, the
-operators in :mod:`airflow_privacy.providers.airflow.errors`):
+operators in :mod:`airflow_privacy.providers.airflow.adapter`):
 
 =====================  =====================================  =========  ==================
 error                  meaning                                CLI exit   Airflow task
@@ -109,6 +109,11 @@ class InputError(PrivacyGateError, ValueError):
 
     exit_code = EXIT_INPUT
     kind = "bad input"
+
+
+class LedgerMissing(InputError):
+    """The ledger named does not exist (a missing SQLite file, a database without ledger
+    tables): bad input, since reading never creates a ledger."""
 
 
 class LedgerUnavailable(PrivacyGateError):

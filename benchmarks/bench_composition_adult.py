@@ -1,4 +1,4 @@
-"""Ganta, Kasiviswanathan, Smith 2008 (papers/003_*), section 3, on the bundled Adult data.
+"""Ganta, Kasiviswanathan, Smith (KDD 2008), section 3, on the bundled Adult data.
 
 The paper's experiment: two random subsets of Adult (30,162 records) overlapping in
 P = 5,000 records, each anonymized independently by Mondrian with k = k1 = k2, 7 QIs
@@ -56,7 +56,7 @@ OVERLAP = 5000
 KS = (5, 10, 15, 20, 25, 50)
 CONFIDENCES = (1.0, 0.5, 1 / 3, 0.25)
 PAPER = {"pvp100_k5": 12.0, "pvp25_k5": 60.0}
-KEY = b"benchmark"
+KEY = b"benchmark-only-key-0123456789abcdefghijklmnop"  # >= 32 bytes, >= 10 distinct
 
 
 def subsets(

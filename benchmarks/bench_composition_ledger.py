@@ -18,6 +18,7 @@ import os
 import statistics
 import tempfile
 import time
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from airflow_privacy.ledger import ReleaseLedger
 from airflow_privacy.ledger.models import GroupRow, MemberRow, ReleaseRow
 from benchmarks.machine import hardware
 
-KEY = b"benchmark"
+KEY = b"benchmark-only-key-0123456789abcdefghijklmnop"  # >= 32 bytes, >= 10 distinct
 REPEAT = 3
 
 
@@ -60,6 +61,7 @@ def orm_baseline(ledger: ReleaseLedger, rel: PublishedRelease, hashes: list[str]
     now = datetime.now(UTC)
     with Session(ledger.engine) as s, s.begin():
         row = ReleaseRow(
+            uuid=str(uuid.uuid4()),
             dataset="baseline",
             version="1",
             created_at=now,

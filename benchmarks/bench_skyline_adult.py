@@ -1,6 +1,7 @@
 """Case study and benchmark: the privacy skyline of an l-diverse Adult release.
 
-Chen, LeFevre, Ramakrishnan 2007 (papers/002_*), slide "Case Study: l-Diverse Dataset":
+Chen, LeFevre, Ramakrishnan, "Privacy Skyline: Privacy with Multidimensional Adversarial
+Knowledge" (VLDB 2007), the talk's slide "Case Study: l-Diverse Dataset":
 Adult, Occupation sensitive, a (c = 3, l = 6)-diverse release candidate, its knowledge
 skyline at confidence 0.95. Here:
 
@@ -39,9 +40,10 @@ SLIDES = ((0, 4, 0), (1, 3, 1), (2, 2, 2), (3, 1, 2), (2, 1, 3), (4, 0, 3), (3, 
 
 def diverse_adult() -> AnonymizationResult:
     """Adult, Occupation sensitive, Mondrian under recursive (3, 6)-diversity."""
+    h = adult_hierarchies()
     return anonymize(
         load_adult(), ADULT_QIS, "occupation", "mondrian", [DIVERSITY],
-        hierarchies=adult_hierarchies(),
+        hierarchies={q: h[q] for q in ADULT_QIS},
     )  # fmt: skip
 
 

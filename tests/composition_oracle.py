@@ -1,7 +1,8 @@
 """Exhaustive possible-worlds oracle for composition attacks, from the definitions only.
 
-Written from Ganta et al. 2008 (papers/003_*, section 2.1, Definitions 6-9) and the
-random-worlds assumption (Martin et al. 2007, section 2.2), with exact arithmetic; it knows
+Written from Ganta et al., "Composition Attacks and Auxiliary Information in Data Privacy"
+(KDD 2008, section 2.1, Definitions 6-9) and the random-worlds assumption (Martin et al. 2007,
+section 2.2), with exact arithmetic; it knows
 nothing of the engine's vectorized locating, its union-of-groups rule or its product
 formula, so it can judge them.
 

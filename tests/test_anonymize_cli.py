@@ -17,6 +17,9 @@ from airflow_privacy.cli import anonymize as cli_anonymize
 from airflow_privacy.cli import main
 from airflow_privacy.core.datasets import adult_hierarchy_path, load_adult
 from airflow_privacy.core.io import read_release
+from airflow_privacy.gate import tables as gate_tables
+from airflow_privacy.gate.criteria import parse_spec
+from airflow_privacy.gate.envelope import Envelope
 
 QIS = ["age", "sex", "race", "marital-status", "education"]
 
@@ -61,14 +64,28 @@ def test_lattice_release_is_rechecked_by_check(
     assert code == 0, err
     payload = json.loads(stdout)
     m = json.loads(manifest.read_text())
-    assert payload["manifest"] == m
+    # the envelope names the files written and carries the manifest's headline numbers
+    assert payload["step"] == "anonymize" and payload["outcome"] == "written"
+    assert payload["safe"] is True
+    assert payload["outputs"] == {"release": str(out), "manifest": str(manifest)}
+    d = payload["details"]
+    assert d["method"] == m["method"] and d["criteria"] == m["criteria"]
+    assert (d["records_in"], d["records_out"], d["groups"]) == (
+        m["records_in"], m["records_out"], m["groups"],
+    )  # fmt: skip
+    assert d["utility"] == m["utility"]
+    assert d["method_details"]["levels"] == m["details"]["levels"]
+    assert d["method_details"]["search"] == m["details"]["search"]
+    assert [r["criterion"] for r in payload["results"]] == ["ck-safety", "k-anonymity"]
+    assert all(r["safe"] is True for r in payload["results"])
     assert m["method"] == "lattice" and m["safe"] is True
     assert m["parameters"]["utility"] == "discernibility"
     assert [c["name"] for c in m["criteria"]] == ["ck-safety", "k-anonymity"]
     assert set(m["details"]["levels"]) == set(QIS)
     assert m["details"]["search"]["nodes_checked"] <= m["details"]["search"]["lattice_size"]
-    assert payload["recheck"].startswith(f"airflow-privacy check {out} --sensitive occupation")
-    assert m["group_columns"] == QIS
+    recheck = cli_anonymize.recheck_command(Envelope.from_dict(payload))
+    assert recheck.startswith(f"airflow-privacy check {out} --sensitive occupation")
+    assert m["group_columns"] == QIS == d["group_columns"]
     assert run(check(out, QIS, ["ck-safety", "--c", "0.7", "--k", "3"]), capsys)[0] == 0
     assert run(check(out, QIS, ["k-anonymity", "--k", "5"]), capsys)[0] == 0
     # the written release is exactly the in-memory one the manifest describes
@@ -85,6 +102,10 @@ def test_mondrian_release_is_rechecked_by_check(
     assert code == 0, err
     assert "anonymize (mondrian): release written to" in stdout
     assert "criterion: entropy-l-diversity (l=2.5): SAFE" in stdout
+    # without --manifest the manifest is written beside the release
+    beside = tmp_path / "rel.csv.manifest.json"
+    assert f"manifest: {beside}" in stdout
+    assert json.loads(beside.read_text())["method"] == "mondrian"
     rel = read_release(out)
     assert all("-" in a or a.isdigit() for a in rel.column("age").to_pylist())
     assert run(check(out, QIS, ["entropy-l-diversity", "--l", "2.5"]), capsys)[0] == 0
@@ -187,7 +208,7 @@ def test_impossible_criterion_is_named_and_nothing_is_written(
         (["--criterion", "k-anonymity:k=2", "--utility", "loss"],
          "--utility applies to --method lattice only"),
         (["--criterion", "k-anonymity:k=2", "--st", "x.csv"],
-         "--st applies to --method bucketize only"),
+         "--qit and --st apply to --method bucketize only"),
         (["--criterion", "k-anonymity:k=2", "--hierarchy", "age"], "--hierarchy expects COL=VALUE"),
         (["--criterion", "k-anonymity:k=2", "--hierarchy", "age=/no/such.csv"],
          "hierarchy file '/no/such.csv' does not exist"),
@@ -228,7 +249,7 @@ def test_output_paths_are_checked(
 ) -> None:
     argv = [*base(adult_csv, adult_csv, "mondrian"), "--criterion", "k-anonymity:k=2"]
     code, _, err = run(argv, capsys)
-    assert code == 2 and "an output path is the input file" in err
+    assert code == 2 and f"the release would overwrite the input '{adult_csv}'" in err
     out = tmp_path / "r.txt.json"
     code, _, err = run(
         [*base(adult_csv, out, "mondrian"), "--criterion", "k-anonymity:k=2"], capsys
@@ -240,29 +261,30 @@ def test_a_failing_write_leaves_nothing_behind(
     adult_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    real = cli_anonymize._write_table
-    calls: list[Path] = []
-
-    def flaky(table: Any, tmp: Path, final: Path) -> None:
-        calls.append(final)
-        if len(calls) == 2:
-            raise OSError("disk full")
-        real(table, tmp, final)
-
-    monkeypatch.setattr(cli_anonymize, "_write_table", flaky)
+    real = gate_tables._serialize
+    calls: list[str] = []
     out, qit, st = tmp_path / "one.csv", tmp_path / "qit.csv", tmp_path / "st.csv"
+
+    def flaky(content: Any, name: str, sink: Any) -> None:
+        calls.append(name)
+        if name == qit.name:  # the release and its manifest are written by then
+            raise OSError(28, "disk full")
+        real(content, name, sink)
+
+    monkeypatch.setattr(gate_tables, "_serialize", flaky)
     argv = [*base(adult_csv, out, "bucketize"), "--criterion", "k-anonymity:k=3",
             "--qit", str(qit), "--st", str(st)]  # fmt: skip
     code, _, err = run(argv, capsys)
     assert code == 2
+    assert calls[:2] == [out.name, "one.csv.manifest.json"] and calls[-1] == qit.name
     assert f"cannot write '{qit}': disk full; nothing was written" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
 def test_parse_criterion() -> None:
-    assert cli_anonymize.parse_criterion("ck-safety:c=0.7,k=3") == ("ck-safety", {"c": 0.7, "k": 3})
-    assert cli_anonymize.parse_criterion("t-closeness:t=0.2,ordered=false") == (
+    assert parse_spec("ck-safety:c=0.7,k=3") == ("ck-safety", {"c": 0.7, "k": 3})
+    assert parse_spec("t-closeness:t=0.2,ordered=false") == (
         "t-closeness",
         {"t": 0.2, "ordered": False},
     )
-    assert cli_anonymize.parse_criterion("k-anonymity") == ("k-anonymity", {})
+    assert parse_spec("k-anonymity") == ("k-anonymity", {})

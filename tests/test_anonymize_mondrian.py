@@ -127,8 +127,9 @@ def test_mondrian_partitions_are_valid_passing_and_maximal(p: Problem, criteria:
 def test_adult_five_anonymous_release_format() -> None:
     t = load_adult()
     qis = [c for c in t.column_names if c != "occupation"]
+    hierarchies = adult_hierarchies()
     result = anonymize(t, qis, "occupation", "mondrian", [("k-anonymity", {"k": 5})],
-                       adult_hierarchies())  # fmt: skip
+                       {q: hierarchies[q] for q in qis})  # fmt: skip
     m = result.manifest
     assert m.details["dimensions"]["age"] == "numeric"
     assert m.details["dimensions"]["education"] == "categorical"
@@ -177,8 +178,10 @@ def test_utility_from_the_definitions() -> None:
 
 def test_background_knowledge_criteria_are_checked_on_the_whole_release() -> None:
     t = load_adult().slice(0, 3000)
-    result = anonymize(t, ["age", "sex", "education"], "occupation", "mondrian",
-                       [("ck-safety", {"c": 0.6, "k": 2})], adult_hierarchies())  # fmt: skip
+    qis = ["age", "sex", "education"]
+    h = adult_hierarchies()
+    result = anonymize(t, qis, "occupation", "mondrian",
+                       [("ck-safety", {"c": 0.6, "k": 2})], {q: h[q] for q in qis})  # fmt: skip
     d = result.manifest.details
     assert d["criteria_checked_on_whole_release"] == ["ck-safety (c=0.6, k=2)"]
     assert result.manifest.criteria_results[0].safe

@@ -60,14 +60,48 @@ def test_ck_safety_json_contract_and_exit_codes(
     code, out, _ = run([*argv, "--c", "0.7"], capsys)
     data = json.loads(out)
     assert code == 0 and data["safe"] is True
-    assert data["criterion"] == "ck-safety"
-    assert data["max_disclosure"] == pytest.approx(float(Fraction(2, 3)), abs=1e-12)
-    witness = data["witness"]
+    assert data["step"] == "check" and data["outcome"] == "passed"
+    (result,) = data["results"]
+    assert result["criterion"] == "ck-safety" and result["safe"] is True
+    assert result["max_disclosure"] == pytest.approx(float(Fraction(2, 3)), abs=1e-12)
+    witness = result["witness"]
     assert witness["knowledge"] == "implications"
     assert len(witness["atoms"]) <= 1
     assert witness["target"]["group_label"] in ("zip=1485*, sex=M", "zip=1485*, sex=F")
     code, out, _ = run([*argv, "--c", "0.6"], capsys)
-    assert code == 1 and json.loads(out)["safe"] is False
+    data = json.loads(out)
+    assert code == 1 and data["safe"] is False and data["outcome"] == "failed"
+    assert data["results"][0]["safe"] is False
+
+
+def test_several_criteria_in_one_envelope(
+    fig3_csv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The release is counted once and judged by every criterion; it passes only if all do,
+    and every failure is a reason."""
+    argv = ["check", *base(fig3_csv), "--criterion", "k-anonymity:k=5", "--criterion",
+            "ck-safety:c=0.6,k=1", "--criterion", "distinct-l-diversity:l=4",
+            "--format", "json"]  # fmt: skip
+    code, out, _ = run(argv, capsys)
+    data = json.loads(out)
+    assert code == 1 and data["safe"] is False and data["outcome"] == "failed"
+    assert [(r["criterion"], r["safe"]) for r in data["results"]] == [
+        ("k-anonymity", True),
+        ("ck-safety", False),
+        ("distinct-l-diversity", False),
+    ]
+    assert [r.split(":")[0] for r in data["reasons"]] == ["ck-safety", "distinct-l-diversity"]
+    assert data["release"]["records"] == 10 and data["release"]["groups"] == 2
+    assert data["summary"] == (
+        "k-anonymity (k=5): SAFE; ck-safety (c=0.6, k=1): UNSAFE; "
+        "distinct-l-diversity (l=4): UNSAFE"
+    )
+    passing = ["check", *base(fig3_csv), "--criterion", "k-anonymity:k=5", "--criterion",
+               "ck-safety:c=0.7,k=1", "--format", "json"]  # fmt: skip
+    code, out, _ = run(passing, capsys)
+    data = json.loads(out)
+    assert code == 0 and data["safe"] is True and data["reasons"] == []
+    assert [r["safe"] for r in data["results"]] == [True, True]
 
 
 def test_safe_means_strictly_below_c(fig3_csv: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -84,8 +118,9 @@ def test_text_output_spells_out_the_witness(
     code, out, _ = run(argv, capsys)
     assert code == 1
     assert "UNSAFE" in out
-    assert "an adversary who knows that (1) the target does not have" in out
-    assert "with probability 0.6667" in out
+    text = " ".join(out.split())  # the reason is folded over several lines
+    assert "an adversary who knows that (1) the target does not have" in text
+    assert "with probability 0.6667" in text
 
 
 def test_parquet_and_csv_agree(
@@ -139,7 +174,7 @@ BAD_INPUTS = [
     (["--criterion", "ck-safety", "--c", "0.5", "--k", "two"], "--k must be a whole number"),
     (["--criterion", "ck-safety", "--c", "0.5"], "criterion ck-safety needs k"),
     (["--criterion", "k-anonymity", "--k", "2", "--t", "0.1"], "t does not apply to criterion"),
-    (["--criterion", "no-such"], "invalid choice: 'no-such'"),
+    (["--criterion", "no-such"], "unknown criterion 'no-such'"),
 ]
 
 
@@ -220,7 +255,8 @@ def test_console_script_end_to_end(fig3_csv: Path) -> None:
         capture_output=True, text=True,
     )  # fmt: skip
     assert ok.returncode == 0, ok.stderr
-    assert json.loads(ok.stdout)["safe"] is True
+    envelope = json.loads(ok.stdout)
+    assert envelope["safe"] is True and envelope["results"][0]["safe"] is True
     bad = subprocess.run(
         [str(exe), "check", *base(fig3_csv), "--criterion", "ck-safety", "--c", "2", "--k", "1"],
         capture_output=True, text=True,
@@ -261,7 +297,8 @@ def test_json_is_strict_even_for_infinite_values(
     code, out, _ = run(argv, capsys)
     assert code == 1
     data = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
-    assert data["value"] == "inf"
+    assert data["safe"] is False
+    assert data["results"][0]["value"] == "inf"
 
 
 def test_internal_error_is_exit_3_not_a_verdict(

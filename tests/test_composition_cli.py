@@ -1,5 +1,7 @@
-"""``airflow-privacy audit`` and ``airflow-privacy ledger``: the paper's Table 1 end to end,
-exit codes, JSON contract, known overlap, manifests, and bad input (exit 2, one line)."""
+"""``airflow-privacy audit`` and ``airflow-privacy ledger``: the paper's Table 1 end to end
+(through an attempt, the audit and the gate), exit codes, the report envelope (which never
+shows an individual's sensitive value: only the confidential --individuals file does), known
+overlap, manifests, and bad input (exit 2, one line)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,23 @@ from airflow_privacy.ledger import ReleaseLedger
 from tests.test_composition_attack import QIS, TABLE_1A, TABLE_1B
 
 KEY_ENV = "AIRFLOW_PRIVACY_LEDGER_KEY"
+KEY = "tests-only-key-0123456789abcdefghijklmnopqrstuv"
+OTHER_KEY = "tests-only-key-ZYXWVUTSRQPONMLKJIHGFEDCBA98765"
+# every sensitive value of Table 1: none may appear in what the audit prints
+VALUES = {r[-1] for r in (*TABLE_1A, *TABLE_1B)}
+
+
+@pytest.fixture(autouse=True)
+def no_default_ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The default ledger location ($AIRFLOW_HOME/privacy_ledger.db) in an empty folder: a
+    test never reads or writes the ledger of the machine it runs on."""
+    home = tmp_path / "airflow-home"
+    home.mkdir()
+    monkeypatch.setenv("AIRFLOW_HOME", str(home))
+    monkeypatch.delenv("AIRFLOW_PRIVACY_LEDGER_URL", raising=False)
+    monkeypatch.delenv("AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT", raising=False)
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    return home
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -53,8 +72,13 @@ def columns() -> list[str]:
     return ["--sensitive", "condition", "--qi", "zip", "--qi", "age", "--qi", "nationality"]
 
 
+def _envelope_text(out: str) -> str:
+    """Every string of an envelope printed as JSON (values, keys), for leak checks."""
+    return json.dumps(json.loads(out), ensure_ascii=False)
+
+
 def test_table1_through_the_ledger(
-    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     db = str(files["db"])
     code, out, _ = run(
@@ -73,7 +97,9 @@ def test_table1_through_the_ledger(
         ],
         capsys,
     )
-    assert code == 0 and "release #1 (hospital-2 v1) recorded published" in out
+    assert code == 0 and "release #1 (hospital-2 v1) recorded as published" in out
+    with ReleaseLedger(db, create=False) as ledger:
+        h2_uuid = ledger.info(1).uuid
     argv = [
         "audit",
         str(files["h1"]),
@@ -87,14 +113,22 @@ def test_table1_through_the_ledger(
     code, out, err = run([*argv, "--format", "json"], capsys)
     assert code == 1 and err == ""
     data = json.loads(out)
-    assert data["criterion"] == "composition" and data["safe"] is False
-    assert data["witness"]["intersection"] == ["AIDS"] and data["witness"]["row"] == 0
-    assert data["witness"]["qis"] == {"zip": "13012", "age": "28", "nationality": "US"}
-    assert [r["groups"] for r in data["witness"]["releases"]] == [
+    assert data["step"] == "audit" and data["outcome"] == "failed" and data["safe"] is False
+    (result,) = data["results"]
+    assert result["criterion"] == "composition" and result["safe"] is False
+    # the witness is Alice by her row of the population, with the groups that combine; how many
+    # values are left (one), never which (AIDS), nor her QI values
+    witness = result["witness"]
+    assert witness["row"] == 0 and witness["ea_hat"] == 1 and witness["confidence"] == 1.0
+    assert "intersection" not in witness and "qis" not in witness
+    assert [r["groups"] for r in witness["releases"]] == [
         ["zip=130**, age=<30, nationality=*"],
         ["zip=130**, age=<35, nationality=*"],
     ]
-    audit = data["audit"]
+    shown = _envelope_text(out)
+    assert not [v for v in VALUES if v in shown], shown
+    assert "13012" not in shown and "Alice" not in shown
+    audit = data["details"]
     assert audit["overlap_size"] == 3 and audit["vp"] == 2
     assert audit["pvp"][0] == {
         "confidence": 1.0,
@@ -105,23 +139,95 @@ def test_table1_through_the_ledger(
         "alone_pvp": pytest.approx(100 / 3),  # Bob's H1 group is all Cancer already
         "alone_posterior_pvp": pytest.approx(100 / 3),
     }
-    assert data["priors"] == [
-        {"source": "ledger", "id": 1, "name": "hospital-2 v1", "status": "published"}
+    assert result["value"] == pytest.approx(200 / 3)
+    assert [w["row"] for w in audit["worst"]] == [0, 1, 2]
+    assert all("intersection" not in w and "qis" not in w for w in audit["worst"])
+    assert audit["priors"] == [
+        {"source": "ledger", "id": 1, "uuid": h2_uuid, "name": "hospital-2 v1"}
     ]
-    # text output, and recording the verdict
-    code, out, _ = run([*argv, "--record", "hospital-1"], capsys)
+    # the ledger's location from the environment when --ledger is not given
+    env_argv = [a for a in argv if a not in ("--ledger", db)]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AIRFLOW_PRIVACY_LEDGER_URL", f"sqlite:///{db}")
+        code, out, _ = run([*env_argv, "--format", "json"], capsys)
+    assert code == 1 and json.loads(out)["details"]["priors"][0]["id"] == 1
+    # a dataset that is not in the ledger is a typo, not "nothing to audit against"
+    code, _, err = run([*argv, "--dataset", "hospital-22"], capsys)
+    assert code == 2 and "dataset 'hospital-22' is not in ledger" in err
+
+    # recording the verdict: an attempt (hospital 1's first release), the audit as its check,
+    # and the gate, which blocks it with the audit's reason
+    code, out, err = run(["attempt", str(files["h1"]), "--dataset", "hospital-1", *columns(),
+                          "--require", "audit", "--ledger", db, "--quiet"], capsys)  # fmt: skip
+    assert code == 2 and "dataset 'hospital-1' has no published release" in err
+    assert "--first-release" in err
+    attempt = _attempt(files["h1"], "hospital-1", db, capsys)
+    individuals = tmp_path / "individuals.csv"
+    code, out, _ = run([*argv, "--attempt", attempt, "--individuals", str(individuals)], capsys)
     assert code == 1
     assert out.startswith("composition audit (C = 100%, limit 0%, measure ganta): BLOCKED")
-    assert "row 0: {'AIDS'} left after intersecting h1.csv group zip=130**, age=<30" in out
-    assert "recorded:   release #2 (hospital-1 v1, blocked)" in out
-    info = ReleaseLedger(db).info(2)
-    assert info.status == "blocked" and "AIDS" in info.reasons[0]
-    assert info.criteria[-1]["criterion"] == "composition"
+    assert (
+        "row 0: C = 1, posterior 1; h1.csv group zip=130**, age=<30, nationality=* (3 left) "
+        "with hospital-2 v1 group zip=130**, age=<35, nationality=* (4 left)"
+    ) in out
+    assert not [v for v in VALUES if v in out], out
+    assert f"recorded:   check 'audit' of attempt {attempt}" in out
+    assert f"individuals (confidential): {individuals}" in out
+    # only the confidential file names the value left for each person
+    rows = pacsv.read_csv(individuals).to_pylist()
+    assert (rows[0]["row"], rows[0]["ea_hat"], rows[0]["intersection"]) == (0, 1, "AIDS")
+    code, out, _ = run(["publish", "--attempt", attempt, "--ledger", db], capsys)
+    assert code == 1 and out.startswith("BLOCKED: hospital-1 v1 was NOT published: 1 reason(s)")
+    assert "reason: audit: composition: 2 of the 3 people" in out
+    with ReleaseLedger(db, create=False) as ledger:
+        info = ledger.info(2)
+        (blocked,) = ledger.attempts(2)
+    assert info.status == "blocked" and info.content_status == "candidate"
+    assert blocked.status == "blocked" and blocked.uuid == attempt
+    assert "PVP = 66.67%" in blocked.reasons[0]
+    assert not [v for v in VALUES if v in " ".join(blocked.reasons)], blocked.reasons
+    (check,) = blocked.checks
+    assert (check.name, check.step, check.safe) == ("audit", "audit", False)
+    assert check.envelope["results"][-1]["criterion"] == "composition"
+    stored = json.dumps(check.envelope, ensure_ascii=False)
+    assert not [v for v in VALUES if v in stored] and "13012" not in stored
     # a 50% limit lets 2 of 3 pass? no: 66.7% > 50%; 70% passes
+    assert run([*argv, "--max-pvp", "50"], capsys)[0] == 1
     assert run([*argv, "--max-pvp", "70"], capsys)[0] == 0
     # the blocked candidate in the ledger is not a prior (only published releases are)
     code, out, _ = run([*argv, "--max-pvp", "70", "--format", "json"], capsys)
-    assert [p["id"] for p in json.loads(out)["priors"]] == [1]
+    assert [p["id"] for p in json.loads(out)["details"]["priors"]] == [1]
+
+    # a new attempt of the same content is judged afresh: at a 70% limit it passes, and the
+    # gate publishes it (copied with its files, counted by every later audit)
+    attempt = _attempt(files["h1"], "hospital-1", db, capsys)
+    code, out, _ = run([*argv, "--attempt", attempt, "--max-pvp", "70"], capsys)
+    assert code == 0 and "composition audit (C = 100%, limit 70%, measure ganta): PASS" in out
+    published = tmp_path / "published"
+    code, out, _ = run(["publish", str(files["h1"]), "--attempt", attempt, "--to",
+                        str(published), "--ledger", db], capsys)  # fmt: skip
+    assert code == 0 and out.startswith("PUBLISHED: published hospital-1 v1 (release #2)")
+    assert (published / "h1.csv").read_bytes() == files["h1"].read_bytes()
+    with ReleaseLedger(db, create=False) as ledger:
+        assert ledger.info(2).status == "published"
+        assert [a.status for a in ledger.attempts(2)] == ["blocked", "published"]
+    # the published candidate is never an earlier release of itself
+    code, out, _ = run([*argv, "--format", "json"], capsys)
+    assert code == 0 and json.loads(out)["outcome"] == "already-published"
+
+
+def _attempt(
+    release: Path, dataset: str, db: str, capsys: pytest.CaptureFixture[str], *extra: str
+) -> str:
+    """Open an attempt (a first release of ``dataset``) requiring the check ``audit``."""
+    code, out, err = run(["attempt", str(release), "--dataset", dataset, *columns(),
+                          "--require", "audit", "--first-release", "--ledger", db, "--quiet",
+                          "--format", "json", *extra], capsys)  # fmt: skip
+    assert code == 0, err
+    env = json.loads(out)
+    assert env["step"] == "attempt" and env["outcome"] == "opened"
+    uuid: str = env["attempt"]["uuid"]
+    return uuid
 
 
 def test_prior_files_confidence_and_measure(
@@ -136,9 +242,18 @@ def test_prior_files_confidence_and_measure(
         str(carol),
         "--prior",
         str(files["h2"]),
+        "--no-ledger",
         "--quiet",
     ]
     assert run(argv, capsys)[0] == 0  # {Cancer, Viral Infection}: no perfect breach
+    code, out, _ = run([*argv, "--format", "json"], capsys)
+    data = json.loads(out)
+    assert (
+        code == 0
+        and data["safe"] is True
+        and data["details"]["priors"]
+        == [{"source": "file", "name": "h2.csv", "ref": str(files["h2"])}]
+    )
     assert run([*argv, "--confidence", "50%"], capsys)[0] == 1
     assert run([*argv, "--confidence", "1/2", "--max-pvp", "100"], capsys)[0] == 0
     # H1 {Cancer 1, VI 2} and H2 {Cancer 3, VI 2}: posterior of VI is 4/7
@@ -160,7 +275,7 @@ def test_known_overlap_with_identifier_hashes(
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> None:
-    monkeypatch.setenv(KEY_ENV, "s3cret")
+    monkeypatch.setenv(KEY_ENV, KEY)
     db = str(files["db"])
     # hospital 2 saw Bob and Carol only
     ids = write_csv(tmp_path / "h2_people.csv", ("name",), [("Bob",), ("Carol",)])
@@ -202,16 +317,22 @@ def test_known_overlap_with_identifier_hashes(
         "name",
     ]
     code, out, _ = run([*argv, "--overlap", "known"], capsys)
-    audit = json.loads(out)["audit"]
+    audit = json.loads(out)["details"]
     # Alice (AIDS) is not in hospital 2: only Bob and Carol are intersected
+    assert audit["overlap"] == "known"
     assert audit["overlap_size"] == 2 and audit["candidate_only"] == 1
     assert [w["row"] for w in audit["worst"]] == [1, 2]
     assert code == 1  # Bob: {Cancer}
+    assert "Bob" not in out and "Carol" not in out  # identifiers are only hashed
     code, out, _ = run(argv, capsys)  # worst case: Alice is assumed present
-    assert json.loads(out)["audit"]["overlap_size"] == 3
-    monkeypatch.setenv(KEY_ENV, "another key")
+    assert json.loads(out)["details"]["overlap_size"] == 3
+    monkeypatch.setenv(KEY_ENV, OTHER_KEY)
     code, _, err = run([*argv, "--overlap", "known"], capsys)
     assert code == 2 and "hashed with another key" in err
+    # a short key could be found by trying keys against a stored hash: refused
+    monkeypatch.setenv(KEY_ENV, "s3cret")
+    code, _, err = run([*argv, "--overlap", "known"], capsys)
+    assert code == 2 and "is too weak" in err
 
 
 def test_bucketized_candidate_is_its_own_population(
@@ -260,6 +381,9 @@ def test_bucketized_candidate_is_its_own_population(
             "bucket",
             "--prior",
             str(prior),
+            "--no-ledger",
+            "--individuals",
+            str(tmp_path / "individuals.parquet"),
             "--quiet",
             "--format",
             "json",
@@ -267,11 +391,20 @@ def test_bucketized_candidate_is_its_own_population(
         capsys,
     )
     assert err == ""
-    audit = json.loads(out)["audit"]
+    data = json.loads(out)
+    audit = data["details"]
     # row 0 (28, 13012): bucket 1 {flu, aids} ∩ <30 {aids, hiv} = {aids}
     assert code == 1 and audit["worst"][0]["row"] == 0
-    assert audit["worst"][0]["intersection"] == ["aids"]
+    assert audit["worst"][0]["ea_hat"] == 1 and audit["worst"][0]["confidence"] == 1.0
+    assert "intersection" not in audit["worst"][0]
+    assert "aids" not in out and "13012" not in out  # the envelope shows neither
+    assert data["release"]["kind"] == "bucketized"
+    assert data["release"]["group_columns"] == ["bucket"]
     assert audit["population"] == 4
+    assert audit["population_ref"] == str(cand)  # the candidate is its own population
+    # the confidential per-individual file names the value left
+    rows = pq.read_table(tmp_path / "individuals.parquet").to_pylist()
+    assert rows[0]["row"] == 0 and rows[0]["intersection"] == "aids"
 
 
 def test_mondrian_release_with_its_manifest(
@@ -304,6 +437,7 @@ def test_mondrian_release_with_its_manifest(
         str(paths[1]),
         "--prior",
         str(paths[0]),
+        "--no-ledger",
         "--population",
         str(raw),
         "--hierarchy",
@@ -318,7 +452,7 @@ def test_mondrian_release_with_its_manifest(
     ]
     code, out, err = run(argv, capsys)
     assert code == 0, err
-    audit = json.loads(out)["audit"]
+    audit = json.loads(out)["details"]
     # Mondrian's releases are locatable: every person is covered by their own group
     assert audit["releases"][0]["unlocatable"] == 0
     assert all(r["ambiguous"] == 0 for r in audit["releases"])
@@ -329,7 +463,7 @@ def test_mondrian_release_with_its_manifest(
     code, out, _ = run(
         [a for a in argv if not a.startswith("education=") and a != "--hierarchy"], capsys
     )
-    assert json.loads(out)["audit"]["releases"][0]["unlocatable"] > 0
+    assert json.loads(out)["details"]["releases"][0]["unlocatable"] > 0
 
 
 def _edu() -> Any:
@@ -342,6 +476,7 @@ def test_bad_input_exits_2_with_one_line(
     files: dict[str, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     base = ["audit", str(files["h1"]), *columns(), "--population", str(files["people"]), "--quiet"]
+    files_only = [*base, "--no-ledger"]
     other = tmp_path / "other.csv"
     other.write_text(files["h2"].read_text().replace("condition", "diagnosis"))
     Path(f"{other}.manifest.json").write_text(
@@ -352,23 +487,31 @@ def test_bad_input_exits_2_with_one_line(
     Path(f"{fewer}.manifest.json").write_text(
         json.dumps({"method": "mondrian", "qis": ["zip", "age"], "sensitive": "condition"})
     )
+    h2 = str(files["h2"])
     cases = [
-        ([*base, "--prior", str(other)], "sensitive attribute 'diagnosis'"),
+        ([*files_only, "--prior", str(other)], "sensitive attribute 'diagnosis'"),
         (
-            [*base, "--prior", str(fewer)],
+            [*files_only, "--prior", str(fewer)],
             "QI 'nationality' of the candidate is missing from release 'fewer.csv'",
         ),
         ([*base, "--ledger", "foo://nowhere"], "unknown ledger URL scheme 'foo'"),
         ([*base, "--ledger", str(tmp_path / "none.db")], "ledger file"),
-        ([*base[:-3], "--quiet", "--prior", str(files["h2"])], "pass --population FILE"),
-        ([*base, "--prior", str(files["h2"]), "--overlap", "known"], "--overlap known needs"),
-        ([*base], "nothing to audit against"),
-        ([*base, "--prior", str(tmp_path / "missing.csv")], "does not exist"),
-        ([*base, "--prior", str(files["h2"]), "--confidence", "2"], "--confidence must be in"),
-        ([*base, "--prior", str(files["h2"]), "--max-pvp", "150"], "percentage in [0, 100]"),
-        ([*base, "--prior", str(files["h2"]), "--hierarchy", "zip"], "--hierarchy expects"),
+        # the default location ($AIRFLOW_HOME) holds no ledger: never "nothing to audit"
+        ([*base], "does not exist, so there is no earlier release to audit against"),
+        ([*base], "declare it with --first-release"),
         (
-            [*base, "--prior", str(files["h2"]), "--individuals", str(tmp_path / "x.json")],
+            [*base[:-3], "--quiet", "--no-ledger", "--prior", h2],
+            "give --population (its original records)",
+        ),
+        ([*files_only, "--prior", h2, "--overlap", "known"], "--overlap known needs"),
+        ([*files_only], "nothing to audit against: use the ledger and/or --prior FILE"),
+        ([*files_only, "--prior", h2, "--dataset", "d"], "--dataset and --against need the"),
+        ([*files_only, "--prior", str(tmp_path / "missing.csv")], "does not exist"),
+        ([*files_only, "--prior", h2, "--confidence", "2"], "--confidence must be in"),
+        ([*files_only, "--prior", h2, "--max-pvp", "150"], "percentage in [0, 100]"),
+        ([*files_only, "--prior", h2, "--hierarchy", "zip"], "--hierarchy expects"),
+        (
+            [*files_only, "--prior", h2, "--individuals", str(tmp_path / "x.json")],
             "cannot tell the format",
         ),
         (
@@ -378,7 +521,8 @@ def test_bad_input_exits_2_with_one_line(
                 "--population",
                 str(files["people"]),
                 "--prior",
-                str(files["h2"]),
+                h2,
+                "--no-ledger",
                 "--quiet",
             ],
             "pass --qi",
@@ -389,18 +533,23 @@ def test_bad_input_exits_2_with_one_line(
         assert code == 2, (argv, err)
         assert message in err, (message, err)
         assert err.count("\n") == 1 and out == ""
+    # reading never creates a ledger
+    assert not (tmp_path / "none.db").exists()
+    assert list((tmp_path / "airflow-home").iterdir()) == []
 
 
 def test_ledger_cli(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     db = str(files["db"])
     code, _, err = run(["ledger", "list", "--ledger", db], capsys)
     assert code == 2 and "does not exist" in err
+    assert not files["db"].exists()  # reading never creates a ledger
+    dataset = "x'; DROP TABLE ledger_groups;--"
     imp = [
         "ledger",
         "import",
         str(files["h1"]),
         "--dataset",
-        "x'; DROP TABLE ledger_groups;--",
+        dataset,
         *columns(),
         "--ledger",
         db,
@@ -408,27 +557,59 @@ def test_ledger_cli(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) 
     ]
     assert run(imp, capsys)[:2] == (
         0,
-        "release #1 (x'; DROP TABLE ledger_groups;-- v1) recorded candidate\n",
+        "release #1 (x'; DROP TABLE ledger_groups;-- v1) recorded as candidate\n",
     )
     code, out, _ = run(imp, capsys)
-    assert "already recorded as candidate" in out
+    assert code == 0 and "already recorded as release #1" in out and "candidate)" in out
     code, out, _ = run(["ledger", "list", "--ledger", db, "--format", "json"], capsys)
     rel = json.loads(out)["releases"]
     assert len(rel) == 1 and rel[0]["groups"] == 3 and rel[0]["records"] == 12
-    code, out, _ = run(
-        ["ledger", "show", "x'; DROP TABLE ledger_groups;--@1", "--ledger", db, "--groups"], capsys
-    )
+    assert rel[0]["status"] == "candidate"
+    code, out, _ = run(["ledger", "show", f"{dataset}@1", "--ledger", db, "--groups"], capsys)
     assert code == 0 and "130** | 3* | *  (4)  {Cancer: 4}" in out
-    assert (
-        run(["ledger", "mark-blocked", "1", "--reason", "audit failed", "--ledger", db], capsys)[1]
-        == "release #1 (x'; DROP TABLE ledger_groups;-- v1) is now blocked\n"
+    # a block belongs to an attempt: content without an open attempt cannot be blocked
+    code, _, err = run(
+        ["ledger", "mark-blocked", "1", "--reason", "audit failed", "--ledger", db], capsys
     )
+    assert code == 5 and "release #1 (x'; DROP TABLE ledger_groups;-- v1) has no open" in err
+    attempt = _attempt(files["h1"], dataset, db, capsys)
+    code, out, _ = run(
+        ["ledger", "mark-blocked", "1", "--reason", "audit failed", "--ledger", db], capsys
+    )
+    assert code == 0
+    assert out.startswith(f"BLOCKED: attempt {attempt} of x'; DROP TABLE ledger_groups;-- v1 "
+                          "blocked by ")  # fmt: skip
+    code, out, _ = run(["ledger", "list", "--ledger", db, "--status", "blocked"], capsys)
+    assert code == 0 and " blocked " in out.splitlines()[1]
+    # a blocked release cannot be marked published: its attempt is decided, and the gate
+    # gives the reason it was blocked
     code, _, err = run(["ledger", "mark-published", "1", "--ledger", db], capsys)
-    assert code == 2 and "was blocked (audit failed)" in err
+    assert code == 5 and "has no open attempt" in err
+    code, out, _ = run(["publish", "--attempt", attempt, "--ledger", db], capsys)
+    assert code == 1 and "reason: audit failed" in out
+    code, out, _ = run(["ledger", "show", "1", "--ledger", db], capsys)
+    assert f"attempt {attempt}: blocked" in out and "why: audit failed" in out
     code, _, err = run(["ledger", "show", "7", "--ledger", db], capsys)
     assert code == 2 and "release #7 does not exist" in err
     code, out, _ = run(["ledger", "list", "--ledger", db, "--status", "published"], capsys)
     assert out.startswith("no releases in sqlite:///")
+    # a steward sets the blocked attempt aside (who, when and why are kept); once only
+    code, out, _ = run(["ledger", "supersede", attempt, "--reason", "audited the wrong file",
+                        "--by", "steward", "--ledger", db, "--format", "json"], capsys)  # fmt: skip
+    assert code == 0
+    env = json.loads(out)
+    assert env["step"] == "supersede" and env["outcome"] == "superseded"
+    assert env["details"]["superseded_by"] == "steward"
+    assert env["details"]["reason"] == "audited the wrong file"
+    code, _, err = run(["ledger", "supersede", attempt, "--reason", "again", "--ledger", db],
+                       capsys)  # fmt: skip
+    assert code == 5 and "only a blocked attempt can be superseded" in err
+    code, out, _ = run(["ledger", "show", "1", "--ledger", db, "--format", "json"], capsys)
+    shown = json.loads(out)
+    assert shown["status"] == "superseded"
+    assert [
+        (a["status"], a["superseded_by"], a["supersede_reason"]) for a in shown["attempts"]
+    ] == [("superseded", "steward", "audited the wrong file")]
     code, _, err = run(
         [
             "ledger",
@@ -445,3 +626,6 @@ def test_ledger_cli(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) 
         capsys,
     )
     assert code == 2 and "go together" in err
+    # content is recorded as candidate or published; a block is never recorded by import
+    code, _, err = run([*imp, "--status", "blocked"], capsys)
+    assert code == 2 and "invalid choice: 'blocked'" in err

@@ -1,77 +1,64 @@
-"""The release ledger on SQLite and on a real PostgreSQL server: round trip, idempotency,
-status transitions, migrations, concurrent writers, a killed writer, SQL injection attempts,
-keyed identifier hashes, bad URLs."""
+"""The release ledger on SQLite and on a real PostgreSQL server: round trip, idempotency by
+content, the lifecycle of attempts (the gate decides, a block belongs to an attempt),
+reports per attempt, UUIDs, migrations that match the models, concurrent writers, a killed
+writer, SQL injection attempts, keyed identifier hashes under strong keys, bad URLs.
+
+Heavier concurrency, crash and robustness tests live in ``tests/ledger/``."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, inspect, select, text
+from sqlalchemy import create_engine, inspect, select, text, update
 from sqlalchemy.orm import Session
 
 from airflow_privacy.core.composition import PublishedRelease
-from airflow_privacy.errors import InputError
+from airflow_privacy.core.composition.identifiers import fingerprint_matches, key_fingerprint
+from airflow_privacy.errors import IllegalTransition, InputError, LedgerUnavailable
 from airflow_privacy.ledger import ReleaseLedger
+from airflow_privacy.ledger.engine import parse_url
 from airflow_privacy.ledger.migrate import head
-from airflow_privacy.ledger.models import GroupRow, MemberRow, ReleaseRow
+from airflow_privacy.ledger.models import (
+    AttemptRow,
+    DatasetRow,
+    GroupRow,
+    MemberRow,
+    ReleaseRow,
+    ReportRow,
+)
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)
+from tests.ledger.support import INJECTIONS, KEY, OTHER_KEY, ROOT, sample, url, worker
 from tests.ledger_worker import KILLED, make_release
 
-ROOT = Path(__file__).resolve().parent.parent
-KEY = b"ledger-test-key"
-
-INJECTIONS = [
-    "x'; DROP TABLE ledger_releases; --",
-    'a" OR "1"="1',
-    "a' OR '1'='1",
-    "Robert'); DELETE FROM ledger_groups WHERE ('1'='1",
-    "%; \\'; SELECT pg_sleep(5); --",
-    "naïve ✓ 'quoted' \"double\" \\backslash\\ ;semicolon",
-]
+__all__ = ["url"]  # the fixture, imported for this module's tests
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'ledger.db'}"
-    else:
-        yield request.getfixturevalue("pg_url")
-
-
-def sample(kind: str = "generalized") -> PublishedRelease:
-    if kind == "bucketized":
-        return PublishedRelease.from_groups(
-            ("age", "zip"),
-            "disease",
-            [(("1",), {"flu": 2, "cancer": 1}), (("2",), {"aids": 1, "flu": 1})],
-            kind="bucketized",
-            members=[
-                [(("28", "13012"), 2), (("35", "13053"), 1)],
-                [(("40", "14850"), 1), (("28", "13012"), 1)],
-            ],
-            name="b",
-        )
-    if kind == "microaggregated":
-        return PublishedRelease.from_groups(
-            ("age", "income"),
-            "disease",
-            [(("31.5", "40000"), {"flu": 2}), (("52.25", "61000.5"), {"cancer": 1, "flu": 1})],
-            kind="microaggregated",
-        )
-    return PublishedRelease.from_groups(
-        ("age", "zip"),
-        "disease",
-        [(("<30", "130**"), {"aids": 1, "flu": 3}), ((">=30", "130**"), {"cancer": 4})],
+def _passed(ledger: ReleaseLedger, attempt: str, name: str = "check") -> None:
+    ledger.record_check(
+        attempt,
+        name=name,
+        step="check",
+        safe=True,
+        outcome="passed",
+        envelope={"step": "check", "safe": True, "summary": "k-anonymity holds"},
     )
 
 
+def _is_uuid(text: str) -> bool:
+    return str(uuid.UUID(text)) == text
+
+
+# ------------------------------------------------------------------ round trip
 @pytest.mark.parametrize("kind", ["generalized", "bucketized", "microaggregated"])
 def test_round_trip(url: str, kind: str) -> None:
     ledger = ReleaseLedger(url, hash_key=KEY)
@@ -88,6 +75,8 @@ def test_round_trip(url: str, kind: str) -> None:
         identifiers=["id-1", "id-2", "id-2"],
     )
     assert info.created and info.version == "1" and info.status == "candidate"
+    assert info.content_status == "candidate" and info.published_at is None
+    assert _is_uuid(info.uuid)
     assert (info.records, info.groups, info.members) == (rel.n_records, rel.n_groups, 2)
     back = ledger.release(info.id)
     assert back.to_dict() | {"name": ""} == rel.to_dict() | {"name": ""}
@@ -98,46 +87,103 @@ def test_round_trip(url: str, kind: str) -> None:
     assert got.spec == spec and got.criteria == criteria
     assert got.manifest == {"method": "mondrian", "k": 5, "score": "inf"}
     assert ledger.resolve(str(info.id)).id == info.id
+    assert ledger.resolve(f"#{info.id}").id == info.id
     assert ledger.resolve("hospital@1").id == info.id
+    assert ledger.resolve(info.uuid).id == ledger.by_uuid(info.uuid).id == info.id
     assert ledger.member_hashes(info.id) == frozenset(ledger.hash_identifiers(["id-1", "id-2"]))
+    assert info.to_dict()["key_fingerprint"] == "recorded"  # never the value
     # a second process sees the same thing
-    again = ReleaseLedger(url, hash_key=KEY)
+    again = ReleaseLedger(url, hash_key=KEY, create=False)
     assert again.release(info.id).to_dict() == back.to_dict()
+    assert again.info(info.id).uuid == info.uuid
     ledger.close()
     again.close()
 
 
-def test_idempotent_and_statuses(url: str) -> None:
+def test_content_is_recorded_once_and_the_gate_decides_attempts(url: str) -> None:
     ledger = ReleaseLedger(url)
     a = ledger.record("monthly", sample())
     b = ledger.record("monthly", sample())
-    assert a.created and not b.created and a.id == b.id
-    assert ledger.record("other", sample()).id != a.id  # another dataset: its own record
+    assert a.created and not b.created and (a.id, a.uuid) == (b.id, b.uuid)
+    other = ledger.record("other", sample())  # another dataset: its own record
+    assert other.id != a.id and other.uuid != a.uuid and other.version == "1"
     c = ledger.record("monthly", sample("microaggregated"))
     assert c.created and c.version == "2"
-    with pytest.raises(InputError, match="version '2' is already recorded with different content"):
-        ledger.record("monthly", sample("bucketized"), version="2")
-    d = ledger.record("monthly", sample("bucketized"), version="2024-06")
-    assert d.version == "2024-06"
-    # candidate -> published by recording the same content as published
-    assert ledger.record("monthly", sample(), status="published").status == "published"
-    assert ledger.info(a.id).status == "published"
-    assert ledger.mark_published(a.id).status == "published"  # no-op
-    with pytest.raises(InputError, match="already published"):
-        ledger.mark_blocked(a.id, ["too late"])
-    with pytest.raises(InputError, match="is published; it cannot be deleted"):
-        ledger.delete(a.id)
-    blocked = ledger.mark_blocked(c.id, ["PVP_100 = 12% > 0%"])
-    assert blocked.status == "blocked" and blocked.reasons == ["PVP_100 = 12% > 0%"]
-    with pytest.raises(InputError, match=r"was blocked \(PVP_100 = 12% > 0%\)"):
-        ledger.mark_published(c.id)
-    with pytest.raises(InputError, match="was blocked"):
-        ledger.record("monthly", sample("microaggregated"), status="published")
-    with pytest.raises(InputError, match="needs at least one reason"):
+    # a label of unpublished content may be used again
+    d = ledger.record("monthly", sample("bucketized"), version="2")
+    assert d.created and d.version == "2" and d.id != c.id
+    d = ledger.record("monthly", sample("bucketized"), version="2024-06")  # relabelled
+    assert not d.created and d.version == "2024-06"
+    # a block belongs to an attempt, never to content
+    with pytest.raises(InputError, match="candidate or published, not 'blocked'"):
         ledger.record("monthly", make_release(1, 3), status="blocked")
-    assert [r.status for r in ledger.list("monthly")] == ["published", "blocked", "candidate"]
-    assert [r.id for r in ledger.list(status="published")] == [a.id]
+    # importing history: the same content recorded as published elsewhere
+    pub = ledger.record("monthly", sample(), status="published")
+    assert (pub.id, pub.status, pub.content_status) == (a.id, "published", "published")
+    assert ledger.info(a.id).published_at is not None
+    [imported] = ledger.attempts(a.id)
+    assert imported.status == "published" and imported.origin.get("import") is True
+    # a published label cannot be taken by other content, by recording or relabelling
+    with pytest.raises(InputError, match="version '1' is already published"):
+        ledger.record("monthly", make_release(2, 3), version="1")
+    with pytest.raises(InputError, match="version '1' is already published"):
+        ledger.record("monthly", sample("bucketized"), version="1")
+    # published content: no open attempt to decide, no deletion
+    with pytest.raises(IllegalTransition, match="has no open attempt"):
+        ledger.mark_published(a.id)
+    with pytest.raises(IllegalTransition, match="has no open attempt"):
+        ledger.mark_blocked(a.id, ["too late"])
+    with pytest.raises(IllegalTransition, match="is published; it cannot be deleted"):
+        ledger.delete(a.id)
+    # mark_published goes through the gate: nothing checked -> blocked with every reason
+    first = ledger.open_attempt("monthly", sample("microaggregated"), required=["check"])
+    assert first.release.id == c.id and first.status == "open" and _is_uuid(first.uuid)
+    blocked = ledger.mark_published(c.id)
+    assert blocked.status == "blocked" and blocked.uuid == first.uuid
+    assert any("check: no result was recorded" in r for r in blocked.reasons)
+    assert any("no check was recorded" in r for r in blocked.reasons)
+    assert ledger.info(c.id).status == "blocked"
+    assert ledger.info(c.id).content_status == "candidate"
+    with pytest.raises(IllegalTransition, match="already decided"):
+        _passed(ledger, first.uuid)
+    # a failed check blocks too, with its reasons
+    second = ledger.open_attempt("monthly", sample("microaggregated"), required=["check"])
+    ledger.record_check(
+        second.uuid,
+        name="check",
+        step="check",
+        safe=False,
+        outcome="failed",
+        envelope={"reasons": ["PVP_100 = 12% > 0%"]},
+    )
+    assert ledger.mark_published(c.id).reasons == ["check: PVP_100 = 12% > 0%"]
+    # a steward supersedes a blocked attempt; a new attempt is judged afresh
+    sup = ledger.supersede(second.uuid, "the data error is fixed", by="steward")
+    assert (sup.status, sup.superseded_by) == ("superseded", "steward")
+    assert ledger.info(c.id).status == "superseded"
+    third = ledger.open_attempt("monthly", sample("microaggregated"), required=["check"])
+    _passed(ledger, third.uuid)
+    done = ledger.mark_published(c.id)
+    assert done.status == "published" and done.release.status == "published"
+    assert [x.status for x in ledger.attempts(c.id)] == ["blocked", "superseded", "published"]
+    # published content gets an already-published attempt: nothing is checked again
+    again = ledger.open_attempt("monthly", sample("microaggregated"), required=["check"])
+    assert again.status == "already-published" and "already published" in again.reasons[0]
+    # a block by hand, on an open attempt only
+    e = ledger.open_attempt("monthly", make_release(3, 4), required=["check"])
+    assert e.release.version == "3"
+    assert ledger.mark_blocked(e.release.id, ["by hand"], by="steward").status == "blocked"
+    assert [r.status for r in ledger.list("monthly")] == [
+        "published",
+        "published",
+        "candidate",
+        "blocked",
+    ]
+    assert [r.id for r in ledger.list(status="published")] == [a.id, c.id]
+    assert [r.id for r in ledger.list(status="blocked")] == [e.release.id]
+    assert ledger.datasets() == ["monthly", "other"]
     ledger.delete(d.id)
+    ledger.delete(e.release.id)  # blocked, never published: deleted with its attempts
     assert [r.version for r in ledger.list("monthly")] == ["1", "2"]
     with pytest.raises(InputError, match=f"release #{d.id} does not exist"):
         ledger.info(d.id)
@@ -145,6 +191,10 @@ def test_idempotent_and_statuses(url: str) -> None:
         ledger.resolve("monthly")
     with pytest.raises(InputError, match="unknown status 'live'"):
         ledger.list(status="live")
+    with Session(ledger.engine) as s:
+        assert s.get(DatasetRow, "monthly") is not None
+        assert s.scalar(select(AttemptRow.id).where(AttemptRow.uuid == e.uuid)) is None
+    ledger.close()
 
 
 def test_sql_injection_attempts_are_stored_literally(url: str) -> None:
@@ -155,22 +205,55 @@ def test_sql_injection_attempts_are_stored_literally(url: str) -> None:
             evil + "!",
             [((evil, "130**"), {evil: 2, "flu": 1}), (("*", evil), {"x" + evil: 1})],
         )
-        info = ledger.record(
-            evil, rel, version=evil, reasons=[evil], status="blocked", manifest={evil: evil}
+        attempt = ledger.open_attempt(
+            evil,
+            rel,
+            version=evil,
+            required=[evil],
+            first_release=True,
+            origin={evil: evil},
+            manifest={evil: evil},
         )
+        ledger.record_check(
+            attempt.uuid,
+            name=evil,
+            step="check",
+            safe=False,
+            outcome="failed",
+            envelope={"reasons": [evil]},
+        )
+        decided = ledger.decide(attempt.uuid, failed_tasks={evil: "failed"})
+        assert decided.status == "blocked"
         got = ledger.find(evil, evil)
-        assert (got.dataset, got.version, got.reasons, got.qis) == (
+        assert (got.dataset, got.version, got.status, got.qis) == (
             evil,
             evil,
-            [evil],
+            "blocked",
             [evil, "zip"],
         )
         assert got.manifest == {evil: evil} and got.sensitive == evil + "!"
-        assert ledger.release(info.id).to_dict() | {"name": ""} == rel.to_dict() | {"name": ""}
+        [back] = ledger.attempts(got.id)
+        assert back.required == [evil] and back.origin == {evil: evil}
+        assert [c.name for c in back.checks] == [evil] and back.checks[0].envelope == {
+            "reasons": [evil]
+        }
+        assert f"{evil}: {evil}" in back.reasons
+        assert f"task {evil} ended failed: the release depends on it" in back.reasons
+        assert ledger.release(got.id).to_dict() | {"name": ""} == rel.to_dict() | {"name": ""}
         assert [r.dataset for r in ledger.list(dataset=evil)] == [evil]
         assert len(ledger.list()) == i + 1
     names = set(inspect(ledger.engine).get_table_names())
-    assert {"ledger_releases", "ledger_groups", "ledger_members", "ledger_alembic_version"} <= names
+    assert {
+        "ledger_datasets",
+        "ledger_releases",
+        "ledger_attempts",
+        "ledger_checks",
+        "ledger_groups",
+        "ledger_members",
+        "ledger_reports",
+        "ledger_alembic_version",
+    } <= names
+    ledger.close()
 
 
 def test_migrations_run_on_first_use_and_match_the_models(url: str) -> None:
@@ -179,7 +262,7 @@ def test_migrations_run_on_first_use_and_match_the_models(url: str) -> None:
 
     from airflow_privacy.ledger.models import VERSION_TABLE, Base
 
-    engine = create_engine(url)
+    engine = create_engine(parse_url(url))
     assert "ledger_releases" not in inspect(engine).get_table_names()
     ReleaseLedger(url).close()
     with engine.connect() as conn:
@@ -189,34 +272,28 @@ def test_migrations_run_on_first_use_and_match_the_models(url: str) -> None:
         )
         assert compare_metadata(ctx, Base.metadata) == []
     ReleaseLedger(url, migrate=True).close()  # second open: nothing to do
+    ReleaseLedger(url, create=False).close()
     engine.dispose()
 
 
 def test_engine_passthrough_for_hooks(url: str) -> None:
-    engine = create_engine(url)
+    engine = create_engine(parse_url(url))
     ledger = ReleaseLedger.from_engine(engine)
     info = ledger.record("hooked", sample())
-    assert ReleaseLedger.from_url(url).info(info.id).dataset == "hooked"
+    assert ReleaseLedger.from_url(url, create=False).info(info.id).dataset == "hooked"
+    if engine.dialect.name == "sqlite":  # the SQLite settings were installed on it
+        with engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
     engine.dispose()
 
 
-def _worker(*args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen(
-        [sys.executable, "-m", "tests.ledger_worker", *args],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _race(url: str, tmp_path: Path, seeds: tuple[int, int], groups: int) -> list[dict[str, object]]:
+# ------------------------------------------------------------------ processes
+def _race(url: str, tmp_path: Path, seeds: tuple[int, int], groups: int) -> list[dict[str, Any]]:
     go = tmp_path / "go"
     ready = [tmp_path / f"ready{i}" for i in range(2)]
     procs = [
-        _worker("publish", url, "race", str(seed), str(groups), str(r), str(go))
+        worker("publish", url, "race", str(seed), str(groups), str(r), str(go))
         for seed, r in zip(seeds, ready, strict=True)
     ]
     deadline = time.monotonic() + 120
@@ -234,11 +311,11 @@ def _race(url: str, tmp_path: Path, seeds: tuple[int, int], groups: int) -> list
 
 
 def test_two_processes_publishing_at_once_both_land(url: str, tmp_path: Path) -> None:
-    # fresh database: both processes also race to run the migrations
+    # fresh database: both processes also race to create the ledger and run the migrations
     results = _race(url, tmp_path, (1, 2), groups=3000)
     assert sorted(str(r["version"]) for r in results) == ["1", "2"]
     assert all(r["created"] for r in results)
-    ledger = ReleaseLedger(url)
+    ledger = ReleaseLedger(url, create=False)
     releases = ledger.list("race")
     assert len(releases) == 2 and all(r.status == "published" for r in releases)
     for r in releases:
@@ -279,14 +356,14 @@ def test_two_processes_publishing_identical_content_record_it_once(
     results = _race(url, tmp_path, (5, 5), groups=2000)
     assert results[0]["id"] == results[1]["id"]
     assert sorted(bool(r["created"]) for r in results) == [False, True]
-    assert len(ReleaseLedger(url).list("race")) == 1
+    assert len(ReleaseLedger(url, create=False).list("race")) == 1
 
 
 def test_a_killed_writer_leaves_no_partial_release(url: str) -> None:
     ReleaseLedger(url).record("before", sample())
-    proc = _worker("crash", url, "crashing", "12000")
+    proc = worker("crash", url, "crashing", "12000")
     _, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == KILLED, stderr
+    assert proc.returncode == KILLED, stderr  # killed at its commit: every row was written
     ledger = ReleaseLedger(url)
     assert [r.dataset for r in ledger.list()] == ["before"]
     with Session(ledger.engine) as s:
@@ -294,13 +371,17 @@ def test_a_killed_writer_leaves_no_partial_release(url: str) -> None:
         orphans = s.scalars(select(GroupRow.release_id).where(GroupRow.release_id.not_in(ids)))
         assert list(orphans) == []
         assert list(s.scalars(select(MemberRow.release_id))) == []
+        assert s.get(DatasetRow, "crashing") is None  # the dataset row went with it
     # the database is not left locked: the next writer gets through
     info = ledger.record("crashing", make_release(99, 12000), status="published")
-    assert info.created and ledger.verify(info.id)
+    assert info.created and info.version == "1" and ledger.verify(info.id)
 
 
-def test_identifier_hashes_need_the_same_key(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MY_LEDGER_KEY", "first secret")
+# ----------------------------------------------------------------- identifiers
+def test_identifier_hashes_need_the_same_strong_key(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MY_LEDGER_KEY", KEY.decode())
     ledger = ReleaseLedger(url, key_env="MY_LEDGER_KEY")
     info = ledger.record("ids", sample(), identifiers=["alice", "bob"])
     assert len(ledger.member_hashes(info.id) or ()) == 2
@@ -308,16 +389,61 @@ def test_identifier_hashes_need_the_same_key(url: str, monkeypatch: pytest.Monke
     assert "alice" not in raw
     with Session(ledger.engine) as s:
         stored = list(s.scalars(select(MemberRow.id_hash)))
+        fingerprint = s.scalar(select(ReleaseRow.key_fingerprint).where(ReleaseRow.id == info.id))
     assert all(len(h) == 64 and "alice" not in h for h in stored)
-    monkeypatch.setenv("MY_LEDGER_KEY", "another secret")
+    assert set(stored) == set(ledger.hash_identifiers(["alice", "bob"]))
+    monkeypatch.setenv("MY_LEDGER_KEY", OTHER_KEY.decode())
     with pytest.raises(InputError, match="hashed with another key"):
         ReleaseLedger(url, key_env="MY_LEDGER_KEY").member_hashes(info.id)
     monkeypatch.delenv("MY_LEDGER_KEY")
     with pytest.raises(InputError, match="environment variable MY_LEDGER_KEY holds no key"):
         ReleaseLedger(url, key_env="MY_LEDGER_KEY").member_hashes(info.id)
     assert ledger.record("noids", sample()).members is None
+    # weak keys are refused: a 1-character key, the old 15-byte test key, a repeated pattern
+    for weak in ("k", "ledger-test-key", "ab" * 20):
+        monkeypatch.setenv("MY_LEDGER_KEY", weak)
+        with pytest.raises(InputError, match="too weak"):
+            ReleaseLedger(url, key_env="MY_LEDGER_KEY").record(
+                "weak", make_release(7, 3), identifiers=["alice"]
+            )
+    with pytest.raises(InputError, match="too weak"):
+        ReleaseLedger(url, hash_key=b"k").record("weak", make_release(8, 3), identifiers=["a"])
+    assert [r.dataset for r in ledger.list()] == ["ids", "noids"]  # nothing recorded
+    # the stored fingerprint: a salted scrypt one, never a fast keyed hash of a constant
+    assert fingerprint is not None
+    prefix, salt, digest = fingerprint.split("$")
+    assert prefix == "scrypt1" and len(bytes.fromhex(salt)) == 16
+    slow = hashlib.scrypt(KEY, salt=bytes.fromhex(salt), n=2**14, r=8, p=1, dklen=32).hex()
+    assert digest == slow
+    legacy = hmac.new(KEY, b"airflow-privacy ledger key fingerprint v1", hashlib.sha256)
+    assert legacy.hexdigest()[:16] not in fingerprint
+    assert all(
+        hmac.new(KEY, m, h).hexdigest() not in fingerprint
+        for m in (b"", salt.encode(), bytes.fromhex(salt))
+        for h in (hashlib.sha256, hashlib.sha512, hashlib.blake2b)
+    )
+    second = ReleaseLedger(url, hash_key=KEY).record("ids", make_release(9, 3), identifiers=["c"])
+    assert second.key_fingerprint != fingerprint  # a new salt for every release
+    assert fingerprint_matches(second.key_fingerprint, KEY)
 
 
+def test_a_legacy_fingerprint_still_verifies(url: str) -> None:
+    ledger = ReleaseLedger(url, hash_key=KEY)
+    info = ledger.record("old", sample(), identifiers=["alice", "bob"])
+    legacy = hmac.new(KEY, b"airflow-privacy ledger key fingerprint v1", hashlib.sha256)
+    with Session(ledger.engine) as s, s.begin():  # as a ledger written before scrypt stores it
+        s.execute(
+            update(ReleaseRow)
+            .where(ReleaseRow.id == info.id)
+            .values(key_fingerprint=legacy.hexdigest()[:16])
+        )
+    assert ledger.member_hashes(info.id) == frozenset(ledger.hash_identifiers(["alice", "bob"]))
+    with pytest.raises(InputError, match="hashed with another key"):
+        ReleaseLedger(url, hash_key=OTHER_KEY).member_hashes(info.id)
+    assert key_fingerprint(KEY).startswith("scrypt1$")
+
+
+# ---------------------------------------------------------------------- URLs
 def test_bad_urls(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="unknown ledger URL scheme 'foo'"):
         ReleaseLedger("foo://somewhere/ledger")
@@ -325,25 +451,31 @@ def test_bad_urls(tmp_path: Path) -> None:
         ReleaseLedger(str(tmp_path / "missing" / "ledger.db"))
     with pytest.raises(InputError, match=r"ledger file .* does not exist"):
         ReleaseLedger(str(tmp_path / "nope.db"), create=False)
-    with pytest.raises(InputError, match="is a directory"):
+    assert not (tmp_path / "nope.db").exists()
+    with pytest.raises(InputError, match="is a folder"):
         ReleaseLedger(str(tmp_path))
     with pytest.raises(InputError, match="is not a ledger URL"):
         ReleaseLedger("://")
-    with pytest.raises(InputError, match=r"cannot open ledger postgresql\+psycopg://u:\*\*\*@127"):
+    with pytest.raises(InputError, match="the ledger URL is empty"):
+        ReleaseLedger("  ")
+    with pytest.raises(LedgerUnavailable, match=r"postgresql\+psycopg://u:\*\*\*@127") as err:
         ReleaseLedger("postgresql://u:secret@127.0.0.1:1/db")
+    assert "secret" not in str(err.value)
     # a plain path is a SQLite file
     ReleaseLedger(str(tmp_path / "plain.db")).close()
     assert (tmp_path / "plain.db").exists()
 
 
 def test_default_url_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT", raising=False)
     monkeypatch.setenv("AIRFLOW_PRIVACY_LEDGER_URL", f"sqlite:///{tmp_path / 'env.db'}")
     ReleaseLedger().record("d", sample())
     assert (tmp_path / "env.db").exists()
     monkeypatch.delenv("AIRFLOW_PRIVACY_LEDGER_URL")
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
     ReleaseLedger().close()
-    assert (tmp_path / "airflow-privacy-ledger.db").exists()
+    assert (tmp_path / "home" / "privacy_ledger.db").exists()
 
 
 def test_the_ledger_and_the_audit_never_load_airflow(tmp_path: Path) -> None:
@@ -352,7 +484,7 @@ import sys
 from airflow_privacy.ledger import ReleaseLedger
 from airflow_privacy.core.composition import Population, composition_audit
 from tests.ledger_worker import make_release
-ledger = ReleaseLedger({str(tmp_path / "l.db")!r}, hash_key=b"k")
+ledger = ReleaseLedger({str(tmp_path / "l.db")!r}, hash_key={KEY!r})
 info = ledger.record("d", make_release(1, 20), status="published", identifiers=["a"])
 prior = ledger.release(info.id)
 pop = Population({{"age": ("5",), "sex": ("M",), "site": ("s1",)}}, 1)
@@ -371,62 +503,59 @@ def test_in_memory_sqlite_ledger() -> None:
     ledger = ReleaseLedger("sqlite://")
     info = ledger.record("d", make_release(1, 5), status="published")
     assert [r.id for r in ledger.list(status="published")] == [info.id] and ledger.verify(info.id)
+    assert ledger.release(info.id).n_groups == 5
 
 
-def test_reports_are_stored_replaced_and_deleted_with_their_release(url: str) -> None:
+# -------------------------------------------------------------------- reports
+def test_reports_are_stored_per_attempt_replaced_and_deleted_with_their_release(
+    url: str,
+) -> None:
     ledger = ReleaseLedger(url)
-    info = ledger.record("clinic", sample(), status="blocked", reasons=["too risky"])
+    first = ledger.open_attempt("clinic", sample(), required=["check"], first_release=True)
+    info = first.release
+    ledger.block(first.uuid, ["too risky"])
     other = ledger.record("clinic", sample("microaggregated"))
     assert ledger.report(info.id) is None and ledger.report_times() == {}
     evil = INJECTIONS[0]
-    first = {
+    report = {
         "verdict": {"status": "blocked", "reasons": [evil, "<script>alert(1)</script>"]},
         "numbers": [1, 2.5, float("inf")],
         evil: {"nested": [evil]},
     }
-    stored_at = ledger.attach_report(info.id, first)
+    stored_at = ledger.attach_report(first.uuid, report)
     got = ledger.report(info.id)
-    assert got == {**first, "numbers": [1, 2.5, "inf"]}  # JSON-safe: inf as text
+    assert got == {**report, "numbers": [1, 2.5, "inf"]}  # JSON-safe: inf as text
+    assert ledger.attempt_report(first.uuid) == got
     assert ledger.report_times() == {info.id: stored_at}
     assert ledger.report_times([other.id]) == {}
     assert ledger.report(other.id) is None
-    # a re-run replaces the report: one report per release
-    second = {"verdict": {"status": "blocked", "reasons": ["the second run"]}}
-    ledger.attach_report(info.id, second)
-    assert ledger.report(info.id) == second
+    # a re-run replaces the report of the attempt: one report per attempt
+    rerun = {"verdict": {"status": "blocked", "reasons": ["the second run"]}}
+    ledger.attach_report(first.id, rerun)  # by id as well as by UUID
+    assert ledger.report(info.id) == rerun
     with Session(ledger.engine) as s:
-        assert s.scalar(text("SELECT COUNT(*) FROM ledger_reports")) == 1
+        assert s.scalar(select(text("COUNT(*)")).select_from(ReportRow)) == 1
+    # a later attempt has its own report; the release shows the newest
+    ledger.supersede(first.uuid, "fixed", by="steward")
+    second = ledger.open_attempt("clinic", sample(), required=["check"], first_release=True)
+    ledger.attach_report(second.uuid, {"verdict": {"status": "open"}})
+    assert ledger.report(info.id) == {"verdict": {"status": "open"}}
+    assert ledger.attempt_report(first.uuid) == rerun
+    assert ledger.attempt_report(second.uuid) == {"verdict": {"status": "open"}}
     # another process sees it
-    with ReleaseLedger(url) as again:
-        assert again.report(info.id) == second
-    with pytest.raises(InputError, match="release #999 does not exist"):
-        ledger.attach_report(999, second)
+    with ReleaseLedger(url, create=False) as again:
+        assert again.attempt_report(first.uuid) == rerun
+    with pytest.raises(InputError, match="attempt 999 does not exist"):
+        ledger.attach_report(999, rerun)
     with pytest.raises(InputError, match="release #999 does not exist"):
         ledger.report(999)
     with pytest.raises(InputError, match="a release report is a mapping"):
-        ledger.attach_report(info.id, ["not", "a", "mapping"])  # type: ignore[arg-type]
+        ledger.attach_report(first.uuid, ["not", "a", "mapping"])  # type: ignore[arg-type]
     with pytest.raises(InputError, match="not JSON-serializable"):
-        ledger.attach_report(info.id, {"x": object()})
-    assert ledger.report(info.id) == second  # a refused write changed nothing
+        ledger.attach_report(first.uuid, {"x": object()})
+    assert ledger.attempt_report(first.uuid) == rerun  # a refused write changed nothing
     ledger.delete(info.id)
     assert ledger.report_times() == {}
+    with Session(ledger.engine) as s:
+        assert s.scalar(select(text("COUNT(*)")).select_from(ReportRow)) == 0
     ledger.close()
-
-
-def test_the_reports_migration_upgrades_a_ledger_holding_releases(url: str) -> None:
-    from alembic import command
-
-    from airflow_privacy.ledger.migrate import alembic_config
-
-    engine = create_engine(url)
-    with engine.begin() as conn:
-        command.upgrade(alembic_config(conn), "0001_initial")
-    assert "ledger_reports" not in inspect(engine).get_table_names()
-    old = ReleaseLedger(engine, migrate=False)
-    info = old.record("clinic", sample(), status="published")
-    engine.dispose()
-    with ReleaseLedger(url) as ledger:  # opens at head: 0002 adds the reports table
-        assert "ledger_reports" in inspect(ledger.engine).get_table_names()
-        assert ledger.info(info.id).status == "published" and ledger.report(info.id) is None
-        ledger.attach_report(info.id, {"verdict": {"status": "published"}})
-        assert ledger.report(info.id) == {"verdict": {"status": "published"}}

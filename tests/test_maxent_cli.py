@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
@@ -81,23 +82,38 @@ def test_json_contract_and_exit_codes(
     code, out, err = run(argv, capsys)
     assert code == 0 and err == ""
     data = json.loads(out)
+    assert data["step"] == "maxent" and data["outcome"] == "estimated"
+    d = data["details"]
+    (result,) = data["results"]
     # both women of buckets 1 and 2 must have breast cancer (the paper's introduction)
-    assert data["max_posterior"] == pytest.approx(1.0, abs=1e-12)
-    top = {(a["label"], a["value"]) for a in data["top_at_risk"] if a["posterior"] > 1 - 1e-9}
+    assert d["max_posterior"] == pytest.approx(1.0, abs=1e-12)
+    assert result["criterion"] == "maxent" and result["value"] == d["max_posterior"]
+    top = {(a["label"], a["value"]) for a in d["top_at_risk"] if a["posterior"] > 1 - 1e-9}
     assert ("gender=female, degree=junior", "Breast Cancer") in top
-    assert data["release"]["qi_columns"] == ["gender", "degree"]  # default: all other columns
-    assert data["release"]["records"] == 10 and data["release"]["buckets"] == 3
-    assert data["residual"] <= 1e-8
-    assert data["solver"]["buckets_solved"] == 2  # bucket 3 has no breast cancer: closed form
-    assert data["knowledge"][0]["label"] == "men rarely have breast cancer"
-    assert data["knowledge"][0]["line"] == 2
-    assert data["safe"] is None and data["accuracy"] is None
-    assert run([*argv, "--c", "0.99"], capsys)[0] == 1
+    assert d["release"]["qi_columns"] == ["gender", "degree"]  # default: all other columns
+    assert d["release"]["records"] == 10 and d["release"]["buckets"] == 3
+    assert data["release"]["records"] == 10 and data["release"]["groups"] == 3
+    assert data["release"]["group_columns"] == ["bucket"]
+    assert d["residual"] <= 1e-8
+    assert d["solver"]["buckets_solved"] == 2  # bucket 3 has no breast cancer: closed form
+    # the envelope counts the statements; their labels and lines are in the file (and in the
+    # message of an infeasible one, test_knowledge_errors_name_the_line_and_conflicts)
+    assert d["knowledge"] == 1
+    assert d["knowledge_text"] == f"1 statement(s) from {files['knowledge']}"
+    # no threshold: an estimate without a verdict, which no gate reads as passed
+    assert data["safe"] is None and result["safe"] is None and d["accuracy"] is None
+    code, out, _ = run([*argv, "--c", "0.99"], capsys)
+    assert code == 1
+    data = json.loads(out)
+    assert data["safe"] is False and data["outcome"] == "failed"
+    assert data["reasons"] == [f"maxent: {data['results'][0]['reason']}"]
     code, out, _ = run([*argv, "--c", "1", "--not-sensitive", "Breast Cancer"], capsys)
     assert code == 0
     data = json.loads(out)
-    assert data["safe"] is True and data["max_posterior"] < 1
-    assert data["max_at"]["value"] != "Breast Cancer"
+    d = data["details"]
+    assert data["safe"] is True and data["outcome"] == "passed"
+    assert data["results"][0]["safe"] is True and d["max_posterior"] < 1
+    assert d["max_at"]["value"] != "Breast Cancer"
 
 
 def test_accuracy_against_the_original_is_the_weighted_kl(
@@ -109,7 +125,7 @@ def test_accuracy_against_the_original_is_the_weighted_kl(
         [*base(files), "--original", str(files["original"]), "--format", "json"], capsys
     )
     assert code == 0
-    got = json.loads(out)["accuracy"]
+    got = json.loads(out)["details"]["accuracy"]
     n = len(FIG1)
     qs = sorted({(g, d) for g, d, _, _ in FIG1})
     total = 0.0
@@ -154,16 +170,16 @@ def test_rules_text_output_and_posterior_table(
     assert code == 1
     assert "2 positive + 2 negative rules mined from" in out
     assert "maximum posterior: 1.0000  BLOCKED" in out
-    assert "estimation accuracy vs" in out and "nats" in out
+    assert "estimation accuracy: " in out and "nats" in out
     assert out.count("\n  ") >= 3
-    lines = out_path.read_text().splitlines()
-    assert lines[0].startswith("gender,degree,records,P(Breast Cancer),P(Flu)")
+    lines = list(csv.reader(io.StringIO(out_path.read_text())))
+    assert lines[0][:5] == ["gender", "degree", "records", "P(Breast Cancer)", "P(Flu)"]
     assert len(lines) == 1 + 6  # six distinct QI values
     for line in lines[1:]:
-        probs = [float(v) for v in line.split(",")[3:]]
+        probs = [float(v) for v in line[3:]]
         assert sum(probs) == pytest.approx(1.0, abs=1e-12)
     code, out, _ = run([*argv[:-4], "--format", "json"], capsys)
-    rules = json.loads(out)["rules"]
+    rules = json.loads(out)["details"]["rules"]
     assert [r["kind"] for r in rules] == ["positive", "positive", "negative", "negative"]
 
 
@@ -172,7 +188,7 @@ def test_rules_text_output_and_posterior_table(
     [
         (["--top-positive", "3"], "mine rules from --original"),
         (["--c", "1.5"], "--c must be in (0, 1]"),
-        (["--min-support", "0"], "--min-support must be >= 1"),
+        (["--min-support", "0"], "--min-support must be a whole number in [1, 1000000000], got 0"),
         (["--qi", "disease"], "--qi must not name the sensitive"),
         (["--qi", "zip"], "column 'zip' does not exist"),
         (["--not-sensitive", "Cold"], "--not-sensitive value 'Cold'"),
@@ -242,5 +258,5 @@ def test_parquet_joint_and_console_script(files: dict[str, Path], tmp_path: Path
     assert "solving the maximum-entropy problem" in split.stderr  # progress on stderr
     assert joint.stderr == ""
     a, b = json.loads(split.stdout), json.loads(joint.stdout)
-    assert a["max_posterior"] == pytest.approx(b["max_posterior"], abs=1e-12)
-    assert b["solver"]["buckets_solved"] == 3
+    assert a["details"]["max_posterior"] == pytest.approx(b["details"]["max_posterior"], abs=1e-12)
+    assert b["details"]["solver"]["buckets_solved"] == 3

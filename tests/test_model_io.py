@@ -155,18 +155,28 @@ def test_counting_paths_agree_on_typed_columns(
 
 
 def test_messages_list_odd_column_names_on_one_line(tmp_path: Path) -> None:
-    """A header holding line breaks or control characters (a binary file read as CSV) is
-    listed escaped, so the message stays one line."""
+    """A header holding control characters (a binary file read as CSV) is listed escaped, so
+    the message stays one line; a header holding a line break (a quote left open, which
+    would swallow the rows after it) is refused, in one line that shows none of it."""
     path = tmp_path / "odd.csv"
-    path.write_text('"a\nb",s\x01,c\n1,2,3\n', encoding="utf-8")
+    path.write_text('a,s\x01,"c\x1b[31m"\n1,2,3\n', encoding="utf-8")
     with pytest.raises(InputError) as info:
         Bucketization.from_arrow(read_release(path), ReleaseSpec("s", ("g",)))
     message = str(info.value)
-    assert "\n" not in message and "\x01" not in message
-    assert message == "group column 'g' does not exist (columns: 'a\\nb', 's\\x01', c)"
+    assert "\x01" not in message and "\x1b" not in message
+    assert message == "group column 'g' does not exist (columns: a, 's\\x01', 'c\\x1b[31m')"
     with pytest.raises(InputError, match=r"column 'x' does not exist in odd\.csv") as info:
         read_release(path, ["x"])
-    assert "\n" not in str(info.value)
+    assert "\x01" not in str(info.value) and "\n" not in str(info.value)
+    broken = tmp_path / "broken.csv"
+    broken.write_text('"a\nb",s\x01,c\n1,2,3\n', encoding="utf-8")
+    for columns in (None, ["x"]):
+        with pytest.raises(InputError) as info:
+            read_release(broken, columns)
+        assert str(info.value) == (
+            "the header of broken.csv has a line break in column 1 (a quote left open?); "
+            "column names are one line each"
+        )
 
 
 def test_header_with_padded_names_reads_the_named_columns(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import json
 import re
 import statistics
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +30,10 @@ from airflow_privacy.core.io import read_bucketization
 from airflow_privacy.core.maxent import BucketRelease, estimate
 from airflow_privacy.core.model import ReleaseSpec
 from airflow_privacy.errors import InputError
+from airflow_privacy.gate.envelope import Envelope
 from airflow_privacy.report import ReleaseReport, build_release_report, maxent_heatmap, render_html
 from airflow_privacy.report.build import size_bins
-from airflow_privacy.report.checks import classify, redact
+from airflow_privacy.report.checks import redact, rows_of
 from tests.report_html_checker import Element, by_id, find, parse
 
 QIS = ["age", "marital-status", "race", "sex"]
@@ -56,10 +58,15 @@ def _cli(*argv: str) -> tuple[int, dict[str, Any]]:
     return code, json.loads(out.getvalue())
 
 
+def _env(name: str, data: dict[str, Any]) -> Envelope:
+    """A command's ``--format json`` output read back as the envelope of check ``name``."""
+    return replace(Envelope.from_dict(data), name=name)
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A real run on 2,000 Adult records: a bucketized release, an earlier overlapping one,
-    and the JSON of check (three criteria), maxent and audit."""
+    and the report envelopes of check (three criteria), maxent and audit, by name."""
     d = tmp_path_factory.mktemp("report")
     adult = load_adult()
     original = adult.slice(0, 2000)
@@ -75,16 +82,17 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "maxent": _cli("maxent", rel, "--sensitive", SENS, "--bucket", "bucket",
                        *[a for q in QIS for a in ("--qi", q)], "--c", "0.95")[1],
         "audit": _cli("audit", rel, "--population", str(d / "input.parquet"), "--prior",
-                      str(d / "prior.parquet"), "--top", "5")[1],
+                      str(d / "prior.parquet"), "--no-ledger", "--top", "5")[1],
     }  # fmt: skip
-    return {"dir": d, "release": release, "checks": checks}
+    envelopes = {name: _env(name, data) for name, data in checks.items()}
+    return {"dir": d, "release": release, "checks": envelopes}
 
 
 @pytest.fixture(scope="module")
 def full(run: dict[str, Any]) -> tuple[ReleaseReport, str, Element]:
     report = build_release_report(
         run["release"], dataset="adult", version="2", release_id=7, status="published",
-        checks=run["checks"],
+        checks=list(run["checks"].values()),
     )  # fmt: skip
     html = render_html(report)
     return report, html, parse(html)
@@ -142,7 +150,7 @@ def test_every_chart_has_an_adjacent_table(full: tuple[ReleaseReport, str, Eleme
 
 
 def test_sections_without_input_say_not_run(run: dict[str, Any]) -> None:
-    report = build_release_report(run["release"], checks={"ck": run["checks"]["ck"]})
+    report = build_release_report(run["release"], checks=[run["checks"]["ck"]])
     root = parse(render_html(report))
     assert report.composition is None and report.maxent is None
     for sid in ("composition", "maxent"):
@@ -166,7 +174,7 @@ def test_a_blocked_release_leads_with_its_reason(run: dict[str, Any]) -> None:
     reason = "composition: 3 people pinned <b>down</b> & exposed"
     report = build_release_report(
         run["release"], status="blocked", reasons=[reason, "maxent: second"],
-        checks=run["checks"],
+        checks=list(run["checks"].values()),
     )  # fmt: skip
     root = parse(render_html(report))
     body = find(root, "body")[0]
@@ -179,18 +187,28 @@ def test_a_blocked_release_leads_with_its_reason(run: dict[str, Any]) -> None:
     assert "BLOCKED" in find(root, "title")[0].all_text()
 
 
+def _failing(env: Envelope, name: str, reason: str | None = None) -> Envelope:
+    """``env`` as a failed check named ``name`` (its first result failed, with ``reason``)."""
+    first = {**env.results[0], "safe": False}
+    if reason is not None:
+        first["reason"] = reason
+    return replace(env, name=name, safe=False, outcome="failed", results=[first])
+
+
 def test_a_blocked_release_without_reasons_gives_the_failed_checks(run: dict[str, Any]) -> None:
-    failing = {**run["checks"]["ck"], "safe": False, "reason": "disclosure 0.9 reaches c"}
-    report = build_release_report(run["release"], status="blocked", checks={"gate": failing})
+    failing = _failing(run["checks"]["ck"], "gate", "disclosure 0.9 reaches c")
+    report = build_release_report(run["release"], status="blocked", checks=[failing])
     assert report.verdict.reasons == ["gate: ck-safety: disclosure 0.9 reaches c"]
     assert report.verdict.checks_failed == 1
 
 
 def test_checked_verdict_counts_failures(run: dict[str, Any]) -> None:
-    failing = {**run["checks"]["ck"], "safe": False}
-    report = build_release_report(run["release"], checks={"a": failing, "b": run["checks"]["sky"]})
+    failing = _failing(run["checks"]["ck"], "a")
+    sky = replace(run["checks"]["sky"], name="b")
+    report = build_release_report(run["release"], checks=[failing, sky])
     assert report.verdict.status == "checked"
-    assert report.verdict.headline.startswith("CHECKED: 1 of")
+    assert report.verdict.headline.startswith("CHECKED (not a publication decision): 1 of")
+    assert report.verdict.checks_failed == 1
 
 
 # ------------------------------------------------------------------ numbers in charts
@@ -235,7 +253,7 @@ def test_pvp_bars_are_the_audits(
     run: dict[str, Any], full: tuple[ReleaseReport, str, Element]
 ) -> None:
     _, _, root = full
-    audit = run["checks"]["audit"]["audit"]
+    audit = run["checks"]["audit"].details
     bars = [e for e in by_id(root, "pvp-chart").iter() if e.attrs.get("class") == "bar"]
     ganta = [float(e.attrs["data-value"]) for e in bars if e.attrs["data-series"].startswith("C")]
     post = [float(e.attrs["data-value"]) for e in bars if e.attrs["data-series"] == "posterior"]
@@ -273,17 +291,23 @@ def test_a_given_heatmap_is_used_and_an_operator_report_without_one_says_so(
 ) -> None:
     table = pq.read_table(run["release"])
     result = estimate(BucketRelease.from_arrow(table, QIS, SENS, "bucket"))
-    with_rows = {**run["checks"]["maxent"], "knowledge": [{"statement": "x"}],
-                 "heatmap": maxent_heatmap(result, 3)}  # fmt: skip
-    rep = build_release_report(run["release"], checks={"m": with_rows})
+    env: Envelope = run["checks"]["maxent"]
+    with_rows = replace(
+        env, name="m", details={**env.details, "heatmap": maxent_heatmap(result, 3)}
+    )
+    rep = build_release_report(run["release"], checks=[with_rows])
     assert rep.maxent is not None and rep.maxent.heatmap is not None
     assert len(rep.maxent.heatmap.rows) == 3
-    xcom = {"check": "MaxEntRiskOperator", "safe": True, "reasons": [], "summary": "s",
-            "max_posterior": 0.5, "top_at_risk": [], "accuracy": None, "residual": 0.0}  # fmt: skip
-    rep = build_release_report(run["release"], checks={"m": xcom})
+    # an estimate recorded without its heatmap rows (e.g. trimmed for an XCom) says so
+    without = replace(
+        env, name="m", details={k: v for k, v in env.details.items() if k != "heatmap"}
+    )
+    rep = build_release_report(run["release"], checks=[without])
     assert rep.maxent is not None and rep.maxent.heatmap is None
-    assert "heatmap" in rep.maxent.heatmap_note
-    assert "heatmap" in _section(parse(render_html(rep)), "maxent").all_text()
+    assert rep.maxent.heatmap_note == "the estimate carries no P*(s | q) rows to draw"
+    assert rep.maxent.max_posterior == env.details["max_posterior"]
+    text = _section(parse(render_html(rep)), "maxent").all_text()
+    assert "the estimate carries no P*(s | q) rows to draw" in text
 
 
 def test_group_sizes_are_the_releases(
@@ -317,20 +341,24 @@ def test_no_individual_value_in_the_report(
     run: dict[str, Any], full: tuple[ReleaseReport, str, Element]
 ) -> None:
     report, html, _ = full
-    audit = run["checks"]["audit"]
-    assert audit["audit"]["worst"], "the fixture must breach someone"
+    audit: Envelope = run["checks"]["audit"]
+    worst = audit.details["worst"]
+    assert worst, "the fixture must breach someone"
+    # the envelope itself names the worst people by row only
+    assert all("qis" not in w and "intersection" not in w for w in worst)
+    assert "most_likely" not in json.dumps(audit.to_dict())
     stored = json.dumps(report.to_dict())
     comp = json.dumps(report.to_dict()["composition"])
     assert '"qis"' not in comp and '"intersection"' not in comp and '"values"' not in comp
     assert "most_likely" not in stored
     assert "left after intersecting" not in stored and "left after intersecting" not in html
     assert report.composition is not None
-    assert [w.id for w in report.composition.worst] == [
-        f"row {w['row']}" for w in audit["audit"]["worst"]
-    ]
-    for w in audit["audit"]["worst"]:
-        qi_text = ", ".join(f"{k}={v}" for k, v in w["qis"].items())
-        assert qi_text not in stored
+    assert [w.id for w in report.composition.worst] == [f"row {w['row']}" for w in worst]
+    population = pq.read_table(run["dir"] / "input.parquet").to_pylist()
+    for w in worst:
+        person = population[w["row"]]
+        qi_text = ", ".join(f"{q}={person[q]}" for q in QIS)
+        assert qi_text not in stored and qi_text not in html
 
 
 def test_redact_keeps_releases_and_drops_values() -> None:
@@ -342,25 +370,39 @@ def test_redact_keeps_releases_and_drops_values() -> None:
                         "group y=2 (2 values).")  # fmt: skip
 
 
-def test_named_people_of_maxent_are_not_shown(run: dict[str, Any]) -> None:
-    d = {
-        "max_posterior": 0.97, "c": 0.9, "safe": False, "knowledge": [{"statement": "s"}],
-        "reason": "under the given knowledge the maximum-entropy estimate says person Alice "
-        "has 'HIV' with probability 0.9700, which reaches c = 0.9",
-        "max_at": {"kind": "person", "label": "Alice", "value": "HIV", "posterior": 0.97},
-        "top_at_risk": [{"kind": "person", "label": "Alice", "qi": {}, "records": 1,
-                         "value": "HIV", "posterior": 0.97}],
-        "people": [{"name": "Alice", "posterior": {"HIV": 0.97}}],
-    }  # fmt: skip
+def test_named_people_of_maxent_are_not_shown(run: dict[str, Any], tmp_path: Path) -> None:
+    """A knowledge file naming a person pins her value: the envelope and the report count
+    her and give her largest posterior, never her name or her value."""
+    table = pq.read_table(run["release"]).to_pylist()
+    alice = table[0]
+    bucket = [r[SENS] for r in table if r["bucket"] == alice["bucket"]]
+    value = sorted(set(bucket))[0]
+    people = ", ".join(f"{q}: {json.dumps(alice[q])}" for q in QIS)
+    knowledge = tmp_path / "k.yaml"
+    knowledge.write_text(
+        f"people:\n  Alice: {{{people}}}\nknowledge:\n"
+        f"  - person: Alice\n    value: {json.dumps(value)}\n    probability: 1\n"
+    )
+    code, data = _cli("maxent", str(run["release"]), "--sensitive", SENS, "--bucket", "bucket",
+                      *[a for q in QIS for a in ("--qi", q)], "--knowledge", str(knowledge),
+                      "--c", "0.9")  # fmt: skip
+    assert code == 1 and data["safe"] is False
+    assert data["details"]["max_posterior"] == pytest.approx(1.0, abs=1e-9)
+    assert "Alice" not in json.dumps(data)
+    env = _env("m", data)
     rep = build_release_report(
-        run["release"], status="blocked", checks={"m": d}, reasons=[f"maxent: {d['reason']}"]
+        run["release"], status="blocked", checks=[env], reasons=list(env.reasons)
     )
     html = render_html(rep)
     stored = json.dumps(rep.to_dict())
     for text in (html, stored):
-        assert "Alice" not in text and "HIV" not in text
+        assert "Alice" not in text
+        assert f"has {value!r}" not in text
     assert rep.maxent is not None and rep.maxent.people == 1
-    assert rep.maxent.people_max_posterior == 0.97
+    assert rep.maxent.people_max_posterior == pytest.approx(1.0, abs=1e-9)
+    assert (
+        "1 named people in the knowledge (not listed)" in _section(parse(html), "maxent").all_text()
+    )
 
 
 def _hostile_release(tmp_path: Path) -> Path:
@@ -373,7 +415,10 @@ def _hostile_release(tmp_path: Path) -> Path:
 
 def test_hostile_strings_are_escaped(tmp_path: Path) -> None:
     path = _hostile_release(tmp_path)
-    checks = {HOSTILE: {"check": HOSTILE, "safe": False, "reasons": [HOSTILE]}}
+    checks = [
+        Envelope(step="validate", name=HOSTILE, outcome="failed", safe=False, summary=HOSTILE,
+                 reasons=[HOSTILE])
+    ]  # fmt: skip
     report = build_release_report(
         path, sensitive="s", group_columns=["g"], dataset=HOSTILE, version=HOSTILE,
         status="blocked", reasons=[HOSTILE], checks=checks,
@@ -448,53 +493,87 @@ def test_random_releases_round_trip_and_render(
 
 
 # ------------------------------------------------------------------------- inputs
-def test_classify_recognises_every_kind(run: dict[str, Any]) -> None:
+def test_sections_are_chosen_by_step(run: dict[str, Any]) -> None:
+    """Each envelope goes where its ``step`` says: criteria rows from a check's results, the
+    composition section from ``audit``, the MaxEnt section from ``maxent``, a pass / fail
+    row from a step without results (Great Expectations), nothing from the anonymizer."""
     c = run["checks"]
-    assert classify(c["ck"]) == "criterion"
-    assert classify(c["maxent"]) == "maxent"
-    assert classify(c["audit"]) == "composition"
-    assert classify({"check": "CheckSafetyOperator", "results": [], "safe": True}) == "check-set"
-    op = {"check": "CompositionAuditOperator", "safe": True, "verdict": {}, "pvp": []}
-    assert classify(op) == "composition"
-    assert classify({"check": "BucketizeOperator", "method": "bucketize", "manifest": "m"}) == (
-        "anonymizer"
-    )
-    assert classify({"check": "great_expectations", "safe": True, "reasons": []}) == "generic"
+    assert [(r.source, r.criterion) for r in rows_of(c["ck"])] == [("ck", "ck-safety")]
+    assert [(r.source, r.criterion) for r in rows_of(c["maxent"])] == [("maxent", "maxent")]
+    assert [(r.source, r.criterion) for r in rows_of(c["audit"])] == [("audit", "composition")]
+    gx = Envelope(step="validate", name="validate_release", outcome="passed", safe=True,
+                  summary="3 expectations hold")  # fmt: skip
+    (row,) = rows_of(gx)
+    assert (row.source, row.criterion, row.passed, row.measure) == (
+        "validate_release", "validate_release", True, "pass / fail"
+    )  # fmt: skip
+    anon = Envelope(step="anonymize", name="anonymize", outcome="written", safe=True,
+                    summary="written", results=list(c["ck"].results))  # fmt: skip
+    assert rows_of(anon) == []
+    # an audit's numbers in a check that is not an audit are not read as a composition audit
+    renamed = replace(c["ck"], details={**c["ck"].details, **c["audit"].details})
+    rep = build_release_report(run["release"], checks=[renamed])
+    assert rep.composition is None and "composition" in rep.notes
 
 
-def test_operator_reports_are_read(run: dict[str, Any]) -> None:
-    """The XCom shapes of CheckSafetyOperator and CompositionAuditOperator."""
-    ck = run["checks"]["ck"]
-    audit = run["checks"]["audit"]
-    verdict = {k: v for k, v in audit.items() if k not in ("audit", "candidate", "priors",
-                                                           "population", "recorded")}  # fmt: skip
-    xcoms = {
-        "check_safety": {"check": "CheckSafetyOperator", "safe": True, "results": [ck],
-                         "reasons": []},
-        "composition_audit": {"check": "CompositionAuditOperator", "safe": False,
-                              "reasons": ["composition: x"], "verdict": verdict,
-                              "pvp": audit["audit"]["pvp"], "priors": [{"name": "prior"}],
-                              "summary": verdict["reason"]},
-        "validate_release": {"check": "great_expectations", "safe": True, "reasons": [],
-                             "expectations": 3},
-        "anonymize": {"check": "BucketizeOperator", "safe": True, "method": "bucketize",
-                      "manifest": "m.json", "release": "r"},
-    }  # fmt: skip
-    rep = build_release_report(run["release"], status="blocked", checks=xcoms)
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"safe": "false"}, "safe must be true, false or null, got 'false'"),
+        ({"safe": 0}, "safe must be true, false or null, got 0"),
+        ({"step": "guess"}, "unknown step 'guess'"),
+        ({"schema": 2}, "envelope schema 2 is not 1"),
+    ],
+)
+def test_envelopes_are_read_strictly(
+    run: dict[str, Any], change: dict[str, Any], message: str
+) -> None:
+    """A verdict that is not a boolean (or null) never reads as "passed"."""
+    data = {**run["checks"]["ck"].to_dict(), **change}
+    with pytest.raises(InputError, match=re.escape(message)):
+        Envelope.from_dict(data, "check file")
+    old = {"criterion": "ck-safety", "safe": True, "value": 0.5}  # the old top-level shape
+    with pytest.raises(InputError, match="not a report envelope of this version"):
+        Envelope.from_dict(old, "check file")
+    no_verdict = {k: v for k, v in run["checks"]["ck"].to_dict().items() if k != "safe"}
+    with pytest.raises(InputError, match="missing safe"):
+        Envelope.from_dict(no_verdict, "check file")
+
+
+def test_operator_envelopes_are_read(run: dict[str, Any], tmp_path: Path) -> None:
+    """The envelopes the operators record (the same shape as the commands' JSON, under the
+    task's name): CheckSafetyOperator, CompositionAuditOperator, a Great Expectations task
+    and an anonymizer."""
+    ck: Envelope = run["checks"]["ck"]
+    audit: Envelope = run["checks"]["audit"]
+    gx = Envelope(step="validate", name="validate_release", outcome="passed", safe=True,
+                  summary="3 expectations hold", details={"expectations": 3})  # fmt: skip
+    anon = Envelope(step="anonymize", name="anonymize", outcome="written", safe=True,
+                    summary="bucketize: written",
+                    outputs={"release": "r", "manifest": "m"})  # fmt: skip
+    checks = [replace(ck, name="check_safety"), replace(audit, name="composition_audit"), gx, anon]
+    rep = build_release_report(run["release"], status="blocked", checks=checks)
     comp = rep.composition
-    assert comp is not None and comp.passed is False
-    assert [w.id for w in comp.worst] == [f"row {audit['witness']['row']}"]
-    assert [r.pvp for r in comp.pvp] == [r["pvp"] for r in audit["audit"]["pvp"]]
-    assert "deciding individual" in comp.note
+    assert comp is not None and comp.passed is False and comp.source == "composition_audit"
+    assert [w.id for w in comp.worst] == [f"row {w['row']}" for w in audit.details["worst"]]
+    assert comp.worst[0].id == f"row {audit.results[0]['witness']['row']}"
+    assert [r.pvp for r in comp.pvp] == [r["pvp"] for r in audit.details["pvp"]]
+    assert comp.overlap_size == audit.details["overlap_size"]
     sources = [(r.source, r.criterion) for r in rep.criteria]
     assert ("check_safety", "ck-safety") in sources
-    assert ("validate_release", "great_expectations") in sources
+    assert ("composition_audit", "composition") in sources
+    assert ("validate_release", "validate_release") in sources
     assert not any(s == "anonymize" for s, _ in sources)
     parse(render_html(rep))
-    empty = {"check": "CompositionAuditOperator", "safe": True, "reasons": [], "priors": [],
-             "summary": "no earlier published release in the ledger"}  # fmt: skip
-    rep = build_release_report(run["release"], checks={"audit": empty})
-    assert rep.composition is not None and "nothing to combine" in rep.composition.note
+    # a declared first release: the audit had nothing to intersect with, and says so
+    code, data = _cli("audit", str(run["release"]), "--population",
+                      str(run["dir"] / "input.parquet"), "--ledger", str(tmp_path / "none.db"),
+                      "--first-release")  # fmt: skip
+    assert code == 0 and data["details"]["first_release"] is True
+    assert not (tmp_path / "none.db").exists()
+    rep = build_release_report(run["release"], checks=[_env("audit", data)])
+    assert rep.composition is not None and rep.composition.passed is True
+    assert "declared first release" in rep.composition.note
     parse(render_html(rep))
 
 
@@ -503,8 +582,8 @@ def test_operator_reports_are_read(run: dict[str, Any]) -> None:
     [
         ({"status": "approved"}, "status must be one of"),
         ({"c": 1.5}, "c must be in"),
-        ({"skyline_c": 0.0}, "skyline_c must be in"),
-        ({"k_max": -1}, "k_max must be"),
+        ({"skyline_c": 0.0}, "--skyline-c must be in"),
+        ({"k_max": -1}, "--k-max must be"),
         ({"sensitive": "nope"}, "sensitive column 'nope' does not exist"),
         ({"group_columns": ["nope"]}, "group column 'nope' does not exist"),
     ],
@@ -514,6 +593,19 @@ def test_bad_input_names_the_parameter(
 ) -> None:
     with pytest.raises(InputError, match=message):
         build_release_report(run["release"], **kwargs)
+
+
+def test_parameter_names_follow_the_front_end(run: dict[str, Any]) -> None:
+    """The same message names the option on the command line and the argument in Airflow."""
+    from airflow_privacy.errors import speaking
+
+    with speaking("airflow"):
+        with pytest.raises(InputError) as info:
+            build_release_report(run["release"], k_max=-1)
+        assert str(info.value) == "k_max must be a whole number in [0, 1000], got -1"
+    with pytest.raises(InputError) as info:
+        build_release_report(run["release"], skyline_c=2)
+    assert str(info.value) == "--skyline-c must be in (0, 1], got 2"
 
 
 def test_without_a_manifest_the_columns_must_be_named(tmp_path: Path) -> None:

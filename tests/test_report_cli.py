@@ -1,5 +1,6 @@
 """``--report FILE.html`` on check / maxent / audit, and ``airflow-privacy report``: the file
-is written atomically, nothing is written on error, exit codes stay those of the command."""
+is written atomically, nothing is written on error, exit codes stay those of the command; a
+report says "published" only when the ledger's attempt was published."""
 
 from __future__ import annotations
 
@@ -13,9 +14,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from airflow_privacy.cli import main
-from airflow_privacy.cli.report import write_report
 from airflow_privacy.core.anonymize import anonymize
 from airflow_privacy.core.datasets import load_adult
+from airflow_privacy.errors import InputError
+from airflow_privacy.gate.context import GateContext
+from airflow_privacy.gate.refs import ReleaseRef
+from airflow_privacy.gate.tables import write_outputs
+from airflow_privacy.ledger import ReleaseLedger
 from tests.report_html_checker import by_id, find, parse
 
 QIS = ["age", "marital-status", "race", "sex"]
@@ -54,7 +59,16 @@ def _maxent(data: dict[str, Path], *extra: str) -> list[str]:
 
 def _audit(data: dict[str, Path], *extra: str) -> list[str]:
     return ["audit", str(data["release"]), "--population", str(data["input"]), "--prior",
-            str(data["prior"]), *extra]  # fmt: skip
+            str(data["prior"]), "--no-ledger", *extra]  # fmt: skip
+
+
+def _stable(envelope: dict[str, Any]) -> dict[str, Any]:
+    """An envelope without what differs between two runs (its time stamp, solver timings)."""
+    out = {k: v for k, v in envelope.items() if k != "created_at"}
+    solver = out["details"].get("solver")
+    if isinstance(solver, dict):
+        out["details"] = {**out["details"], "solver": {**solver, "seconds": None}}
+    return out
 
 
 def _sections(html: str) -> dict[str, str]:
@@ -83,13 +97,16 @@ def test_report_option_writes_the_report_and_keeps_the_exit_code(
         out = tmp_path / f"r{want}.html"
         code, text2 = _cli(*command(data, *args, "--format", "json", "--report", str(out)))
         assert code == plain == want
-        first, second = json.loads(text), json.loads(text2)
-        first.pop("solver", None), second.pop("solver", None)  # timings
+        first, second = _stable(json.loads(text)), _stable(json.loads(text2))
         assert second == first  # stdout unchanged by --report
+        assert first["safe"] is (want == 0)
         html = out.read_text(encoding="utf-8")
         sections = _sections(html)
         verdict = sections["verdict"]
-        assert ("BLOCKED" in verdict) == (want == 1)
+        # the report of one check is a look at its numbers, never a publication decision
+        assert "Verdict: CHECKED" in verdict and "PUBLISHED" not in verdict
+        assert ("criteria did not pass" in verdict) == (want == 1)
+        assert ("every criterion evaluated passed" in verdict) == (want == 0)
         assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
@@ -134,19 +151,22 @@ def test_nothing_is_written_when_the_command_fails(data: dict[str, Path], tmp_pa
 
 
 def test_write_report_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reports are written like every output (gate.tables.write_outputs): an error leaves
+    the old file as it was and no temporary file."""
     target = tmp_path / "r.html"
     target.write_text("old")
+    ctx = GateContext()
 
     def broken(fd: int) -> None:
-        raise OSError("disk full")
+        raise OSError(28, "disk full")
 
     monkeypatch.setattr(os, "fsync", broken)
-    with pytest.raises(OSError, match="disk full"):
-        write_report(target, "<!DOCTYPE html>new")
+    with pytest.raises(InputError, match="disk full; nothing was written"):
+        write_outputs({ReleaseRef(path=str(target)): "<!DOCTYPE html>new"}, ctx)
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["r.html"]
     monkeypatch.undo()
-    write_report(target, "new")
+    write_outputs({ReleaseRef(path=str(target)): "new"}, ctx)
     assert target.read_text() == "new"
     assert oct(target.stat().st_mode & 0o777) == "0o644"
 
@@ -170,32 +190,77 @@ def test_report_command_writes_every_section(data: dict[str, Path], tmp_path: Pa
     out = tmp_path / "report.html"
     code, text = _cli(
         "report", str(data["release"]), "--out", str(out), "--dataset", "adult",
-        "--version", "4", "--release-id", "9", "--format", "json",
+        "--version", "4", "--format", "json",
         *[a for n, f in files.items() for a in ("--check", f"{n}={f}")],
     )  # fmt: skip
     assert code == 1  # the audit blocks (any perfect breach)
     payload = json.loads(text)
-    assert payload["path"] == str(out)
-    assert payload["report"]["verdict"]["status"] == "blocked"
-    assert payload["report"]["facts"]["release_id"] == 9
+    assert payload["step"] == "report" and payload["outputs"] == {"report": str(out)}
+    # checks given as files: a look at the numbers, never a publication decision
+    assert payload["details"]["status"] == "checked" and payload["safe"] is None
+    # the audit failed; the MaxEnt estimate (no --c) gave no verdict, which never counts as
+    # passed
+    assert payload["details"]["checks_failed"] == 2
+    assert payload["summary"].startswith("CHECKED (not a publication decision): 2 of")
+    assert any(r.startswith("composition: ") for r in payload["reasons"])
+    assert any(r.startswith("me: under the given knowledge") for r in payload["reasons"])
     sections = _sections(out.read_text(encoding="utf-8"))
     for sid in ("curve", "skyline", "composition", "maxent", "utility"):
         assert "not run" not in sections[sid], sid
-    assert sections["verdict"].index("Reason: au: composition") > 0
+    verdict = sections["verdict"]
+    assert verdict.index("Every reason given:") < verdict.index("composition: ")
+    assert "PUBLISHED" not in verdict
+    assert "adult" in sections["release"]
 
 
-def test_report_command_default_path_and_status(data: dict[str, Path], tmp_path: Path) -> None:
+def test_report_of_an_attempt_takes_its_status_from_the_ledger(
+    data: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Published only when the gate published the attempt; the report (at its default path
+    beside the release) is stored in the ledger with the attempt."""
     files = _json_of(data, tmp_path)
+    db = str(tmp_path / "ledger.db")
+    release = str(data["release"])
     default = Path(f"{data['release']}.report.html")
     try:
-        code, text = _cli("report", str(data["release"]), "--check", str(files["ck"]),
-                          "--status", "published")  # fmt: skip
+        code, text = _cli("attempt", release, "--dataset", "adult", "--require", "ck",
+                          "--first-release", "--ledger", db, "--format", "json")  # fmt: skip
         assert code == 0
-        assert "PUBLISHED" in text and str(default) in text
+        attempt = json.loads(text)["attempt"]["uuid"]
+        code, _ = _cli(*_check(data, "--criterion", "k-anonymity", "--k", "4", "--attempt",
+                               attempt, "--name", "ck", "--ledger", db))  # fmt: skip
+        assert code == 0
+        # the gate has not decided yet: not published, whatever the checks say
+        code, text = _cli("report", release, "--attempt", attempt, "--ledger", db)
+        assert code == 1 and text.startswith("NOT PUBLISHED")
+        assert "the gate did not decide" in text
+        code, _ = _cli("publish", "--attempt", attempt, "--ledger", db)
+        assert code == 0
+        code, text = _cli("report", release, "--attempt", attempt, "--ledger", db)
+        assert code == 0
+        assert text.startswith("PUBLISHED") and str(default) in text
         sections = _sections(default.read_text(encoding="utf-8"))
         assert "not run" in sections["composition"] and "not run" in sections["maxent"]
+        with ReleaseLedger(db, create=False) as ledger:
+            stored = ledger.attempt_report(attempt)
+            info = ledger.attempt(attempt).release
+        assert stored is not None
+        assert stored["verdict"]["status"] == "published"
+        assert stored["facts"]["release_id"] == info.id and stored["facts"]["dataset"] == "adult"
+        # with an attempt the checks are the ledger's: files do not mix in
+        code, _ = _cli("report", release, "--attempt", attempt, "--ledger", db, "--check",
+                       str(files["ck"]))  # fmt: skip
+        assert code == 2 and "do not mix" in capsys.readouterr().err
     finally:
         default.unlink(missing_ok=True)
+    # without an attempt nothing says "published", even when every check given passed
+    out = tmp_path / "checked.html"
+    code, text = _cli("report", release, "--check", str(files["ck"]), "--out", str(out))
+    assert code == 0 and text.startswith("CHECKED (not a publication decision)")
+    assert "PUBLISHED" not in _sections(out.read_text(encoding="utf-8"))["verdict"]
+    # the status cannot be given by hand any more
+    code, _ = _cli("report", release, "--check", str(files["ck"]), "--status", "published")
+    assert code == 2 and "unrecognized arguments: --status published" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -203,6 +268,8 @@ def test_report_command_default_path_and_status(data: dict[str, Path], tmp_path:
     [
         (["--check", "missing.json"], "does not exist"),
         (["--check", "{bad}"], "not JSON"),
+        (["--check", "old.json"], "is not a report envelope of this version (missing step"),
+        (["--check", "lax.json"], "safe must be true, false or null, got 'false'"),
         (["--out", "/no/such/dir/r.html"], "folder"),
         (["--c", "2"], "c must be in"),
         (["--sensitive", "nope"], "nope"),
@@ -214,6 +281,9 @@ def test_report_command_bad_input(
 ) -> None:  # fmt: skip
     monkeypatch.chdir(tmp_path)
     (tmp_path / "{bad}").write_text("{not json")
+    (tmp_path / "old.json").write_text(json.dumps({"criterion": "k-anonymity", "safe": True}))
+    lax = {"step": "check", "name": "ck", "outcome": "passed", "safe": "false", "summary": "s"}
+    (tmp_path / "lax.json").write_text(json.dumps(lax))
     out = tmp_path / "r.html"
     argv = ["report", str(data["release"])]
     if "--out" not in extra:

@@ -49,21 +49,22 @@ def test_check_skyline_json_contract(slides_csv: Path, capsys: pytest.CaptureFix
             "--point", "0,0,0,0.6", "--point", "1,1,0,0.99"]  # fmt: skip
     code, out, _ = run(argv, capsys)
     data = json.loads(out)
-    assert code == 1 and data["safe"] is False
-    assert data["criterion"] == "skyline"
-    assert data["parameters"]["points"] == [[0, 0, 0, 0.6], [1, 1, 0, 0.99]]
-    points = data["details"]["points"]
+    assert code == 1 and data["safe"] is False and data["step"] == "check"
+    (result,) = data["results"]
+    assert result["criterion"] == "skyline" and result["safe"] is False
+    assert result["parameters"]["points"] == [[0, 0, 0, 0.6], [1, 1, 0, 0.99]]
+    points = result["details"]["points"]
     # no knowledge: 1/2 (Cancer in group 2, AIDS or Flu in group 1)
     assert points[0]["breach"] == pytest.approx(0.5) and points[0]["safe"] is True
     # "Tom does not have Cancer, Ed has Flu" -> Tom has AIDS: the slides' breach of 1
     assert points[1]["breach"] == 1.0 and points[1]["safe"] is False
-    w = data["witness"]
-    assert w["point"] == [1, 1, 0] and data["max_disclosure"] == 1.0
+    w = result["witness"]
+    assert w["point"] == [1, 1, 0] and result["max_disclosure"] == 1.0
     # fewest pieces: in group 1, "does not have Flu" alone leaves AIDS
     assert w["target"]["group_label"] == "group=1" and w["target"]["value"] == "AIDS"
     assert w["excluded"] == ["Flu"] and w["known"] == [] and w["implications"] == []
     assert w["pieces"] == {"l": 1, "k": 0, "m": 0} and w["exact"] == "1/1"
-    assert "the target does not have 'Flu'" in data["reason"]
+    assert "the target does not have 'Flu'" in result["reason"]
 
 
 def test_check_skyline_safe_and_text_table(
@@ -220,7 +221,8 @@ BAD_SKYLINE = [
     (["--c", "0"], "--c must be in (0, 1], got 0"),
     (["--c", "1.5"], "--c must be in (0, 1], got 1.5"),
     (["--c", "abc"], "--c must be a number, got 'abc'"),
-    (["--c", "0.9", "--max-k", "-1"], "--max-k must be a whole number >= 0, got -1"),
+    (["--c", "0.9", "--max-k", "-1"], "--max-k must be a whole number in [0, 1000], got -1"),
+    (["--c", "0.9", "--max-m", "1001"], "--max-m must be a whole number in [0, 1000], got 1001"),
     (["--c", "0.9", "--max-l", "2.5"], "--max-l must be a whole number, got '2.5'"),
     (["--c", "0.9", "--plot", "out.pdf"], "must end in .svg or .png"),
     (["--c", "0.9", "--plot", "no/such/folder/x.svg"], "does not exist"),

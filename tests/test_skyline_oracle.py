@@ -1,7 +1,8 @@
 """An exhaustive possible-worlds enumerator for the privacy skyline, and its own checks.
 
-Written from the definitions of Chen, LeFevre, Ramakrishnan 2007 (papers/002_*, slides
-"Theoretical Framework", "Probability Definition", "3D Knowledge Expression") only, with
+Written from the definitions of Chen, LeFevre, Ramakrishnan, "Privacy Skyline: Privacy with
+Multidimensional Adversarial Knowledge" (VLDB 2007; the talk's slides "Theoretical Framework",
+"Probability Definition", "3D Knowledge Expression") only, with
 exact arithmetic. It does not use the closed form the engine uses (no ``R``, no
 hypergeometric ``H``, no congregation): a probability is a ratio of world counts.
 

@@ -145,7 +145,7 @@ def test_against_the_per_group_enumerator(rows: Rows) -> None:
         assert res.exact == value, (point, res.witness)
 
 
-# The placement the slides' congregation case 2 (and DESIGN.md) calls "t and u's in B, v's
+# The placement the slides' congregation case 2 calls "t and u's in B, v's
 # in G", found by a search over small releases: one exclusion leaves few values competing
 # with s in group 0, and group 1 is denser in s than what is left of group 0. World
 # counting: 29,400 worlds.

@@ -25,7 +25,7 @@ from types import ModuleType
 from typing import TextIO
 
 from airflow_privacy import __version__
-from airflow_privacy.cli.common import EXIT_INPUT, EXIT_INTERNAL, Parser, clean
+from airflow_privacy.cli.common import EXIT_INPUT, EXIT_INTERNAL, Parser, one_line
 from airflow_privacy.errors import PrivacyGateError, ReleaseBlocked, speaking
 
 COMMANDS = (
@@ -75,11 +75,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             code: int = runners[args.command](args, stream)
         return code
     except ReleaseBlocked as exc:
-        sys.stderr.write(f"airflow-privacy: blocked: {clean(str(exc))}\n")
+        sys.stderr.write(f"airflow-privacy: blocked: {one_line(str(exc))}\n")
         return exc.exit_code
     except PrivacyGateError as exc:
         with speaking("cli"):
-            message = clean(str(exc))
+            message = one_line(str(exc))
         label = "error" if exc.exit_code == EXIT_INPUT else exc.kind
         sys.stderr.write(f"airflow-privacy: {label}: {message}\n")
         return exc.exit_code
@@ -96,5 +96,5 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except Exception as exc:  # a bug: say so, and do not let it read as "unsafe" (exit 1)
         traceback.print_exc(file=sys.stderr)
         sys.stderr.write(f"airflow-privacy: internal error (a bug, not a verdict): "
-                         f"{type(exc).__name__}: {clean(str(exc)[:300])}\n")  # fmt: skip
+                         f"{type(exc).__name__}: {one_line(str(exc)[:300])}\n")  # fmt: skip
         return EXIT_INTERNAL

@@ -147,15 +147,10 @@ def register(sub: Any) -> None:
 
 # ------------------------------------------------------------------------- criteria
 def _criteria_file(path: str) -> list[tuple[str, dict[str, Any]]]:
-    import yaml
+    from airflow_privacy.core.io import load_yaml, read_text
 
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"criteria file {path!r} does not exist")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise InputError(f"criteria file {path!r} is not valid YAML/JSON: {exc}") from None
+    text = read_text(Path(path), "criteria", limit=1 << 20)
+    data = load_yaml(text, f"criteria file {path!r}")
     if isinstance(data, dict) and "criteria" in data:
         data = data["criteria"]
     if not isinstance(data, list) or not data:
@@ -186,7 +181,7 @@ def criteria_from_args(args: argparse.Namespace) -> list[tuple[str, dict[str, An
                 "with several criteria write NAME:PARAM=VALUE,..."
             )
         parsed = [(parsed[0][0], shorthand)]
-    if args.criteria_file:
+    if args.criteria_file is not None:
         parsed.extend(_criteria_file(args.criteria_file))
     if not parsed:
         raise InputError("at least one criterion is required (--criterion NAME[:PARAM=VALUE,...])")
@@ -300,9 +295,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             masks=mask_specs(args),
             seed=args.seed,
             options=options,
-            manifest=ReleaseRef(path=args.manifest) if args.manifest else None,
-            qit=ReleaseRef(path=args.qit) if args.qit else None,
-            st=ReleaseRef(path=args.st) if args.st else None,
+            manifest=ReleaseRef(path=args.manifest) if args.manifest is not None else None,
+            qit=ReleaseRef(path=args.qit) if args.qit is not None else None,
+            st=ReleaseRef(path=args.st) if args.st is not None else None,
             missing_as=args.missing_as,
             fmt=args.input_format,
             delimiter=args.delimiter,

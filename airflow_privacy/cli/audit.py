@@ -164,12 +164,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     env = run_audit(
         AuditRequest(
             candidate=ref(args.candidate, args),
-            population=ReleaseRef(path=args.population) if args.population else None,
+            population=ReleaseRef(path=args.population) if args.population is not None else None,
             qis=args.qis,
             sensitive=args.sensitive,
             kind=args.kind,
             bucket=args.bucket,
-            manifest=ReleaseRef(path=args.manifest) if args.manifest else None,
+            manifest=ReleaseRef(path=args.manifest) if args.manifest is not None else None,
             datasets=args.datasets,
             against=args.against,
             prior_files=[ReleaseRef.parse(p) for p in args.prior],
@@ -182,7 +182,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             max_pvp=args.max_pvp,
             measure=args.measure,
             first_release=bool(args.first_release),
-            individuals=ReleaseRef(path=args.individuals) if args.individuals else None,
+            individuals=(
+                ReleaseRef(path=args.individuals) if args.individuals is not None else None
+            ),
             use_ledger=not args.no_ledger,
             ledger=args.ledger,
             attempt=args.attempt,
@@ -235,7 +237,9 @@ def render(env: Envelope) -> str:
         lines.append(f"  overlap:    {d['overlap_size']:,} of {d['population']:,} people, {how}; "
                      f"{d['candidate_only']:,} only in the candidate")  # fmt: skip
         if d.get("unlocatable"):
-            lines.append(f"  unlocatable in the candidate: {d['unlocatable']:,} people "
+            unlocatable = d["unlocatable"]  # the rows (pseudonymous), or their number
+            n = len(unlocatable) if isinstance(unlocatable, list) else int(unlocatable)
+            lines.append(f"  unlocatable in the candidate: {n:,} people "
                          "(--individuals FILE lists them)")  # fmt: skip
         if d.get("inconsistent"):
             lines.append(f"  inconsistent: {d['inconsistent']:,} people whose value sets do not "

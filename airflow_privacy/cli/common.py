@@ -37,7 +37,7 @@ class Parser(argparse.ArgumentParser):
     """argparse with one-line errors and exit code 2."""
 
     def error(self, message: str) -> NoReturn:
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        sys.stderr.write(f"{self.prog}: error: {one_line(message)}\n")
         raise SystemExit(EXIT_INPUT)
 
 
@@ -64,6 +64,12 @@ def clean(text: str) -> str:
         else f"\\x{ord(ch):02x}"
         for ch in text
     )
+
+
+def one_line(text: str) -> str:
+    """:func:`clean` text on one line: line breaks shown as ``\\n`` (an error is one line
+    on stderr, whatever names or values it quotes)."""
+    return clean(text).replace("\r", "\\r").replace("\n", "\\n")
 
 
 def number(kind: type[int] | type[float], name: str) -> Any:

@@ -189,13 +189,13 @@ def _import(args: argparse.Namespace, out: TextIO) -> int:
     rf = read_candidate(
         ReleaseRef.parse(args.release), ctx, qis=args.qis, sensitive=args.sensitive,
         kind=args.kind, bucket=args.bucket,
-        manifest=ReleaseRef(path=args.manifest) if args.manifest else None,
+        manifest=ReleaseRef(path=args.manifest) if args.manifest is not None else None,
         fmt=args.input_format, delimiter=args.delimiter,
     )  # fmt: skip
     rel = rf.release
     progress(f"{rel.n_records:,} records in {rel.n_groups:,} groups ({rel.kind})")
     hashes = None
-    if args.identifiers:
+    if args.identifiers is not None:
         key = key_from_env(location.key_env)
         pop = read_population_file(args.identifiers, (), id_column=args.id_column, hash_key=key)
         hashes = list(pop.id_hashes or ())

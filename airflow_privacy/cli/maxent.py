@@ -147,7 +147,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             bucket=args.bucket,
             qis=args.qis,
             knowledge=args.knowledge,
-            original=ReleaseRef.parse(args.original, args.conn) if args.original else None,
+            original=(
+                ReleaseRef.parse(args.original, args.conn) if args.original is not None else None
+            ),
             top_positive=args.top_positive,
             top_negative=args.top_negative,
             min_support=args.min_support,
@@ -155,7 +157,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             not_sensitive=tuple(args.not_sensitive),
             c=args.c,
             top=args.top,
-            output=ReleaseRef(path=args.output) if args.output else None,
+            output=ReleaseRef(path=args.output) if args.output is not None else None,
             joint=args.joint,
             name=args.name,
             attempt=args.attempt,
@@ -187,7 +189,7 @@ def render(env: Envelope) -> str:
     if c is not None:
         verdict = "  below c" if env.safe else "  BLOCKED"
     lines.append(f"  maximum posterior: {float(d.get('max_posterior') or 0.0):.4f}{verdict}")
-    lines.append(f"  why:       {wrap(env.summary)}")
+    lines.append(f"  why:       {wrap(env.summary, indent=13)}")
     if d.get("accuracy") is not None:
         lines.append(
             f"  estimation accuracy: {float(d['accuracy']):.6f} nats (weighted KL; lower = the "
@@ -199,7 +201,10 @@ def render(env: Envelope) -> str:
         for i, a in enumerate(top, 1):
             lines.append(f"  {i:3d}. {float(a['posterior']):.4f}  {a['value']}  {a['label']}  "
                          f"({a.get('records', 0)} record(s))")  # fmt: skip
-    people = d.get("people") or 0
+    people = d.get("people") or []
     if people:
-        lines.append(f"  named people in the knowledge: {people} (their posteriors are not shown)")
+        top = max((p["max_posterior"] for p in people if p.get("max_posterior") is not None),
+                  default=None)  # fmt: skip
+        shown = f"; the largest posterior about one of them is {top:.4f}" if top is not None else ""
+        lines.append(f"  named people in the knowledge: {len(people)} (by pseudonym only{shown})")
     return "\n".join(lines) + "\n"

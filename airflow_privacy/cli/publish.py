@@ -49,7 +49,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
     req = PublishRequest(
         attempt=args.attempt,
-        release=ReleaseRef.parse(args.release) if args.release else None,
+        release=ReleaseRef.parse(args.release) if args.release is not None else None,
         destination=args.to,
         ledger=args.ledger,
     )

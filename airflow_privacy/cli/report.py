@@ -129,7 +129,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.attempt and (args.dataset or args.version):
         raise InputError("--dataset and --version come from the ledger with --attempt")
     release = ref(args.release, args)
-    target = ReleaseRef(path=args.out) if args.out else None
+    target = ReleaseRef(path=args.out) if args.out is not None else None
     checks = checks_from_files(args.checks)
     env = run_report(
         ReportRequest(

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     from airflow_privacy.core.criteria.skyline import find_skyline, witness_dict
 
     _validate(args)  # before reading a possibly large file
-    plot = check_plot_path(args.plot) if args.plot else None
+    plot = check_plot_path(args.plot) if args.plot is not None else None
     progress = Progress(args.quiet)
     b = load_bucketization(args, progress)
     bounds = (args.max_l, args.max_k, args.max_m)

@@ -3,8 +3,8 @@
 One staircase per number ``l`` of values ruled out for the target: for each ``k`` (known
 people, x axis) the largest safe ``m`` (implications, y axis). The release is safe at
 confidence ``c`` for every ``(l, k, m)`` on or below the staircase of its ``l``; the maximal
-points (the skyline) are marked. Chen, LeFevre, Ramakrishnan 2007 (papers/002_*), slide
-"Skyline Exploratory Tool".
+points (the skyline) are marked. Chen, LeFevre, Ramakrishnan, "Privacy Skyline: Privacy with
+Multidimensional Adversarial Knowledge" (VLDB 2007), the talk's slide "Skyline Exploratory Tool".
 """
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ def check_plot_path(path: str) -> Path:
     suffix = out.suffix.lower()
     if suffix not in FORMATS:
         raise InputError(f"--plot {path!r}: the file name must end in .svg or .png")
-    if not out.parent.is_dir():
-        raise InputError(f"--plot {path!r}: folder {str(out.parent)!r} does not exist")
+    from airflow_privacy.gate.tables import check_output_path
+
+    check_output_path(out, "--plot")
     if suffix == ".png" and importlib.util.find_spec("matplotlib") is None:
         raise InputError(
             f"--plot {path!r}: PNG needs matplotlib, which is not installed "
@@ -193,7 +194,10 @@ def write_plot(result: SkylineResult, path: Path, subject: str = "the release") 
     """Write the plot to ``path`` (``.svg`` or ``.png``) atomically: a temporary file in the
     same folder, renamed over ``path`` when complete."""
     path = check_plot_path(str(path))
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=".plot.", suffix=path.suffix, dir=path.parent)
+    except OSError as exc:
+        raise InputError(f"--plot {str(path)!r}: cannot write: {exc.strerror or exc}") from None
     os.close(fd)
     tmp = Path(tmp_name)
     try:
@@ -205,6 +209,8 @@ def write_plot(result: SkylineResult, path: Path, subject: str = "the release") 
         os.umask(mask)
         os.chmod(tmp, 0o666 & ~mask)  # mkstemp creates 0600; give the usual permissions
         os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(f"--plot {str(path)!r}: cannot write: {exc.strerror or exc}") from None
     finally:
         if tmp.exists():
             tmp.unlink()

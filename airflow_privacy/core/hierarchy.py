@@ -10,6 +10,7 @@ LeFevre et al. 2005) replaces a whole column by one level.
 from __future__ import annotations
 
 import csv
+import io
 import math
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
@@ -120,12 +121,20 @@ class Hierarchy:
         ``column`` defaults to the file name after ``hierarchy_`` (``adult_hierarchy_age.csv``
         -> ``age``).
         """
+        from airflow_privacy.core.io import read_text
+
         p = Path(path)
-        if not p.is_file():
-            raise InputError(f"hierarchy file {str(p)!r} does not exist")
+        # a regular file of bounded size, valid UTF-8 (never a FIFO or a device)
+        text = read_text(p, "hierarchy", limit=64 << 20)
         name = column or p.stem.split("hierarchy_", 1)[-1]
-        with p.open(newline="", encoding="utf-8") as fh:
-            rows = [[c.strip() for c in row] for row in csv.reader(fh, delimiter=";") if row]
+        try:
+            rows = [
+                [c.strip() for c in row]
+                for row in csv.reader(io.StringIO(text, newline=""), delimiter=";")
+                if row
+            ]
+        except csv.Error as exc:
+            raise InputError(f"cannot read hierarchy file {p.name}: {exc}") from None
         return cls.from_rows(name, rows, source=p.name)
 
     @classmethod

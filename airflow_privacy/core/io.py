@@ -12,7 +12,9 @@ misread column:
 * a CSV header is read from at most :data:`HEADER_LIMIT` bytes (a longer first line is
   refused before anything else is read); a UTF-8 byte-order mark is dropped; invalid UTF-8
   in the header or in a column read is refused, naming the column;
-* column names (stripped of whitespace) must be unique, in CSV and Parquet;
+* column names (stripped of whitespace) must be unique, in CSV and Parquet, and a CSV
+  column name holds no line break (a quote left open in the header would otherwise swallow
+  the rows that follow, and show them in messages);
 * Parquet columns of nested or binary types (lists, structs, maps, unions, binary; also
   dictionary-encoded) cannot be published as labels and are refused when read; the other
   types are read as they are (numbers stay numbers, :mod:`airflow_privacy.core.counting`
@@ -23,11 +25,15 @@ misread column:
   read (Arrow would read it as a field running to the end of the file);
 * blank sensitive cells (null, empty or whitespace only) are refused, or replaced by
   ``missing_as`` (:func:`fill_blanks`), by every reader told which column is sensitive.
+
+Small text inputs written by people (knowledge, criteria and hierarchy files) are read by
+:func:`read_text`: a regular file of at most :data:`TEXT_LIMIT` bytes, valid UTF-8.
 """
 
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import io
 import os
@@ -36,7 +42,7 @@ import stat
 import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from airflow_privacy.errors import InputError, opt
 
@@ -54,15 +60,23 @@ _BOM = b"\xef\xbb\xbf"
 _PARSE_ERROR = re.compile(r"^(.*?Expected \d+ columns, got \d+)")
 _COLUMN_ERROR = re.compile(r"^In CSV column #(\d+): (.*)$")
 _MAX_REASON = 200
+TEXT_LIMIT = 16 << 20
+"""Bytes a text input (knowledge, criteria or hierarchy file) may take (16 MiB)."""
 
 
 def detect_format(path: Path) -> Format:
     """``parquet`` for ``.parquet``/``.pq``, ``csv`` for ``.csv``/``.tsv``/``.txt`` (+ ``.gz``)."""
     suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] == ".gz":
+    gz = bool(suffixes) and suffixes[-1] == ".gz"
+    if gz:
         suffixes = suffixes[:-1]
     last = suffixes[-1] if suffixes else ""
     if last in (".parquet", ".pq"):
+        if gz:
+            raise InputError(
+                f"{str(path)!r}: Parquet compresses inside the file; name it .parquet, not "
+                ".parquet.gz (gzip applies to CSV files)"
+            )
         return "parquet"
     if last in (".csv", ".tsv", ".txt"):
         return "csv"
@@ -151,8 +165,12 @@ def fill_blanks(
     textual = pa.types.is_string(kind) or pa.types.is_large_string(kind)
     blank = pc.is_null(col)
     if textual:
-        empty = pc.fill_null(pc.equal(pc.utf8_trim_whitespace(col), ""), False)
-        blank = pc.or_(blank, empty)
+        # no Python value (not even pa.scalar("")) enters this test: pyarrow asks pandas
+        # whether a Python value is one of its objects, importing it (0.3 s of every
+        # command's start). Empty after trimming = length 0 = false as a boolean.
+        length = pc.utf8_length(pc.utf8_trim_whitespace(col))
+        empty = pc.and_kleene(pc.is_valid(col), pc.invert(pc.cast(length, pa.bool_())))
+        blank = pc.or_kleene(blank, empty)
     count = int(pc.sum(blank).as_py() or 0)
     if count == 0:
         return table
@@ -235,21 +253,142 @@ def write_release(frame: pd.DataFrame, path: str | Path) -> Path:
 
 
 # ------------------------------------------------------------------------ internals
-def _existing_file(path: str | Path) -> Path:
+def _existing_file(path: str | Path, what: str = "release") -> Path:
     """``path`` when it names a regular file (following links); checked before any open,
     so that a FIFO is never opened (opening one blocks until a writer comes)."""
     p = Path(path)
+    if "\x00" in str(p):
+        raise InputError(f"the {what} path {str(p)!r} contains a NUL character")
     try:
         mode = os.stat(p).st_mode
     except FileNotFoundError:
-        raise InputError(f"release file {str(p)!r} does not exist") from None
-    except OSError as exc:
+        raise InputError(f"{what} file {str(p)!r} does not exist") from None
+    except (OSError, ValueError) as exc:
         raise InputError(f"cannot read {str(p)!r}: {_reason(exc)}") from None
     if stat.S_ISDIR(mode):
-        raise InputError(f"release path {str(p)!r} is a directory, expected a file")
+        raise InputError(f"{what} path {str(p)!r} is a directory, expected a file")
     if not stat.S_ISREG(mode):
-        raise InputError(f"release path {str(p)!r} is {_what(mode)}, not a regular file")
+        raise InputError(f"{what} path {str(p)!r} is {_what(mode)}, not a regular file")
     return p
+
+
+def is_regular_file(path: str | Path) -> bool:
+    """Whether ``path`` names a regular file; False for anything that cannot be looked at
+    (a name too long, a symlink loop), where :meth:`Path.is_file` would raise."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+YAML_NODES = 50_000
+"""Nodes a YAML/JSON text input may hold (PyYAML composes some 20,000 a second)."""
+YAML_DEPTH = 64
+"""How deeply its lists and mappings may nest."""
+
+
+@functools.cache
+def _bounded_loader() -> type[Any]:
+    """A safe YAML loader that stops at :data:`YAML_NODES` nodes or :data:`YAML_DEPTH`
+    levels while it parses, so a huge or deeply nested document ends early and cheaply (an
+    alias is one node: the tree is never expanded, and readers walk it without following an
+    alias more than once per use)."""
+    import yaml
+
+    class BoundedLoader(yaml.SafeLoader):
+        nodes = 0
+        depth = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            self.nodes += 1
+            self.depth += 1
+            try:
+                if self.nodes > YAML_NODES or self.depth > YAML_DEPTH:
+                    what = (f"more than {YAML_NODES:,} values" if self.nodes > YAML_NODES
+                            else f"nested more than {YAML_DEPTH} levels deep")  # fmt: skip
+                    raise yaml.composer.ComposerError(
+                        None,
+                        None,
+                        f"too large: {what}",
+                        self.peek_event().start_mark,  # type: ignore[no-untyped-call]
+                    )
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+    return BoundedLoader
+
+
+def _yaml_error(exc: Exception, source: str) -> InputError:
+    import yaml
+
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        line = f" line {mark.line + 1}" if mark is not None else ""
+        what = exc.problem or exc.context or "syntax error"
+    else:
+        line, what = "", str(exc) or type(exc).__name__
+    what = what.strip().splitlines()[0] if what.strip() else "syntax error"
+    return InputError(f"{source}{line}: not valid YAML/JSON: {what}")
+
+
+def compose_yaml(text: str, source: str) -> Any:
+    """The YAML/JSON ``text`` as a node tree (``yaml.Node``; None for an empty document),
+    within :data:`YAML_NODES` and :data:`YAML_DEPTH`; every error one line naming
+    ``source`` and the line."""
+    import yaml
+
+    loader = None
+    try:
+        loader = _bounded_loader()(text)  # refuses control characters at once
+        return loader.get_single_node()
+    except yaml.YAMLError as exc:
+        raise _yaml_error(exc, source) from None
+    except RecursionError:
+        raise InputError(f"{source}: not valid YAML/JSON: nested too deeply") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def load_yaml(text: str, source: str) -> Any:
+    """The YAML/JSON ``text`` as plain data (safe types only), bounded as
+    :func:`compose_yaml`."""
+    import yaml
+
+    loader = None
+    try:
+        loader = _bounded_loader()(text)  # refuses control characters at once
+        return loader.get_single_data()
+    except yaml.YAMLError as exc:
+        raise _yaml_error(exc, source) from None
+    except RecursionError:
+        raise InputError(f"{source}: not valid YAML/JSON: nested too deeply") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def read_text(path: str | Path, what: str, limit: int = TEXT_LIMIT) -> str:
+    """A text input written by people (a knowledge, criteria or hierarchy file): a regular
+    file (never a FIFO or a device, which could block or never end) of at most ``limit``
+    bytes, valid UTF-8 (a byte-order mark is dropped). Errors name ``what``."""
+    p = _existing_file(path, what)
+    try:
+        with _open_regular(p) as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {str(p)!r}: {_reason(exc)}") from None
+    if len(data) > limit:
+        raise InputError(f"{what} {str(p)!r} is larger than {limit / (1 << 20):g} MiB")
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{what} {str(p)!r} is not valid UTF-8 (byte {exc.start + 1}); save it as UTF-8"
+        ) from None
 
 
 def _what(mode: int) -> str:
@@ -338,6 +477,11 @@ def _parse_header(text: str, truncated: bool, path: Path, sep: str) -> list[str]
                 f"the header of {path.name} is not valid UTF-8 (column {i + 1}); "
                 "save the file as UTF-8"
             ) from None
+        if "\n" in name or "\r" in name:
+            raise InputError(
+                f"the header of {path.name} has a line break in column {i + 1} (a quote left "
+                "open?); column names are one line each"
+            )
     _unique(names, path)
     return names
 
@@ -470,6 +614,8 @@ class _reading:
         ):
             return
         reason = _reason(exc)
+        if "straddl" in reason:  # Arrow: a record longer than its block (1 MiB)
+            reason = "a record is longer than 1 MiB (a quote left open, or a huge cell?)"
         m = _COLUMN_ERROR.match(reason)
         if m:
             i = int(m.group(1))

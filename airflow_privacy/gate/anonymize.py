@@ -73,6 +73,20 @@ def _options(req: AnonymizeRequest) -> dict[str, Any]:
         out[key] = value
     if (req.qit or req.st) and req.method != "bucketize":
         raise InputError(f"{opt('qit')} and {opt('st')} apply to method bucketize only")
+    if "bucket_column" in out:
+        name = out["bucket_column"]
+        # a column the release will carry: a name that reads back the same (the CSV header
+        # is stripped) and prints on one line
+        if (
+            not isinstance(name, str)
+            or not name.strip()
+            or name != name.strip()
+            or any(not ch.isprintable() for ch in name)
+        ):
+            raise InputError(
+                f"{opt('bucket_column')} must be a printable column name without leading or "
+                f"trailing blanks, got {name!r}"
+            )
     return out
 
 
@@ -138,6 +152,7 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
     """Anonymize ``req.source`` and write the release (module doc)."""
     from airflow_privacy.core.anonymize import anonymize
     from airflow_privacy.core.anonymize.criteria import CriteriaSet
+    from airflow_privacy.core.io import describe_columns
     from airflow_privacy.gate.tables import check_writable, column_names, read_table, write_outputs
 
     qis = columns(req.qis, "qi")
@@ -168,7 +183,8 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
     for col in [*qis, sensitive]:
         if col not in header:
             raise InputError(
-                f"column {col!r} does not exist in {req.source.name} (columns: {', '.join(header)})"
+                f"column {col!r} does not exist in {req.source.name} "
+                f"(columns: {describe_columns(header)})"
             )
     ctx.progress(f"reading {req.source.describe()}")
     table = read_table(req.source, None, ctx, fmt=req.fmt, delimiter=req.delimiter,

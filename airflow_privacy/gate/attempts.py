@@ -23,7 +23,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from airflow_privacy.errors import IllegalTransition, InputError, ReleaseBlocked, opt
+from airflow_privacy.errors import (
+    IllegalTransition,
+    InputError,
+    LedgerMissing,
+    ReleaseBlocked,
+    opt,
+)
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.envelope import Envelope, ReleaseFacts, attempt_ref
 from airflow_privacy.gate.refs import ReleaseRef
@@ -73,18 +79,20 @@ def read_candidate(
 def member_hashes(
     population: ReleaseRef | None,
     id_column: str | None,
-    ledger: ReleaseLedger,
+    key_env: str,
     ctx: GateContext,
 ) -> list[str] | None:
-    """The keyed hashes of the candidate's people (never the identifiers), when asked."""
+    """The keyed hashes of the candidate's people (never the identifiers), when asked; the
+    key is the ledger's (held by the environment variable ``key_env``)."""
     if bool(population) != bool(id_column):
         raise InputError(f"{opt('population')} and {opt('id_column')} go together")
     if population is None or id_column is None:
         return None
     from airflow_privacy.core.composition.files import read_population_file
+    from airflow_privacy.core.composition.identifiers import key_from_env
     from airflow_privacy.gate.tables import local_copy
 
-    key = ledger.hash_key()
+    key = key_from_env(key_env)
     with local_copy(population, ctx) as path:
         pop = read_population_file(path, (), id_column=id_column, hash_key=key)
     ctx.progress(f"hashed {len(set(pop.id_hashes or ())):,} identifiers of {population.describe()}")
@@ -121,24 +129,43 @@ def open_attempt(req: AttemptRequest, ctx: GateContext) -> Envelope:
     exist is an error (a typo in its location must not start a new history)."""
     if req.first_release is not True and req.first_release is not False:
         raise InputError(f"{opt('first_release')} must be true or false")
+    _name(req.dataset, "the dataset name")
+    if req.version is not None:
+        _name(req.version, "the version label")
+    if isinstance(req.required, str) or not isinstance(req.required, Sequence):
+        raise InputError("the required checks must be a list of check names")
+    for name in req.required:
+        _name(name, "a required check's name")
+    twice = sorted({n for n in req.required if list(req.required).count(n) > 1})
+    if twice:
+        raise InputError(f"required check {twice[0]!r} is named twice")
     ctx.progress(f"reading the candidate {req.release.describe()}")
     cand = read_candidate(
         req.release, ctx, qis=req.qis, sensitive=req.sensitive, kind=req.kind, bucket=req.bucket,
         manifest=req.manifest, fmt=req.fmt, delimiter=req.delimiter,
     )  # fmt: skip
     rel = cand.release
+    loc = ctx.ledger_location(req.ledger)
     if not req.first_release:
         from airflow_privacy.ledger.engine import parse_url, sqlite_exists, sqlite_path
 
-        loc = ctx.ledger_location(req.ledger)
         if sqlite_exists(loc.url) is False:
             raise InputError(
                 f"ledger file {str(sqlite_path(parse_url(loc.url)))!r} ({loc.source}) does not "
                 f"exist: a typo in the ledger's location? If this is the dataset's first "
                 f"release, declare it with {opt('first_release')} (the ledger is then created)"
             )
-    with ctx.open_ledger(req.ledger, create=req.first_release) as ledger:
-        hashes = member_hashes(req.population, req.id_column, ledger, ctx)
+    # every input is read and checked before the ledger is opened (for a first release:
+    # created), so that a mistake never leaves a new, empty ledger behind
+    hashes = member_hashes(req.population, req.id_column, loc.key_env, ctx)
+    try:
+        opened = ctx.open_ledger(req.ledger, create=req.first_release)
+    except LedgerMissing as exc:  # a database without ledger tables
+        raise LedgerMissing(
+            f"{exc}: a typo in the ledger's location? If this is the dataset's first release, "
+            f"declare it with {opt('first_release')} (the ledger is then created)"
+        ) from None
+    with opened as ledger:
         info = ledger.open_attempt(
             req.dataset,
             rel,
@@ -173,6 +200,20 @@ def open_attempt(req: AttemptRequest, ctx: GateContext) -> Envelope:
         details={"required": list(info.required), "first_release": info.first_release,
                  "members": info.release.members, "created": info.release.created},
     )  # fmt: skip
+
+
+def _name(value: object, what: str) -> str:
+    """A dataset, version or check name as the ledger stores it: text, not blank, at most
+    255 characters, no NUL (checked before the ledger is opened or created)."""
+    if not isinstance(value, str):
+        raise InputError(f"{what} must be text, got {type(value).__name__}")
+    if not value.strip():
+        raise InputError(f"{what} is empty")
+    if len(value) > 255:
+        raise InputError(f"{what} is longer than 255 characters")
+    if "\x00" in value:
+        raise InputError(f"{what} contains a NUL character")
+    return value
 
 
 def begin_check(attempt: str | None, ledger: str | None, ctx: GateContext) -> AttemptInfo | None:
@@ -274,10 +315,12 @@ def _copy(src: ReleaseRef, dst: ReleaseRef, ctx: GateContext) -> None:
 
     pairs = [(src, dst)]
     manifest = src.sibling(MANIFEST_SUFFIX)
+    from airflow_privacy.core.io import is_regular_file
+
     present = (
         ctx.connections.exists(str(manifest.path), manifest.conn)
         if manifest.is_uri
-        else manifest.local.is_file()
+        else is_regular_file(manifest.local)
     )
     if present:
         pairs.append((manifest, dst.sibling(MANIFEST_SUFFIX)))
@@ -358,7 +401,7 @@ def supersede(
     attempt: str, reason: str, ctx: GateContext, ledger: str | None = None, by: str | None = None
 ) -> Envelope:
     """A steward sets a blocked attempt aside; who, when and why are kept."""
-    who = by or ctx.user()
+    who = by if by is not None else ctx.user()  # a blank name is refused, never replaced
     with ctx.open_ledger(ledger) as db:
         info = db.supersede(attempt, reason, who)
     return Envelope(

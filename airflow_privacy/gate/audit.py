@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from airflow_privacy.errors import InputError, opt
+from airflow_privacy.errors import InputError, LedgerMissing, opt
 from airflow_privacy.gate.attempts import begin_check, read_candidate, record, skipped
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.envelope import Envelope, ReleaseFacts
@@ -262,7 +262,9 @@ def _has_manifest(ref: ReleaseRef, ctx: GateContext) -> bool:
     m = ref.sibling(".manifest.json")
     if m.is_uri:
         return ctx.connections.exists(str(m.path), m.conn)
-    return m.local.is_file()
+    from airflow_privacy.core.io import is_regular_file
+
+    return is_regular_file(m.local)  # False for a name too long, where is_file() raises
 
 
 def _open(req: AuditRequest, ctx: GateContext, first_release: bool) -> ReleaseLedger | None:
@@ -282,7 +284,16 @@ def _open(req: AuditRequest, ctx: GateContext, first_release: bool) -> ReleaseLe
             f"release to audit against: a typo in the ledger's location? If this is the "
             f"dataset's first release, declare it with {opt('first_release')}"
         )
-    return ctx.open_ledger(req.ledger)
+    try:
+        return ctx.open_ledger(req.ledger)
+    except LedgerMissing as exc:  # a database without ledger tables
+        if first_release:
+            return None
+        raise LedgerMissing(
+            f"{exc}, so there is no earlier release to audit against: a typo in the ledger's "
+            f"location? If this is the dataset's first release, declare it with "
+            f"{opt('first_release')}"
+        ) from None
 
 
 def _collect(
@@ -312,8 +323,11 @@ def _collect(
     else:
         wanted = list(req.datasets) if req.datasets else None
         if wanted:
+            own = attempt.release.dataset if attempt is not None else None
             for d in wanted:
-                if d not in with_history and not first_release:
+                # a declared first release excuses only its own dataset's missing history
+                excused = first_release and (own is None or d == own)
+                if d not in with_history and not excused:
                     hint = f" (datasets in the ledger: {', '.join(sorted(known))})" if known else ""
                     what = "is not in" if d not in known else "has no published release in"
                     raise InputError(

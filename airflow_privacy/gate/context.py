@@ -83,9 +83,11 @@ class LocalConnections:
 
     def sql_engine(self, conn: str) -> Engine:
         from sqlalchemy import create_engine
+        from sqlalchemy.engine import make_url
         from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
         from airflow_privacy.errors import InputError, opt
+        from airflow_privacy.ledger.engine import safe_url
 
         if not conn or "://" not in conn:
             raise InputError(
@@ -93,11 +95,27 @@ class LocalConnections:
                 "(e.g. postgresql+psycopg://USER@HOST/DB)"
             )
         try:
-            return create_engine(conn)
-        except (ArgumentError, NoSuchModuleError, ModuleNotFoundError, ValueError) as exc:
-            from airflow_privacy.ledger.engine import safe_url
+            url = make_url(conn)
+            if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+                # reading a table never creates a database (SQLite would make an empty file)
+                from airflow_privacy.core.io import is_regular_file
 
-            raise InputError(f"cannot use database {safe_url(conn)!r}: {exc}") from None
+                if not is_regular_file(url.database):
+                    raise InputError(
+                        f"database file {url.database!r} of {opt('conn')} does not exist or is "
+                        "not a regular file"
+                    )
+                url = url.set(
+                    database=f"file:{url.database}",
+                    query={**url.query, "mode": "ro", "uri": "true"},
+                )
+            return create_engine(url)
+        except InputError:
+            raise
+        except (ArgumentError, NoSuchModuleError, ModuleNotFoundError, ValueError) as exc:
+            raise InputError(
+                f"cannot use database {safe_url(conn)!r}: {str(exc).splitlines()[0][:200]}"
+            ) from None
 
 
 def _cli_origin() -> dict[str, Any]:
@@ -142,6 +160,7 @@ class GateContext:
 def _make_parent(url: str) -> None:
     """Creating a ledger on purpose: its default folder ($AIRFLOW_HOME) may be made, but only
     that one (a typo elsewhere stays an error)."""
+    from airflow_privacy.errors import InputError
     from airflow_privacy.ledger.engine import parse_url, sqlite_path
     from airflow_privacy.ledger.location import default_path
 
@@ -149,5 +168,9 @@ def _make_parent(url: str) -> None:
     if parsed.get_backend_name() != "sqlite":
         return
     path = sqlite_path(parsed)
-    if path is not None and path.resolve() == default_path().resolve():
+    try:
+        default = path is not None and path.resolve() == default_path().resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop, a name too long
+        raise InputError(f"cannot use the ledger file {str(path)!r}: {exc}") from None
+    if path is not None and default:
         path.parent.mkdir(parents=True, exist_ok=True)

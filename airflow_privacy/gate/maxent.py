@@ -77,6 +77,7 @@ def _check(req: MaxEntRequest) -> None:
 
 def run_maxent(req: MaxEntRequest, ctx: GateContext) -> Envelope:
     """Estimate P*(s | q) and gate on it (module doc)."""
+    from airflow_privacy.core.io import describe_columns
     from airflow_privacy.core.maxent import BucketRelease, SolverOptions, estimate
     from airflow_privacy.core.maxent.knowledge_file import load_knowledge
     from airflow_privacy.core.thresholds import TOLERANCE, maxent_safe
@@ -95,7 +96,7 @@ def run_maxent(req: MaxEntRequest, ctx: GateContext) -> Envelope:
     for col, what in ((sensitive, "sensitive"), (bucket, "bucket")):
         if col not in present:
             raise InputError(
-                f"{what} column {col!r} does not exist (columns: {', '.join(present)})"
+                f"{what} column {col!r} does not exist (columns: {describe_columns(present)})"
             )
     qis = (
         columns(req.qis, "qi") if req.qis else [c for c in present if c not in (sensitive, bucket)]
@@ -109,7 +110,7 @@ def run_maxent(req: MaxEntRequest, ctx: GateContext) -> Envelope:
         f"{release.n_records:,} records in {release.n_buckets:,} buckets, "
         f"{len(release.qi_values):,} QI values, {len(release.values)} sensitive values"
     )
-    knowledge = load_knowledge(req.knowledge, release) if req.knowledge else None
+    knowledge = load_knowledge(req.knowledge, release) if req.knowledge is not None else None
     original = None
     if req.original is not None:
         ctx.progress(f"reading the original table {req.original.describe()}")
@@ -163,7 +164,6 @@ def run_maxent(req: MaxEntRequest, ctx: GateContext) -> Envelope:
         records=release.n_records,
         buckets=release.n_buckets,
         values=len(release.values),
-        knowledge=len(result.facts),
         knowledge_text="; ".join(parts),
         solver={"buckets_solved": st.buckets_solved, "buckets": st.buckets,
                 "newton_iterations": st.newton_iterations, "residual": st.residual,

@@ -135,14 +135,18 @@ def run_report(req: ReportRequest, ctx: GateContext) -> Envelope:
         summary=v.headline,
         reasons=list(v.reasons),
         release=ReleaseFacts(
-            ref=req.release.describe(), records=report.facts.records, groups=report.facts.groups,
-            sensitive=report.facts.sensitive, group_columns=list(report.facts.group_columns),
+            ref=req.release.describe(),
+            records=report.facts.records,
+            groups=report.facts.groups,
+            sensitive=report.facts.sensitive,
+            group_columns=list(report.facts.group_columns),
         ),
         attempt=attempt_ref(info) if info is not None else None,
         details={"status": status, "checks_run": v.checks_run, "checks_failed": v.checks_failed},
-        outputs={"report": out.describe(), **(
-            {"published_report": targets[1].describe()} if len(targets) > 1 else {}
-        )},
+        outputs={
+            "report": out.describe(),
+            **({"published_report": targets[1].describe()} if len(targets) > 1 else {}),
+        },
     )
 
 
@@ -163,15 +167,14 @@ def checks_from_files(specs: Sequence[str]) -> list[Envelope]:
         name, sep, file = spec.partition("=")
         if not sep:
             name, file = "", spec
-        p = Path(file)
-        if not p.is_file():
-            raise InputError(f"{opt('check')} file {file!r} does not exist")
-        if p.stat().st_size > 64 * 2**20:
-            raise InputError(f"{opt('check')} file {file!r} is larger than 64 MiB")
+        from airflow_privacy.core.io import read_text
+
+        text = read_text(Path(file), opt("check"), limit=64 << 20)
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputError(f"{opt('check')} file {file!r} is not JSON: {exc}") from None
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, too many digits, depth
+            reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            raise InputError(f"{opt('check')} file {file!r} is not JSON: {reason}") from None
         env = Envelope.from_dict(data, f"{opt('check')} file {file!r}")
         if name:
             from dataclasses import replace

@@ -24,6 +24,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 
 Content = Any  # pa.Table | dict (JSON) | str (text) | bytes | Path (a file to copy)
 _STALE = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp$")
+_NAME_MAX = 255 - 24  # room for the ".NAME.PID.RANDOM.tmp" of a named temporary file
 
 
 # ----------------------------------------------------------------------------- reading
@@ -117,6 +119,28 @@ def read_counts(
         return read_bucketization(path, spec, fmt, delimiter, ctx.progress, missing_as=missing_as)
 
 
+@contextlib.contextmanager
+def _database(ref: ReleaseRef) -> Iterator[None]:
+    """Errors of the database behind a SQL reference as bad input naming the table and the
+    database (never its password): not a database, no such schema, unreachable."""
+    from sqlalchemy.exc import NoSuchTableError, SQLAlchemyError
+
+    try:
+        yield
+    except NoSuchTableError:
+        raise InputError(f"table {ref.sql_table!r} does not exist") from None
+    except SQLAlchemyError as exc:
+        from airflow_privacy.ledger.engine import safe_url
+
+        orig = getattr(exc, "orig", None) or exc
+        text = str(orig).strip().splitlines()
+        reason = text[0][:200] if text else type(exc).__name__
+        raise InputError(
+            f"cannot read table {ref.sql_table!r} from database {safe_url(str(ref.conn))!r}: "
+            f"{reason}"
+        ) from None
+
+
 def _sql_parts(name: str) -> tuple[str | None, str]:
     schema, _, table = name.rpartition(".")
     return (schema or None), table
@@ -128,10 +152,8 @@ def _sql_column_names(ref: ReleaseRef, ctx: GateContext) -> list[str]:
     assert ref.sql_table is not None and ref.conn is not None
     engine = ctx.connections.sql_engine(ref.conn)
     schema, table = _sql_parts(ref.sql_table)
-    try:
+    with _database(ref):
         return [str(c["name"]) for c in sa.inspect(engine).get_columns(table, schema)]
-    except sa.exc.NoSuchTableError:
-        raise InputError(f"table {ref.sql_table!r} does not exist") from None
 
 
 def _sql_columns(ref: ReleaseRef, ctx: GateContext, columns: Sequence[str]) -> tuple[Any, Any]:
@@ -159,7 +181,7 @@ def _sql_group_counts(
     c = [table.c[x] for x in cols]
     query = sa.select(*c, sa.func.count()).select_from(table).group_by(*c)
     ctx.progress(f"counting {ref.describe()} in the database (GROUP BY)")
-    with engine.connect() as conn:
+    with _database(ref), engine.connect() as conn:
         return [tuple(row) for row in conn.execute(query)]
 
 
@@ -169,7 +191,7 @@ def _sql_table(ref: ReleaseRef, columns: Sequence[str] | None, ctx: GateContext)
 
     cols = list(columns) if columns is not None else _sql_column_names(ref, ctx)
     engine, table = _sql_columns(ref, ctx, cols)
-    with engine.connect() as conn:
+    with _database(ref), engine.connect() as conn:
         rows = conn.execute(sa.select(*[table.c[c] for c in cols])).all()
     return pa.table(
         {
@@ -190,15 +212,49 @@ def check_writable(ref: ReleaseRef, what: str) -> None:
     if ref.is_uri:
         return
     path = ref.local
-    if path.is_dir():
-        raise InputError(f"{what} {str(path)!r} is a folder, expected a file name")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise InputError(f"folder {str(parent)!r} of {what} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise InputError(f"folder {str(parent)!r} of {what} is not writable")
+    check_output_path(path, what)
     if path.suffix.lower() not in (".json", ".html", ".htm"):
         detect_format(path)
+
+
+def check_output_path(path: Path, what: str) -> None:
+    """A local file that may be written: its folder exists and is writable, and the name is
+    no folder, no FIFO or device (replacing one with a file would break whatever uses it),
+    no dangling or looping link, and short enough for the file system."""
+    parent = path.parent if str(path.parent) else Path(".")
+    try:
+        parent_mode = os.stat(parent).st_mode
+    except FileNotFoundError:
+        raise InputError(f"folder {str(parent)!r} of {what} does not exist") from None
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot write {what} {str(path)!r}: {_why(exc)}") from None
+    if not stat.S_ISDIR(parent_mode):
+        raise InputError(f"folder {str(parent)!r} of {what} is not a folder")
+    try:
+        mode: int | None = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+        if os.path.lexists(path):
+            raise InputError(
+                f"{what} {str(path)!r} is a link to nothing; remove it or choose another name"
+            ) from None
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot write {what} {str(path)!r}: {_why(exc)}") from None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise InputError(f"{what} {str(path)!r} is a folder, expected a file name")
+    if mode is not None and not stat.S_ISREG(mode):
+        raise InputError(
+            f"{what} {str(path)!r} exists and is not a regular file (a FIFO, a device or a "
+            "socket); choose another name"
+        )
+    if len(path.name.encode("utf-8", "surrogateescape")) > _NAME_MAX:
+        raise InputError(f"cannot write {what} {str(path)!r}: the file name is too long")
+    if not os.access(parent, os.W_OK):
+        raise InputError(f"folder {str(parent)!r} of {what} is not writable")
+
+
+def _why(exc: BaseException) -> str:
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc) or type(exc).__name__
 
 
 def _serialize(content: Content, name: str, sink: Any) -> None:

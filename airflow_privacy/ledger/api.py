@@ -5,8 +5,10 @@ The composition audit (Ganta et al. 2008) needs every earlier release of a popul
 ledger remembers them. It stores only the published form of a release (group descriptors and
 sensitive multisets, spec, manifest, content hash), optionally keyed identifier hashes, the
 report envelopes of every check of every attempt, and the release reports. Never raw
-records. Every write is one transaction (a crash leaves nothing half-written), all SQL is
-bound parameters (ORM / Core constructs).
+records. Every write is one transaction (a crash leaves nothing half-written), all values are
+bound parameters (ORM / Core constructs; the groups and hashes of a release go in through the
+driver's bulk path, PostgreSQL ``COPY`` / SQLite ``executemany``, with fixed statement text and
+JSON serialized before the lock is taken, so a large release holds the lock briefly).
 
 The lifecycle (docs/design.md): content is recorded once per dataset (idempotent by content
 hash); an *attempt* to publish it names the checks it requires; checks record their
@@ -16,9 +18,12 @@ counts as published for every later audit) and, once the files are in place, to
 ``published``. Blocked is final *for the attempt*: a later attempt of the same content is
 judged afresh; a steward can supersede a blocked attempt with a reason the ledger keeps.
 
-Writers of one dataset are serialized by a row lock on the dataset (versions are numbered
-under it: no conflicts, no retry storms); readers never take the write lock and never create
-a ledger (``create=False``).
+Writers of one dataset are serialized by a row lock on the dataset (versions are numbered,
+content is deduplicated and the gate decides under it: no conflicts, no retry storms); on
+PostgreSQL a writer waits for a lock at most ``AIRFLOW_PRIVACY_LEDGER_LOCK_TIMEOUT`` seconds
+(SQLite: its busy timeout). A race that is lost all the same (a unique key violated by a
+concurrent writer) is :class:`LedgerUnavailable`, retryable, never bad input. Readers never
+take the write lock and never create a ledger (``create=False``).
 """
 
 from __future__ import annotations
@@ -32,9 +37,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import column, delete, func, insert, select, table
 from sqlalchemy.engine import URL, Engine
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from airflow_privacy.core.composition.identifiers import (
@@ -48,11 +53,19 @@ from airflow_privacy.core.composition.release import PublishedRelease
 from airflow_privacy.errors import (
     IllegalTransition,
     InputError,
-    LedgerUnavailable,
     PrivacyGateError,
     opt,
 )
-from airflow_privacy.ledger.engine import MAX_ID, READ, classify, configure, make_engine, safe_url
+from airflow_privacy.ledger.engine import (
+    MAX_ID,
+    READ,
+    classify,
+    configure,
+    lock_timeout,
+    make_engine,
+    safe_url,
+    url_secrets,
+)
 from airflow_privacy.ledger.migrate import ensure
 from airflow_privacy.ledger.models import (
     STATUSES,
@@ -66,6 +79,8 @@ from airflow_privacy.ledger.models import (
 )
 
 _BATCH = 5000
+_GROUP_COLUMNS = ("release_id", "position", "descriptor", "size", "sensitive", "members")
+_MEMBER_COLUMNS = ("release_id", "id_hash")
 T = TypeVar("T")
 
 
@@ -249,7 +264,7 @@ class _Prepared:
     release: PublishedRelease
     content: str
     payload: dict[str, Any]
-    groups: list[dict[str, Any]]
+    groups: list[tuple[int, str, int, str, str | None]]  # position, JSON..., without the id
     hashes: list[str] | None
     fingerprint: str | None
 
@@ -284,6 +299,8 @@ class ReleaseLedger:
         )
         self._reader = self.engine.execution_options(**READ)
         self.url = safe_url(self.engine.url)
+        self._secrets = url_secrets(self.engine.url)
+        self._lock_ms = max(1, int(lock_timeout() * 1000))
         self.key_env = key_env
         self._hash_key = hash_key
         if migrate:
@@ -294,7 +311,7 @@ class ReleaseLedger:
                 raise
             except Exception as exc:
                 self.engine.dispose()
-                mapped = classify(exc, self.url)
+                mapped = classify(exc, self.url, self._secrets)
                 if mapped is None:
                     raise
                 raise mapped from None
@@ -323,30 +340,19 @@ class ReleaseLedger:
         errors become :class:`LedgerUnavailable` / :class:`InputError`."""
         try:
             with Session(self.engine if write else self._reader) as s, s.begin():
+                if write and s.get_bind().dialect.name == "postgresql":
+                    # wait for a row lock no longer than SQLite writers wait for theirs
+                    s.execute(select(func.set_config("lock_timeout", f"{self._lock_ms}ms", True)))
                 yield s
         except PrivacyGateError:
             raise
-        except IntegrityError as exc:
-            raise self._integrity(exc) from None
         except Exception as exc:
-            mapped = classify(exc, self.url)
+            # a unique key violated by a concurrent writer (IntegrityError) is a lost race:
+            # LedgerUnavailable, like a lock waited for too long
+            mapped = classify(exc, self.url, self._secrets)
             if mapped is None:
                 raise
             raise mapped from None
-
-    def _integrity(self, exc: IntegrityError) -> PrivacyGateError:
-        text = str(exc.orig or exc)
-        if "published_version" in text or "ledger_releases.dataset, ledger_releases.version" in (
-            text
-        ):
-            return IllegalTransition(
-                "that version label is already used by a published release of the dataset; "
-                "publish under another version"
-            )
-        return LedgerUnavailable(
-            f"a concurrent writer changed ledger {self.url} at the same moment; try again "
-            f"({text.splitlines()[0][:200] if text else 'integrity error'})"
-        )
 
     def _read(self, fn: Callable[[Session], T]) -> T:
         with self._session(write=False) as s:
@@ -395,14 +401,15 @@ class ReleaseLedger:
                 [dict(c) for c in criteria] if criteria is not None else None, "criteria results"
             ),
         }
+        dumps = json.dumps
         groups = [
-            {
-                "position": g,
-                "descriptor": rec["descriptor"],
-                "size": rec["size"],
-                "sensitive": rec["sensitive"],
-                "members": rec.get("members"),
-            }
+            (
+                g,
+                dumps(rec["descriptor"]),
+                int(rec["size"]),
+                dumps(rec["sensitive"]),
+                dumps(rec["members"]) if rec.get("members") is not None else None,
+            )
             for g, rec in enumerate(release.group_records())
         ]
         return _Prepared(
@@ -430,6 +437,13 @@ class ReleaseLedger:
         ).one()
         return row
 
+    def _dataset_of(self, s: Session, attempt: str | int) -> str:
+        """The dataset of an attempt (read without a lock: it never changes)."""
+        a = self._attempt_row(s, attempt)
+        dataset = s.scalar(select(ReleaseRow.dataset).where(ReleaseRow.id == a.release_id))
+        assert dataset is not None
+        return dataset
+
     def _label(self, s: Session, ds: DatasetRow) -> str:
         taken = set(s.scalars(select(ReleaseRow.version).where(ReleaseRow.dataset == ds.name)))
         n = ds.next_version
@@ -447,16 +461,13 @@ class ReleaseLedger:
                 ReleaseRow.dataset == ds.name, ReleaseRow.content_hash == prep.content
             )
         ).first()
-        if existing is not None:
-            if (
-                version is not None
-                and version != existing.version
-                and existing.status != "published"
-            ):
-                existing.version = version  # a label of unpublished content may change
-                existing.updated_at = _now()
-            return existing, False
-        if version is not None:
+        relabel = (
+            existing is not None
+            and version is not None
+            and version != existing.version
+            and existing.status != "published"
+        )
+        if version is not None and (existing is None or relabel):
             clash = s.scalars(
                 select(ReleaseRow).where(
                     ReleaseRow.dataset == ds.name,
@@ -469,9 +480,13 @@ class ReleaseLedger:
                     f"{ds.name!r} version {version!r} is already published with different "
                     f"content (release #{clash.id}); choose another version"
                 )
-            label = version
-        else:
-            label = self._label(s, ds)
+        if existing is not None:
+            if relabel:
+                assert version is not None
+                existing.version = version  # a label of unpublished content may change
+                existing.updated_at = _now()
+            return existing, False
+        label = version if version is not None else self._label(s, ds)
         now = _now()
         rel = prep.release
         row = ReleaseRow(
@@ -498,20 +513,11 @@ class ReleaseLedger:
         s.add(row)
         s.flush()
         rid = row.id
-        for start in range(0, len(prep.groups), _BATCH):
-            s.execute(
-                insert(GroupRow),
-                [{"release_id": rid, **g} for g in prep.groups[start : start + _BATCH]],
-            )
+        _bulk_insert(s, GroupRow.__tablename__, _GROUP_COLUMNS, [(rid, *g) for g in prep.groups])
         if prep.hashes:
-            for start in range(0, len(prep.hashes), _BATCH):
-                s.execute(
-                    insert(MemberRow),
-                    [
-                        {"release_id": rid, "id_hash": h}
-                        for h in prep.hashes[start : start + _BATCH]
-                    ],
-                )
+            _bulk_insert(
+                s, MemberRow.__tablename__, _MEMBER_COLUMNS, [(rid, h) for h in prep.hashes]
+            )
         return row, True
 
     def record(
@@ -652,7 +658,7 @@ class ReleaseLedger:
                     f"dataset {dataset!r} has no published release in ledger {self.url}"
                     + (f" (datasets with published releases: {', '.join(known)})" if known else "")
                     + ": a typo? If this is its first release, declare it with "
-                    + f"{opt('first_release')} (it is then audited against nothing)"
+                    + f"{opt('first_release')} (no earlier release of it is then expected)"
                 )
             elif published and first_release:
                 raise InputError(
@@ -678,7 +684,7 @@ class ReleaseLedger:
             else:
                 q = q.where(AttemptRow.uuid == _check_uuid(text, "attempt"))
         if lock:
-            q = q.with_for_update()
+            q = q.with_for_update().execution_options(populate_existing=True)
         row = s.scalars(q).first()
         if row is None:
             raise InputError(f"attempt {ref!r} does not exist in ledger {self.url}")
@@ -793,6 +799,9 @@ class ReleaseLedger:
         place. A decided attempt is returned as it is (a re-run of the gate is idempotent).
         """
         with self._session(write=True) as s:
+            # the dataset's lock first (like every writer of the dataset: no deadlock), so
+            # that no other writer publishes under the same label between check and write
+            self._lock_dataset(s, self._dataset_of(s, attempt))
             a = self._attempt_row(s, attempt, lock=True)
             if a.status == "superseded":
                 raise IllegalTransition(
@@ -801,7 +810,7 @@ class ReleaseLedger:
                 )
             if a.status != "open":
                 return self._attempt_info(s, a)
-            row = s.get(ReleaseRow, a.release_id, with_for_update=True)
+            row = s.get(ReleaseRow, a.release_id, with_for_update=True, populate_existing=True)
             assert row is not None
             checks = s.scalars(
                 select(CheckRow).where(CheckRow.attempt_id == a.id).order_by(CheckRow.id)
@@ -921,6 +930,9 @@ class ReleaseLedger:
         history: refused)."""
         with self._session(write=True) as s:
             row = self._row(s, release_id)
+            # under the dataset's lock: the gate cannot publish it between check and delete
+            self._lock_dataset(s, row.dataset)
+            s.refresh(row)
             if row.status == "published":
                 raise IllegalTransition(f"release #{release_id} is published; it cannot be deleted")
             ids = list(s.scalars(select(AttemptRow.id).where(AttemptRow.release_id == row.id)))
@@ -1146,6 +1158,46 @@ class ReleaseLedger:
         info = self.info(release_id)
         rel = self.release(release_id)
         return rel.content_hash(self.stored_member_hashes(release_id)) == info.content_hash
+
+
+def _bulk_insert(
+    s: Session, name: str, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]
+) -> None:
+    """Insert ``rows`` (values in ``columns`` order, JSON already serialized) into table
+    ``name`` within the session's transaction, through the driver's bulk path: PostgreSQL
+    ``COPY`` (psycopg 3), SQLite ``executemany``, else Core executemany. Table and column
+    names are this module's constants; every value goes in as data, never as SQL text."""
+    if not rows:
+        return
+    conn = s.connection()
+    dialect = conn.dialect
+    raw: Any = conn.connection.dbapi_connection
+    cols = ", ".join(columns)
+    if dialect.name == "postgresql" and dialect.driver == "psycopg":
+        statement = f"COPY {name} ({cols}) FROM STDIN"
+        try:
+            with raw.cursor() as cur, cur.copy(statement) as copy:
+                for row in rows:
+                    copy.write_row(row)
+        except dialect.loaded_dbapi.Error as exc:
+            raise DBAPIError.instance(statement, None, exc, dialect.loaded_dbapi.Error) from exc
+        return
+    if dialect.name == "sqlite":
+        statement = f"INSERT INTO {name} ({cols}) VALUES ({', '.join('?' for _ in columns)})"
+        cur = raw.cursor()
+        try:
+            cur.executemany(statement, rows)
+        except dialect.loaded_dbapi.Error as exc:
+            raise DBAPIError.instance(statement, None, exc, dialect.loaded_dbapi.Error) from exc
+        finally:
+            cur.close()
+        return
+    target = table(name, *(column(c) for c in columns))  # pragma: no cover - other databases
+    for start in range(0, len(rows), _BATCH):  # pragma: no cover
+        conn.execute(
+            insert(target),
+            [dict(zip(columns, r, strict=True)) for r in rows[start : start + _BATCH]],
+        )
 
 
 def _gate_reasons(

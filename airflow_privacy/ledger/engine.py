@@ -9,7 +9,8 @@ errors into the project's errors.
 
 Which ledger to open is decided elsewhere, in one place (:mod:`.location`).
 
-SQLite: write-ahead log, foreign keys on; a *write* transaction is opened with
+SQLite: write-ahead log (switched on by an engine that may create the ledger; a reader never
+changes the file), foreign keys on; a *write* transaction is opened with
 ``BEGIN IMMEDIATE`` so that concurrent writers queue on the lock (for up to
 ``AIRFLOW_PRIVACY_LEDGER_LOCK_TIMEOUT`` seconds, default 600) instead of failing when a read
 lock would be upgraded; a *read* transaction (the ``ledger_read`` execution option) is a
@@ -35,7 +36,13 @@ from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.pool import StaticPool
 
-from airflow_privacy.errors import InputError, LedgerUnavailable, PrivacyGateError, opt
+from airflow_privacy.errors import (
+    InputError,
+    LedgerMissing,
+    LedgerUnavailable,
+    PrivacyGateError,
+    opt,
+)
 
 LOCK_TIMEOUT_ENV = "AIRFLOW_PRIVACY_LEDGER_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT_S = 600.0
@@ -71,6 +78,27 @@ def safe_url(url: URL | str) -> str:
     return parsed.set(query=query).render_as_string(hide_password=True)
 
 
+def url_secrets(url: URL | str) -> tuple[str, ...]:
+    """The secrets a URL holds (its password, ``password=`` / ``secret`` query values), to be
+    scrubbed from any message that might echo them."""
+    try:
+        parsed = make_url(url) if isinstance(url, str) else url
+    except (ArgumentError, ValueError):
+        return ()
+    found = [parsed.password] if parsed.password else []
+    for k, v in parsed.query.items():
+        if "pass" in k.lower() or "secret" in k.lower():
+            found.extend([v] if isinstance(v, str) else list(v))
+    return tuple(str(x) for x in found if x and len(str(x)) >= 3)
+
+
+def scrub(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` with every secret masked."""
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text
+
+
 def parse_url(url: str | URL) -> URL:
     if isinstance(url, URL):
         parsed = url
@@ -90,6 +118,10 @@ def parse_url(url: str | URL) -> URL:
                 f"{safe_url(text)!r} is not a ledger URL (use a file path, sqlite:///PATH or "
                 "postgresql+psycopg://USER:PASSWORD@HOST/DB)"
             ) from None
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise InputError(
+            f"port {parsed.port} of ledger URL {safe_url(parsed)!r} is not a TCP port (1-65535)"
+        )
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     return parsed
@@ -132,7 +164,7 @@ def make_engine(url: str | URL, create: bool = True) -> Engine:
             if path.exists() and not path.is_file():
                 raise InputError(f"ledger path {str(path)!r} is not a regular file")
             if not create and not path.exists():
-                raise InputError(
+                raise LedgerMissing(
                     f"ledger file {str(path)!r} does not exist: nothing has been recorded "
                     f"there (check {opt('ledger')} for a typo)"
                 )
@@ -155,18 +187,23 @@ def make_engine(url: str | URL, create: bool = True) -> Engine:
         ) from None
     except (ArgumentError, TypeError, ValueError) as exc:
         raise InputError(f"bad ledger URL {safe_url(parsed)!r}: {_first_line(exc)}") from None
-    configure(engine)
+    configure(engine, wal=create)
     return engine
 
 
 _CONFIGURED = "_airflow_privacy_ledger_configured"
 
 
-def configure(engine: Engine) -> Engine:
-    """Install the SQLite settings on ``engine`` (once; a no-op for other databases)."""
+def configure(engine: Engine, *, wal: bool = True) -> Engine:
+    """Install the SQLite settings on ``engine`` (once; a no-op for other databases).
+
+    ``wal=False`` (an engine that may not create a ledger) leaves the journal mode alone: a
+    ledger is switched to the write-ahead log by the writer that creates it, and a reader
+    opened on some other SQLite file must not change it.
+    """
     if not is_sqlite(engine) or getattr(engine, _CONFIGURED, False):
         return engine
-    memory = sqlite_path(engine.url) is None
+    switch_wal = wal and sqlite_path(engine.url) is not None
     busy_ms = int(lock_timeout() * 1000)
 
     @event.listens_for(engine, "connect")
@@ -174,7 +211,7 @@ def configure(engine: Engine) -> Engine:
         dbapi_conn.isolation_level = None  # we emit BEGIN ourselves
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout={busy_ms}")
-        if not memory:
+        if switch_wal:
             _enable_wal(cur, busy_ms / 1000)
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
@@ -235,6 +272,16 @@ _UNAVAILABLE = (
     "disk i/o error",
     "unable to open database file",
 )
+_BAD_URL = (
+    "invalid connection option",
+    "invalid dsn",
+    "invalid sslmode value",
+    "invalid integer value",
+    "invalid value for parameter",
+    "invalid uri query parameter",
+    'missing "=" after',
+    "invalid percent-encoded token",
+)
 _NOT_A_LEDGER = (
     "password authentication failed",
     "authentication failed",
@@ -248,30 +295,38 @@ _NOT_A_LEDGER = (
 )
 
 
-def classify(exc: BaseException, where: str) -> PrivacyGateError | None:
+def classify(
+    exc: BaseException, where: str, secrets: tuple[str, ...] = ()
+) -> PrivacyGateError | None:
     """The project error for a database exception at ledger ``where`` (a display URL), or
-    None when it is not one we know (a bug: let it surface)."""
+    None when it is not one we know (a bug: let it surface). ``secrets`` (the URL's password)
+    never appear in the message, even when the driver echoes them."""
     from sqlalchemy import exc as sa_exc
 
     if isinstance(exc, PrivacyGateError):
         return exc
-    text = _first_line(exc).lower()
+    first = scrub(_first_line(exc), secrets)
+    text = first.lower()
+    if isinstance(exc, sa_exc.DBAPIError | sqlite3.Error) and any(s in text for s in _BAD_URL):
+        return InputError(f"bad ledger URL {where}: {first}")
     if isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError | sa_exc.DisconnectionError):
         if any(s in text for s in _UNAVAILABLE):
-            return LedgerUnavailable(f"ledger {where} is unavailable: {_first_line(exc)}")
+            return LedgerUnavailable(f"ledger {where} is unavailable: {first}")
         if any(s in text for s in _NOT_A_LEDGER):
-            return InputError(f"{where} is not a readable ledger: {_first_line(exc)}")
-        return LedgerUnavailable(f"ledger {where} is unavailable: {_first_line(exc)}")
+            return InputError(f"{where} is not a readable ledger: {first}")
+        return LedgerUnavailable(f"ledger {where} is unavailable: {first}")
     if isinstance(exc, sa_exc.TimeoutError):
+        return LedgerUnavailable(f"ledger {where}: no database connection free ({first})")
+    if isinstance(exc, sa_exc.IntegrityError):
         return LedgerUnavailable(
-            f"ledger {where}: no database connection free ({_first_line(exc)})"
+            f"a concurrent writer changed ledger {where} at the same moment; try again ({first})"
         )
-    if isinstance(exc, sa_exc.DatabaseError) and any(s in text for s in _NOT_A_LEDGER):
-        return InputError(f"{where} is not a readable ledger: {_first_line(exc)}")
-    if isinstance(exc, sqlite3.DatabaseError) and any(s in text for s in _NOT_A_LEDGER):
-        return InputError(f"{where} is not a readable ledger: {_first_line(exc)}")
+    if isinstance(exc, sa_exc.DatabaseError | sqlite3.DatabaseError) and any(
+        s in text for s in _NOT_A_LEDGER
+    ):
+        return InputError(f"{where} is not a readable ledger: {first}")
     if isinstance(exc, OverflowError):
-        return InputError(f"a number is too large for ledger {where}: {_first_line(exc)}")
+        return InputError(f"a number is too large for ledger {where}: {first}")
     return None
 
 

@@ -11,33 +11,70 @@ wheel can migrate). :func:`ensure` brings a ledger to the newest revision:
 * a ledger at a revision this version does not know (written by a newer airflow-privacy) is
   refused.
 
-Alembic's INFO lines ("Context impl SQLiteImpl", "Will assume non-transactional DDL") are
-kept out of task logs.
+Alembic's INFO lines ("Context impl SQLiteImpl", "Will assume non-transactional DDL",
+"setup plugin ...") are kept out of task logs: a filter on Alembic's loggers drops them while
+the ledger is talking to Alembic (:func:`quiet_alembic`), whatever levels the application
+configured, and leaves every other user of Alembic in the process (Airflow's own migrations)
+alone. Alembic is imported only inside that scope.
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection, Engine
 
-from airflow_privacy.errors import InputError
+from airflow_privacy.errors import InputError, LedgerMissing
 from airflow_privacy.ledger.engine import READ
 from airflow_privacy.ledger.models import VERSION_TABLE
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _PG_LOCK = 7_263_512_093  # pg_advisory_xact_lock key of the ledger's migrations
+_NOISY = ("alembic.runtime.migration", "alembic.runtime.plugins")
+_QUIET: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "airflow_privacy_quiet_alembic", default=False
+)
+
+
+class _QuietFilter(logging.Filter):
+    """Drops Alembic's records below WARNING inside :func:`quiet_alembic`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.WARNING or not _QUIET.get()
+
+
+_FILTER = _QuietFilter()
+
+
+@contextmanager
+def quiet_alembic() -> Iterator[None]:
+    """Alembic's INFO lines are dropped inside the block (this thread / task only)."""
+    for name in _NOISY:
+        logger = logging.getLogger(name)
+        if _FILTER not in logger.filters:
+            logger.addFilter(_FILTER)
+    token = _QUIET.set(True)
+    try:
+        yield
+    finally:
+        _QUIET.reset(token)
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
+    with quiet_alembic():
+        from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.set_main_option("path_separator", "os")
@@ -46,8 +83,12 @@ def alembic_config(connection: Connection | None = None) -> Config:
     return cfg
 
 
+@cache
 def _scripts() -> ScriptDirectory:
-    return ScriptDirectory.from_config(alembic_config())
+    with quiet_alembic():
+        from alembic.script import ScriptDirectory
+
+        return ScriptDirectory.from_config(alembic_config())
 
 
 def head() -> str:
@@ -60,19 +101,10 @@ def known_revisions() -> set[str]:
     return {s.revision for s in _scripts().walk_revisions()}
 
 
-@contextmanager
-def _quiet_alembic() -> Iterator[None]:
-    logger = logging.getLogger("alembic")
-    level = logger.level
-    logger.setLevel(logging.WARNING)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-
-
 def current(connection: Connection) -> str | None:
-    with _quiet_alembic():
+    with quiet_alembic():
+        from alembic.runtime.migration import MigrationContext
+
         ctx = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
         return ctx.get_current_revision()
 
@@ -81,8 +113,11 @@ def ensure(engine: Engine, *, create: bool, where: str) -> str:
     """Bring the ledger on ``engine`` to the newest revision (module doc); returns it."""
     target = head()
     with engine.connect().execution_options(**READ) as conn, conn.begin():
+        # the tables first, then the revision: a migration committing in between (another
+        # process creating the ledger) then reads as "ledger at head", never as "tables
+        # without a revision" (both are committed together)
+        has_tables = inspect(conn).has_table("ledger_releases")
         rev = current(conn)
-        empty = rev is None and not inspect(conn).has_table("ledger_releases")
     if rev == target:
         return target
     if rev is not None and rev not in known_revisions():
@@ -90,28 +125,47 @@ def ensure(engine: Engine, *, create: bool, where: str) -> str:
             f"ledger {where} is at schema revision {rev!r}, written by a newer "
             f"airflow-privacy than this one (newest known: {target!r}); upgrade airflow-privacy"
         )
-    if rev is None and not empty:
+    if rev is None and has_tables:
         raise InputError(
             f"{where} has tables named like a ledger's but no ledger revision: it is not a "
             "ledger this tool wrote"
         )
     if rev is None and not create:
-        raise InputError(
-            f"{where} holds no ledger yet (no tables): nothing has been recorded there"
+        raise LedgerMissing(
+            f"{where} holds no ledger yet (no ledger tables): nothing has been recorded there"
         )
     upgrade(engine)
     return target
 
 
 def upgrade(engine: Engine) -> str:
-    """Migrate to the newest revision when needed; returns it."""
+    """Migrate to the newest revision when needed, in one transaction that holds the
+    migration lock (two processes never both migrate); returns the revision."""
     target = head()
-    with engine.connect() as conn:
-        if current(conn) == target:
-            return target
-    with _quiet_alembic(), engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK})
-        if current(conn) != target:
-            command.upgrade(alembic_config(conn), "head")
+    with quiet_alembic(), engine.connect() as conn:
+        sqlite = conn.dialect.name == "sqlite"
+        raw: Any = conn.connection.dbapi_connection
+        if sqlite:
+            # SQLite moves a table (batch migrations) by copying it, dropping the old one and
+            # renaming the copy; with foreign keys on, the DROP deletes every row first and
+            # the ON DELETE CASCADE empties groups, hashes and attempts. The pragma only takes
+            # effect outside a transaction, so it is set on the driver's connection here.
+            raw.execute("PRAGMA foreign_keys=OFF")
+        try:
+            with conn.begin():
+                if conn.dialect.name == "postgresql":
+                    conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK})
+                if current(conn) != target:
+                    from alembic import command
+
+                    command.upgrade(alembic_config(conn), "head")
+                    if sqlite:
+                        broken = conn.exec_driver_sql("PRAGMA foreign_key_check").all()
+                        if broken:
+                            raise RuntimeError(
+                                f"the migration broke {len(broken)} foreign key(s): {broken[:3]}"
+                            )
+        finally:
+            if sqlite:
+                raw.execute("PRAGMA foreign_keys=ON")
     return target

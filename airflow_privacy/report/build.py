@@ -11,6 +11,7 @@ skyline staircase at the chosen confidence (Chen et al. 2007, SkylineFind:
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -67,15 +68,12 @@ def _quiet(_: str) -> None:
 
 def read_manifest(release: Path) -> dict[str, Any] | None:
     """``<release>.manifest.json`` beside the release, when present."""
-    import json
+    from airflow_privacy.core.composition.files import manifest_beside, read_json
 
-    p = Path(f"{release}{MANIFEST_SUFFIX}")
-    if not p.is_file():
+    p = manifest_beside(release)
+    if p is None:
         return None
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"cannot read the manifest {str(p)!r}: {exc}") from None
+    data = read_json(p, "manifest")  # a regular file of bounded size, strictly JSON
     if not isinstance(data, dict):
         raise InputError(f"manifest {str(p)!r} is not a JSON object")
     return data
@@ -196,7 +194,7 @@ def _check_params(c: float | None, k_max: int | None, skyline_c: float | None) -
 
 
 def _read(path: Path, sensitive: str, groups: Sequence[str], qis: Sequence[str]) -> Bucketization:
-    from airflow_privacy.core.io import column_names, read_release
+    from airflow_privacy.core.io import column_names, describe_columns, read_release
     from airflow_privacy.core.model import Bucketization, ReleaseSpec
 
     spec = ReleaseSpec(sensitive=sensitive, group_columns=tuple(groups))
@@ -204,9 +202,11 @@ def _read(path: Path, sensitive: str, groups: Sequence[str], qis: Sequence[str])
     for col, role in ((sensitive, "sensitive column"), *((g, "group column") for g in groups)):
         if col not in present:
             raise InputError(
-                f"{role} {col!r} does not exist in {path.name} (columns: {', '.join(present)})"
+                f"{role} {col!r} does not exist in {path.name} "
+                f"(columns: {describe_columns(present)})"
             )
-    table = read_release(path, [*groups, sensitive])
+    # blank sensitive cells are refused, as by every reader (a check would refuse them too)
+    table = read_release(path, [*groups, sensitive], sensitive=sensitive)
     return Bucketization.from_arrow(table, spec)
 
 
@@ -262,7 +262,7 @@ def _verdict(status: str, reasons: Sequence[str], rows: Sequence[CriterionRow]) 
 def _params_of(checks: Sequence[Envelope], m: Mapping[str, Any], names: Sequence[str]) -> list[Any]:
     """The parameters of every criterion named ``names`` in the manifest and the checks."""
     out: list[Any] = []
-    for crit in m.get("criteria") or []:
+    for crit in ck.as_list(m.get("criteria")):
         if isinstance(crit, Mapping) and crit.get("name") in names:
             out.append(crit.get("parameters") or {})
     for env in checks:
@@ -276,9 +276,9 @@ def _first_param(
     checks: Sequence[Envelope], m: Mapping[str, Any], names: Sequence[str], key: str
 ) -> float | None:
     for params in _params_of(checks, m, names):
-        v = params.get(key)
-        if isinstance(v, int | float) and not isinstance(v, bool):
-            return float(v)
+        v = ck.as_float(params.get(key))
+        if v is not None and (v >= 0 if key == "k" else 0 < v <= 1):
+            return v
     return None
 
 
@@ -316,13 +316,18 @@ def _curve(b: Bucketization, k_max: int, c: float | None) -> CurveSection:
 def _skyline_points(checks: Sequence[Envelope], m: Mapping[str, Any]) -> list[Any]:
     out = []
     for params in _params_of(checks, m, ("skyline",)):
-        for p in params.get("points") or []:
+        for p in ck.as_list(params.get("points")):
             if isinstance(p, str):
                 p = p.split(",")
-            try:
-                out.append([int(p[0]), int(p[1]), int(p[2]), float(p[3])])
-            except (TypeError, ValueError, IndexError):
+            if not isinstance(p, list | tuple) or len(p) != 4:
                 continue
+            try:
+                lkm = [float(x) for x in p[:3]]
+                c = float(p[3])
+            except (TypeError, ValueError):
+                continue
+            if all(math.isfinite(x) and x >= 0 for x in lkm) and 0 < c <= 1:
+                out.append([int(min(x, SKYLINE_CAP)) for x in lkm] + [c])
     return out
 
 
@@ -375,16 +380,21 @@ def _maxent(env: Envelope) -> MaxEntSection:
 
 
 def _heatmap(hm: Mapping[str, Any], source: str) -> Heatmap:
-    values = [str(v) for v in hm.get("values") or []]
-    rows = [
-        HeatmapRow(
-            label=str(r["label"]),
-            records=int(r.get("records") or 0),
-            posterior=[float(x) for x in r["posterior"]],
+    values = [str(v) for v in ck.as_list(hm.get("values"))]
+    rows = []
+    for r in ck.as_list(hm.get("rows")):
+        if not isinstance(r, Mapping):
+            continue
+        posterior = [ck.as_float(x) for x in ck.as_list(r.get("posterior"))]
+        if len(posterior) != len(values) or any(x is None or not 0 <= x <= 1 for x in posterior):
+            continue  # a row the report cannot draw (an envelope written by hand)
+        rows.append(
+            HeatmapRow(
+                label=str(r.get("label", "?")),
+                records=ck.as_whole(r.get("records")) or 0,
+                posterior=[float(x) for x in posterior if x is not None],
+            )
         )
-        for r in hm.get("rows") or []
-        if isinstance(r, Mapping) and len(r.get("posterior") or []) == len(values)
-    ]
     return Heatmap(values=values, rows=rows, source=source)
 
 

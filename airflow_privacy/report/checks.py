@@ -73,6 +73,40 @@ def _num(x: Any) -> Number:
         return None
 
 
+def as_float(x: Any) -> float | None:
+    """A finite number of an envelope read back (from a file, the ledger), else None: a
+    report shows what a check recorded, and never fails on a field it cannot read."""
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        return None
+    try:
+        value = float(x)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def as_whole(x: Any) -> int | None:
+    """A whole number of an envelope read back, else None."""
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, int):
+        return x
+    value = as_float(x)
+    return int(value) if value is not None and value.is_integer() else None
+
+
+def as_list(x: Any) -> list[Any]:
+    return x if isinstance(x, list) else []
+
+
+def as_mapping(x: Any) -> Mapping[str, Any]:
+    return x if isinstance(x, Mapping) else {}
+
+
+def _text(x: Any) -> str | None:
+    return None if x is None else str(x)
+
+
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:g}"
@@ -97,7 +131,8 @@ def threshold_text(criterion: str, params: Mapping[str, Any]) -> str:
     if criterion == "negation-safety" and "c" in p:
         return f"below c = {_fmt(p['c'])} against k = {_fmt(p.get('k'))} negated atoms"
     if criterion == "skyline" and "points" in p:
-        pts = "; ".join(f"(l, k, m) = {_fmt(q[:3])} below c = {_fmt(q[3])}" for q in p["points"])
+        points = [q for q in as_list(p["points"]) if isinstance(q, list | tuple) and len(q) >= 4]
+        pts = "; ".join(f"(l, k, m) = {_fmt(q[:3])} below c = {_fmt(q[3])}" for q in points)
         return f"at every point: {pts}"
     if criterion == "composition":
         c = p.get("confidence")
@@ -121,7 +156,7 @@ def criterion_row(source: str, r: Mapping[str, Any]) -> CriterionRow:
         passed=safe if isinstance(safe, bool) else None,
         value=_num(r.get("value")),
         measure=MEASURES.get(name, "value"),
-        threshold=threshold_text(name, r.get("parameters") or {}),
+        threshold=threshold_text(name, as_mapping(r.get("parameters"))),
         witness=redact(str(r.get("reason") or "")),
     )
 
@@ -152,21 +187,39 @@ def rows_of(env: Envelope) -> list[CriterionRow]:
 
 
 # ------------------------------------------------------------------ composition
-def _individual(w: Mapping[str, Any]) -> Individual:
+def _individual(w: Mapping[str, Any]) -> Individual | None:
+    row = as_whole(w.get("row"))
+    if row is None:
+        return None
     return Individual(
-        id=f"row {int(w['row'])}",
-        confidence=float(w.get("confidence", 0.0)),
-        posterior=float(w["posterior"]) if w.get("posterior") is not None else None,
-        ea_hat=int(w["ea_hat"]) if w.get("ea_hat") is not None else None,
-        anon_drop=int(w["anon_drop"]) if w.get("anon_drop") is not None else None,
+        id=f"row {row}",
+        confidence=as_float(w.get("confidence")) or 0.0,
+        posterior=as_float(w.get("posterior")),
+        ea_hat=as_whole(w.get("ea_hat")),
+        anon_drop=as_whole(w.get("anon_drop")),
         releases=[
-            CombinedRelease(
-                release=str(r.get("release", "?")),
-                ea=int(r["ea"]) if r.get("ea") is not None else None,
-            )
-            for r in w.get("releases") or []
+            CombinedRelease(release=str(r.get("release", "?")), ea=as_whole(r.get("ea")))
+            for r in as_list(w.get("releases"))
             if isinstance(r, Mapping)
         ],
+    )
+
+
+def _pvp_row(r: Mapping[str, Any]) -> PvpRow | None:
+    confidence, vp, pvp = (
+        as_float(r.get("confidence")),
+        as_whole(r.get("vp")),
+        as_float(r.get("pvp")),
+    )
+    if confidence is None or vp is None or pvp is None:
+        return None
+    return PvpRow(
+        confidence=confidence,
+        vp=vp,
+        pvp=pvp,
+        posterior_vp=as_whole(r.get("posterior_vp")),
+        posterior_pvp=as_float(r.get("posterior_pvp")),
+        alone_pvp=as_float(r.get("alone_pvp")),
     )
 
 
@@ -174,30 +227,19 @@ def composition_section(env: Envelope) -> CompositionSection:
     """The audit's numbers: PVP_C by confidence, the releases, the worst individuals."""
     v = env.results[0] if env.results else {}
     d = env.details
-    params = v.get("parameters") or {}
-    pvp = [
-        PvpRow(
-            confidence=float(r["confidence"]),
-            vp=int(r["vp"]),
-            pvp=float(r["pvp"]),
-            posterior_vp=int(r["posterior_vp"]) if r.get("posterior_vp") is not None else None,
-            posterior_pvp=float(r["posterior_pvp"]) if r.get("posterior_pvp") is not None else None,
-            alone_pvp=float(r["alone_pvp"]) if r.get("alone_pvp") is not None else None,
-        )
-        for r in d.get("pvp") or []
-        if isinstance(r, Mapping)
-    ]
+    params = as_mapping(v.get("parameters"))
+    pvp = [row for r in as_list(d.get("pvp")) if isinstance(r, Mapping) and (row := _pvp_row(r))]
     releases = [
         AuditedRelease(
             name=str(r.get("name")),
             role=str(r.get("role")),
-            records=r.get("records") if isinstance(r.get("records"), int) else None,
-            groups=r.get("groups") if isinstance(r.get("groups"), int) else None,
+            records=_int(r.get("records")),
+            groups=_int(r.get("groups")),
         )
-        for r in d.get("releases") or []
+        for r in as_list(d.get("releases"))
         if isinstance(r, Mapping)
     ]
-    worst = [_individual(w) for w in d.get("worst") or [] if isinstance(w, Mapping) and "row" in w]
+    worst = [i for w in as_list(d.get("worst")) if isinstance(w, Mapping) and (i := _individual(w))]
     note = ""
     if d.get("first_release"):
         note = "declared first release: there was no earlier release to intersect with"
@@ -205,10 +247,10 @@ def composition_section(env: Envelope) -> CompositionSection:
         source=env.name,
         passed=env.safe,
         summary=redact(env.summary),
-        confidence=float(params["confidence"]) if "confidence" in params else None,
-        max_pvp=float(params["max_pvp"]) if "max_pvp" in params else None,
-        measure=params.get("measure"),
-        overlap=params.get("overlap"),
+        confidence=as_float(params.get("confidence")),
+        max_pvp=as_float(params.get("max_pvp")),
+        measure=_text(params.get("measure")),
+        overlap=_text(params.get("overlap")),
         population=_int(d.get("population")),
         overlap_size=_int(d.get("overlap_size")),
         vp=_int(d.get("vp")),
@@ -228,30 +270,27 @@ def maxent_section(env: Envelope) -> MaxEntSection:
     """Top QI values at risk (named people are only counted: never shown)."""
     d = env.details
     v = env.results[0] if env.results else {}
-    params = v.get("parameters") or {}
-    top = [a for a in d.get("top_at_risk") or [] if isinstance(a, Mapping)]
+    params = as_mapping(v.get("parameters"))
+    top = [a for a in as_list(d.get("top_at_risk")) if isinstance(a, Mapping)]
     qi = [a for a in top if a.get("kind", "qi") == "qi"]
     people = [a for a in top if a.get("kind") == "person"]
-    c = params.get("c")
+    posteriors = [p for a in people if (p := as_float(a.get("posterior"))) is not None]
     return MaxEntSection(
         source=env.name,
         passed=env.safe,
-        threshold=float(c) if c is not None else None,
-        max_posterior=float(d.get("max_posterior") or 0.0),
+        threshold=as_float(params.get("c")),
+        max_posterior=as_float(d.get("max_posterior")) or 0.0,
         summary=env.summary,
-        accuracy=float(d["accuracy"]) if d.get("accuracy") is not None else None,
-        knowledge=_int(d.get("knowledge")),
-        people=_int(d.get("people")) or len(people),
-        people_max_posterior=max(
-            (float(a["posterior"]) for a in people if a.get("posterior") is not None),
-            default=None,
-        ),
+        accuracy=as_float(d.get("accuracy")),
+        knowledge=len(d["knowledge"]) if isinstance(d.get("knowledge"), list) else None,
+        people=len(d["people"]) if isinstance(d.get("people"), list) else len(people),
+        people_max_posterior=max(posteriors, default=None),
         top=[
             AtRiskRow(
                 label=str(a.get("label")),
-                records=int(a.get("records") or 0),
+                records=as_whole(a.get("records")) or 0,
                 value=str(a.get("value")),
-                posterior=float(a.get("posterior") or 0.0),
+                posterior=as_float(a.get("posterior")) or 0.0,
             )
             for a in qi
         ],

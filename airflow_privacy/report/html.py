@@ -181,11 +181,18 @@ def _verdict(r: ReleaseReport) -> str:
     if v.reasons and (len(v.reasons) > 1 or not blocked):
         items = "".join(f"<li>{e(x)}</li>" for x in v.reasons)
         inner.append(f"<p>Every reason given:</p><ol>{items}</ol>")
-    failed = [c for c in r.criteria if c.passed is False]
+    failed = [c for c in r.criteria if c.passed is not True]
     inner.append(
         f"<p>{int(v.checks_run)} criteria evaluated, {int(v.checks_failed)} did not pass"
         + (
-            ": " + ", ".join(f"{e(c.criterion)} ({e(c.source)})" for c in failed) + "."
+            ": "
+            + ", ".join(
+                f"{e(c.criterion)} ({e(c.source)}"
+                + (", no verdict" if c.passed is None else "")
+                + ")"
+                for c in failed
+            )
+            + "."
             if failed
             else "."
         )

@@ -30,6 +30,7 @@ def test_image_tag_matches_the_pinned_airflow() -> None:
 
 def test_files_the_dockerfile_copies_exist() -> None:
     text = (DOCKER / "Dockerfile").read_text()
+    assert "plugins/" not in text  # the plugin comes from the entry point, registered once
     for line in text.splitlines():
         if line.startswith("COPY"):
             sources = [p for p in line.split()[1:-1] if not p.startswith("--")]
@@ -55,5 +56,5 @@ def test_compose_parses_and_references_existing_paths() -> None:
     import json
 
     ledger = json.loads(env["AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT"])
-    assert ledger["conn_type"] == "privacy_ledger"
+    assert ledger["conn_type"] == "privacyledger"  # RFC 3986: no "_"
     assert ledger["schema"] == "privacy_ledger"

@@ -1,10 +1,24 @@
-"""The ledger pages in a real browser: Debian's headless Chromium driven by Selenium against
-the plugin's FastAPI app served by uvicorn on localhost, on a seeded ledger.
+"""The Airflow UI in a real browser: Debian's headless Chromium driven by Selenium against a
+real Airflow 3 (``airflow api-server`` + ``scheduler`` + ``dag-processor`` on localhost, a
+temporary ``AIRFLOW_HOME`` with a SQLite metadata database, the repository's ``dags/``
+folder), signed in through the simple auth manager with the password it generated.
 
-The list shows the seeded releases, the GET-form filters work, clicking the blocked release
-opens its report (the reason before any plot), its plots (inline SVG) are present and
-visible, and nothing from the ledger runs as script. Screenshots are saved as test artifacts
-in ``$AIRFLOW_PRIVACY_ARTIFACTS`` (default ``build/test-artifacts``).
+* The ledger pages, as Airflow serves them (the plugin comes from its ``airflow.plugins``
+  entry point; the API server reads a seeded ledger): Browse → Privacy ledger shows the
+  releases, the GET-form filters work, clicking the blocked release opens its report by
+  UUID (the reason before any plot), its plots (inline SVG) are present and visible, the
+  superseded release shows who set its attempt aside and why, and nothing from the ledger
+  runs as script.
+* The trigger form of the sample DAG ``privacy_release``: it renders every param (the
+  nullable ones, ``version``, ``check_c``, ``check_k``, ``output_dir``, empty and not
+  blocking the Trigger button), submits with its defaults, and the run exists (the REST API
+  ``/api/v2/dags/privacy_release/dagRuns`` with a token says so, with the defaults as its
+  conf). The run is not awaited (with the defaults on a fresh ledger it stops at
+  ``open_attempt``: the first release must be declared).
+
+One Airflow serves both tests (a module-scoped fixture). Screenshots are saved as test
+artifacts in ``$AIRFLOW_PRIVACY_ARTIFACTS`` (default ``build/test-artifacts``), and the
+Airflow processes' logs under ``airflow-logs/`` there.
 
 Chromium and chromedriver come from Debian (``apt-get install chromium chromium-driver``;
 ``.ci/run`` installs them). Missing: skipped locally, a failure under ``CI=true``.
@@ -12,22 +26,34 @@ Chromium and chromedriver come from Debian (``apt-get install chromium chromium-
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import importlib
+import json
 import os
 import shutil
 import socket
-import threading
+import subprocess
+import sys
 import time
-from collections.abc import Iterator
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.airflow.ui_seed import Seeded, seed_ledger
+from tests.airflow.ui_seed import EVIL, STEWARD, Seeded, seed_ledger
 
 ROOT = Path(__file__).resolve().parents[2]
 IN_CI = os.environ.get("CI", "").lower() == "true"
 TIMEOUT_S = 20
+START_TIMEOUT_S = 180  # the API server up and the DAG parsed
+DAG_ID = "privacy_release"
+USER = "admin"
 # a piece of the blocked release's first reason (the real (c,k)-safety witness)
 REASON_FRAGMENT = "maximum disclosure against 3 basic implications"
 
@@ -71,30 +97,173 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# ------------------------------------------------------------------------ a real Airflow
+@dataclass
+class Airflow:
+    """A running Airflow: its base URL, home, the admin's password, and its processes."""
+
+    base: str
+    home: Path
+    logs: Path
+    procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    password: str = ""
+
+    def log_tail(self, chars: int = 3000) -> str:
+        out = []
+        for name in self.procs:
+            p = self.logs / f"{name}.log"
+            text = p.read_text(errors="replace") if p.exists() else ""
+            out.append(f"--- {name} (exit {self.procs[name].poll()}):\n{text[-chars:]}")
+        return "\n".join(out)
+
+    def request(self, path: str, data: Any = None, token: str | None = None) -> Any:
+        """JSON from the REST API (``data``: POST it as JSON)."""
+        headers = {"Accept": "application/json"}
+        body = None
+        if data is not None:
+            body = json.dumps(data).encode()
+            headers["Content-Type"] = "application/json"
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        req = urllib.request.Request(self.base + path, data=body, headers=headers)
+        with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
+            return json.loads(resp.read().decode() or "null")
+
+    def token(self) -> str:
+        """A REST API token of the admin (``POST /auth/token``, the simple auth manager)."""
+        out = self.request("/auth/token", {"username": USER, "password": self.password})
+        return str(out["access_token"])
+
+    def runs(self) -> list[dict[str, Any]]:
+        out = self.request(f"/api/v2/dags/{DAG_ID}/dagRuns", token=self.token())
+        runs: list[dict[str, Any]] = out["dag_runs"]
+        return runs
+
+
+def _wait_for(what: str, check: Callable[[], bool], af: Airflow, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    last = ""
+    while time.monotonic() < deadline:
+        dead = [n for n, p in af.procs.items() if p.poll() is not None]
+        assert not dead, f"{', '.join(dead)} exited while waiting for {what}\n{af.log_tail()}"
+        try:
+            if check():
+                return
+        except (OSError, urllib.error.URLError, ValueError, KeyError) as exc:
+            last = f"{type(exc).__name__}: {exc}"
+        time.sleep(0.5)
+    pytest.fail(f"timed out after {timeout:.0f}s waiting for {what} ({last})\n{af.log_tail()}")
+
+
+def _stop(procs: dict[str, subprocess.Popen[bytes]]) -> None:
+    """Stop the processes this module started and everything they started (task runners
+    make process groups of their own, so a group signal would miss them), by process id."""
+    psutil: Any = importlib.import_module("psutil")  # an Airflow dependency (untyped)
+    started = []
+    for p in procs.values():
+        try:
+            root = psutil.Process(p.pid)
+            started += [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            continue
+    for p in started:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            p.terminate()
+    # the API server and the scheduler wait long for their workers: a short grace, then kill
+    _, alive = psutil.wait_procs(started, timeout=5)
+    for p in alive:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            p.kill()
+    psutil.wait_procs(alive, timeout=5)
+    for p in procs.values():
+        p.wait(timeout=5)
+
+
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
     return seed_ledger(tmp_path_factory.mktemp("browser-ledger"))
 
 
 @pytest.fixture(scope="module")
-def server(seeded: Seeded) -> Iterator[str]:
-    import uvicorn
-
-    from airflow_privacy.providers.airflow.plugin import create_app
-
-    app = create_app(auth=False, url=lambda: seeded.url)
+def airflow(seeded: Seeded, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Airflow]:
+    """API server + scheduler + DAG processor on a free localhost port, one for the module.
+    The API server reads the seeded ledger; the scheduler's tasks use their own default
+    ledger in the temporary home (a triggered run never touches the seeded one)."""
+    _binaries()  # no browser: skip before starting anything
+    tmp = tmp_path_factory.mktemp("airflow")
+    home = tmp / "home"
+    home.mkdir()
+    logs = artifacts_dir() / "airflow-logs"
+    shutil.rmtree(logs, ignore_errors=True)
+    logs.mkdir(parents=True)
     port = _free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + TIMEOUT_S
-    while not srv.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=TIMEOUT_S)
+    base = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
+    env.update(
+        {
+            "AIRFLOW_HOME": str(home),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            "AIRFLOW__CORE__PARALLELISM": "2",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:admin",
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{base}/execution/",
+            "AIRFLOW__API__BASE_URL": base,
+            "AIRFLOW__API__HOST": "127.0.0.1",
+            "AIRFLOW__API__PORT": str(port),
+            "AIRFLOW__API__WORKERS": "1",
+            "AIRFLOW__API_AUTH__JWT_SECRET": base64.b64encode(os.urandom(24)).decode(),
+            "AIRFLOW_PRIVACY_OUTPUT_DIR": str(tmp / "releases"),
+            "PYTHONPATH": str(ROOT),
+        }
+    )
+    airflow_bin = str(Path(sys.executable).with_name("airflow"))
+    migrate = subprocess.run([airflow_bin, "db", "migrate"], env=env, capture_output=True,
+                             text=True, timeout=300)  # fmt: skip
+    assert migrate.returncode == 0, migrate.stderr[-3000:]
+    af = Airflow(base=base, home=home, logs=logs)
+    commands = {
+        "api-server": (["api-server", "--host", "127.0.0.1", "--port", str(port)],
+                       {"AIRFLOW_PRIVACY_LEDGER_URL": seeded.url}),
+        "dag-processor": (["dag-processor"], {}),
+        "scheduler": (["scheduler"], {}),
+    }  # fmt: skip
+    try:
+        for name, (args, extra) in commands.items():
+            with open(logs / f"{name}.log", "wb") as out:
+                af.procs[name] = subprocess.Popen(
+                    [airflow_bin, *args],
+                    env=env | extra,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    cwd=tmp,
+                    start_new_session=True,
+                )
+        passwords = home / "simple_auth_manager_passwords.json.generated"
+
+        def up() -> bool:
+            with urllib.request.urlopen(f"{base}/api/v2/monitor/health", timeout=5) as r:
+                ok = r.status == 200 and passwords.exists()
+            if ok:
+                af.password = json.loads(passwords.read_text())[USER]
+            return ok
+
+        _wait_for("the API server", up, af, START_TIMEOUT_S)
+
+        def parsed() -> bool:
+            try:
+                dag = af.request(f"/api/v2/dags/{DAG_ID}", token=af.token())
+            except urllib.error.HTTPError as exc:
+                if exc.code == 404:
+                    return False
+                raise
+            return bool(dag["dag_id"] == DAG_ID)
+
+        _wait_for(f"the DAG processor to parse {DAG_ID}", parsed, af, START_TIMEOUT_S)
+        yield af
+    finally:
+        _stop(af.procs)
 
 
 @pytest.fixture(scope="module")
@@ -118,10 +287,50 @@ def browser() -> Iterator[Any]:
         driver.quit()
 
 
-def _wait(driver: Any, condition: Any) -> Any:
+@pytest.fixture(scope="module")
+def session(airflow: Airflow, browser: Any) -> Any:
+    """The browser, signed in to Airflow (the simple auth manager's login form, with the
+    password it generated in ``AIRFLOW_HOME``). Airflow is set up first so that the browser
+    quits (closing its connections) before Airflow is stopped."""
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"{airflow.base}/")
+    _wait(
+        browser, lambda d: "/auth/login" in d.current_url and d.find_elements(By.NAME, "password")
+    )
+    browser.find_element(By.NAME, "username").send_keys(USER)
+    browser.find_element(By.NAME, "password").send_keys(airflow.password)
+    _button(browser, "Sign in").click()
+    _wait(browser, lambda d: "/auth/login" not in d.current_url)
+    _wait(browser, lambda d: any(c["name"] == "_token" for c in d.get_cookies()))
+    return browser
+
+
+# ------------------------------------------------------------------------------- helpers
+def _wait(driver: Any, condition: Any, timeout: float = TIMEOUT_S) -> Any:
+    """``condition`` once truthy; a React UI re-renders, so a stale or missing element
+    means "not yet"."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, TIMEOUT_S).until(condition)
+    ignored = (StaleElementReferenceException, NoSuchElementException)
+    return WebDriverWait(driver, timeout, ignored_exceptions=ignored).until(condition)
+
+
+def _with_text(scope: Any, css: str, text: str = "", contains: bool = False) -> list[Any]:
+    """The elements matching ``css`` whose text is ``text`` (or contains it)."""
+    from selenium.webdriver.common.by import By
+
+    found = scope.find_elements(By.CSS_SELECTOR, css)
+    if not text:
+        return list(found)
+    return [e for e in found if (text in e.text if contains else e.text.strip() == text)]
+
+
+def _button(scope: Any, text: str) -> Any:
+    found = _with_text(scope, "button", text)
+    assert found, f"no button {text!r}"
+    return found[-1]
 
 
 def _row_ids(driver: Any) -> list[int]:
@@ -165,19 +374,44 @@ return null;
 """
 
 
-def test_browse_filter_and_open_a_report(browser: Any, server: str, seeded: Seeded) -> None:
+def _full_page(driver: Any, path: Path) -> None:
+    """The whole page in one PNG (Chromium's DevTools screenshot beyond the viewport)."""
+    shot = driver.execute_cdp_cmd(
+        "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}
+    )
+    path.write_bytes(base64.b64decode(shot["data"]))
+
+
+# --------------------------------------------------------------------------- the ledger
+def test_browse_filter_and_open_a_report(session: Any, airflow: Airflow, seeded: Seeded) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
 
     out = artifacts_dir()
-    browser.get(f"{server}/")
+    privacy = f"{airflow.base}/privacy"
+    # the UI's navigation: Browse -> Privacy ledger, the plugin's page in an iframe
+    browser = session
+    browser.get(f"{airflow.base}/dags")
+    _wait(browser, lambda d: _with_text(d, "button", "Browse"))[0].click()
+    _wait(browser, lambda d: _with_text(d, "[role=menuitem]", "Privacy ledger"))[0].click()
+    frame = _wait(browser, ec.presence_of_element_located((By.TAG_NAME, "iframe")))
+    assert frame.get_attribute("src").rstrip("/").endswith("/privacy")
+    browser.switch_to.frame(frame)
+    _wait(browser, ec.presence_of_element_located((By.ID, "releases")))
+    assert _row_ids(browser) == seeded.all
+    browser.switch_to.default_content()
+    browser.save_screenshot(str(out / "ui-airflow-browse-privacy-ledger.png"))
+
+    # the pages themselves
+    browser.get(f"{privacy}/")
     _wait(browser, ec.presence_of_element_located((By.ID, "releases")))
     assert browser.find_element(By.TAG_NAME, "h1").text == "Privacy ledger: releases"
     assert browser.find_element(By.TAG_NAME, "html").get_attribute("lang") == "en"
-    assert _row_ids(browser) == [seeded.published, seeded.blocked, seeded.candidate]
+    assert _row_ids(browser) == seeded.all
     table = browser.find_element(By.ID, "releases").text
-    assert "✓ PUBLISHED" in table and "✗ BLOCKED" in table and "… CANDIDATE" in table
-    assert "<script>window.pwned=1</script>" in table  # shown as text ...
+    for words in ("✓ PUBLISHED", "✗ BLOCKED", "… CANDIDATE", "↷ SUPERSEDED"):
+        assert words in table, words
+    assert EVIL in table  # shown as text ...
     assert browser.execute_script("return window.pwned === undefined")  # ... never run
     browser.save_screenshot(str(out / "ui-releases.png"))
 
@@ -185,16 +419,19 @@ def test_browse_filter_and_open_a_report(browser: Any, server: str, seeded: Seed
     assert "status=blocked" in browser.current_url
     assert _row_ids(browser) == [seeded.blocked]
     _filter(browser, "adult", "")
-    assert _row_ids(browser) == [seeded.published, seeded.candidate]
+    assert _row_ids(browser) == [seeded.published, seeded.candidate, seeded.superseded]
+    _filter(browser, "adult", "superseded")
+    assert _row_ids(browser) == [seeded.superseded]
     _filter(browser, "adult", "blocked")
     assert _row_ids(browser) == [] and browser.find_element(By.ID, "no-releases").is_displayed()
     browser.find_element(By.LINK_TEXT, "Clear filters").click()
-    _wait(browser, lambda d: len(_row_ids(d)) == 3)
+    _wait(browser, lambda d: len(_row_ids(d)) == len(seeded.all))
     browser.save_screenshot(str(out / "ui-releases-filtered.png"))
 
+    # the blocked release's report, by its UUID
     row = browser.find_element(By.CSS_SELECTOR, f'tr[data-release-id="{seeded.blocked}"]')
     row.find_element(By.LINK_TEXT, f"#{seeded.blocked}").click()
-    _wait(browser, ec.url_to_be(f"{server}/releases/{seeded.blocked}"))
+    _wait(browser, ec.url_to_be(f"{privacy}/releases/{seeded.uuid(seeded.blocked)}"))
     _wait(browser, ec.presence_of_element_located((By.TAG_NAME, "svg")))
     plots = browser.find_elements(By.TAG_NAME, "svg")
     visible = [p for p in plots if p.is_displayed() and p.size["width"] > 50]
@@ -210,6 +447,18 @@ def test_browse_filter_and_open_a_report(browser: Any, server: str, seeded: Seed
     browser.save_screenshot(str(out / "ui-report-blocked.png"))
     _full_page(browser, out / "ui-report-blocked-full.png")
 
+    # the superseded release: no report, its attempt says who set it aside, when and why
+    browser.find_element(By.PARTIAL_LINK_TEXT, "All releases").click()
+    _wait(browser, ec.presence_of_element_located((By.ID, "releases")))
+    browser.find_element(By.LINK_TEXT, f"#{seeded.superseded}").click()
+    _wait(browser, ec.url_to_be(f"{privacy}/releases/{seeded.uuid(seeded.superseded)}"))
+    attempt = _wait(browser, ec.presence_of_element_located((By.ID, "attempt-1"))).text
+    assert "↷ SUPERSEDED" in attempt and f"superseded by {STEWARD}" in attempt
+    assert "composition_audit: no result was recorded" in attempt and "✓ PASSED" in attempt
+    assert "No report stored" in browser.find_element(By.ID, "no-report").text
+    assert browser.execute_script("return window.pwned === undefined")
+    _full_page(browser, out / "ui-release-superseded-attempts.png")
+
     browser.find_element(By.PARTIAL_LINK_TEXT, "All releases").click()
     _wait(browser, ec.presence_of_element_located((By.ID, "releases")))
     browser.find_element(By.LINK_TEXT, f"#{seeded.candidate}").click()
@@ -218,16 +467,101 @@ def test_browse_filter_and_open_a_report(browser: Any, server: str, seeded: Seed
     assert (out / "ui-report-blocked.png").stat().st_size > 10_000
 
 
-def _full_page(driver: Any, path: Path) -> None:
-    """The whole page in one PNG (Chromium's DevTools screenshot beyond the viewport)."""
-    import base64
+# --------------------------------------------------------------------- the trigger form
+NULLABLE = ("version", "check_c", "check_k", "output_dir")
 
-    shot = driver.execute_cdp_cmd(
-        "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}
+
+def _dag_defaults() -> dict[str, Any]:
+    from airflow_privacy.example_dags.privacy_release import dag
+
+    return {name: dag.params[name] for name in dag.params}
+
+
+def _field(dialog: Any, name: str) -> tuple[Any, Any]:
+    """The input of param ``name`` in the trigger form (Airflow names it ``element_<param>``)
+    and its label."""
+    from selenium.webdriver.common.by import By
+
+    found = dialog.find_elements(By.NAME, f"element_{name}")
+    assert found, f"param {name} is not rendered in the trigger form"
+    box = found[0]
+    labels = box.find_elements(
+        By.XPATH, "ancestor::*[@data-scope='field' and @data-part='root'][1]//label"
     )
-    path.write_bytes(base64.b64decode(shot["data"]))
+    return box, labels[0] if labels else None
 
 
+def _shows(box: Any, default: Any) -> bool:
+    """Whether the form shows ``default`` in ``box`` (numbers compared as numbers)."""
+    value = box.get_attribute("value") or ""
+    if isinstance(default, bool):
+        return bool(box.is_selected()) is default
+    if default is None:
+        return value == ""
+    if isinstance(default, int | float):
+        return value.strip() != "" and float(value) == float(default)
+    return bool(value == str(default))
+
+
+def test_trigger_form_submits_the_sample_dag_with_its_defaults(
+    session: Any, airflow: Airflow
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    out = artifacts_dir()
+    browser = session
+    before = {r["dag_run_id"] for r in airflow.runs()}
+    browser.get(f"{airflow.base}/dags/{DAG_ID}")
+    _wait(browser, lambda d: _with_text(d, "button", "Trigger"))[-1].click()
+    dialog = _wait(browser, lambda d: _with_text(d, "[role=dialog]", "Run Parameters", True))[0]
+    assert f"Trigger Dag - {DAG_ID}" in dialog.text
+
+    # every param is rendered with its default; the nullable ones are empty and not invalid
+    defaults = _dag_defaults()
+    for name, default in defaults.items():
+        box, label = _field(dialog, name)
+        assert _shows(box, default), (name, box.get_attribute("value"), default)
+        assert box.get_attribute("aria-invalid") != "true", f"{name} is marked invalid"
+        assert label is not None and label.text.split()[0] == name, name
+        required = label.get_attribute("data-required") is not None
+        assert required is (default is not None), f"{name}: required={required}"
+    for name in NULLABLE:
+        assert defaults[name] is None, name
+    invalid = dialog.find_elements(By.CSS_SELECTOR, "[aria-invalid=true], [data-invalid]")
+    assert not invalid, [i.get_attribute("outerHTML")[:200] for i in invalid]
+    browser.save_screenshot(str(out / "airflow-trigger-form.png"))
+    size = browser.get_window_size()  # the dialog scrolls: a tall window shows all of it
+    browser.set_window_size(size["width"], 3600)
+    browser.save_screenshot(str(out / "airflow-trigger-form-full.png"))
+    browser.set_window_size(size["width"], size["height"])
+
+    submit = _button(dialog, "Trigger")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", submit)
+    browser.save_screenshot(str(out / "airflow-trigger-form-bottom.png"))
+    assert submit.is_enabled(), "the Trigger button is disabled with the defaults"
+    submit.click()
+
+    new: list[dict[str, Any]] = []
+
+    def created() -> bool:
+        new[:] = [r for r in airflow.runs() if r["dag_run_id"] not in before]
+        return bool(new)
+
+    try:
+        _wait_for("the triggered run", created, airflow, TIMEOUT_S)
+    except BaseException:
+        shown = [x.text for x in _with_text(browser, "[role=dialog], [role=alert], [role=status]")]
+        browser.save_screenshot(str(out / "airflow-trigger-failed.png"))
+        pytest.fail(f"the form did not create a run; the page shows: {shown}")
+    (run,) = new
+    assert run["run_type"] == "manual" and run["triggered_by"] == "ui"
+    assert run["triggering_user_name"] == USER
+    assert run["conf"] == defaults  # submitted with its defaults, nulls included
+    _wait(browser, lambda d: f"/dags/{DAG_ID}/runs/" in d.current_url)
+    browser.save_screenshot(str(out / "airflow-triggered-run.png"))
+
+
+# --------------------------------------------------------------------------- no browser
 @pytest.mark.parametrize("ci", [False, True])
 def test_missing_chromium_skips_locally_and_fails_under_ci(
     ci: bool, monkeypatch: pytest.MonkeyPatch

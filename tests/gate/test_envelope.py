@@ -19,8 +19,9 @@ def envelope(**over: Any) -> Envelope:
         "safe": False,
         "summary": "ck-safety (c=0.7, k=3): UNSAFE",
         "reasons": ["ck-safety: too sure"],
-        "release": ReleaseFacts(ref="r.csv", records=10, groups=2, sensitive="s",
-                                group_columns=["g"]),  # fmt: skip
+        "release": ReleaseFacts(
+            ref="r.csv", records=10, groups=2, sensitive="s", group_columns=["g"]
+        ),
         "results": [{"criterion": "ck-safety", "safe": False, "value": float("inf")}],
     }
     base.update(over)

@@ -13,7 +13,13 @@ import pytest
 
 from airflow_privacy.errors import IllegalTransition, InputError, ReleaseBlocked
 from airflow_privacy.gate.anonymize import AnonymizeRequest, run_anonymize
-from airflow_privacy.gate.attempts import AttemptRequest, PublishRequest, open_attempt, publish, supersede
+from airflow_privacy.gate.attempts import (
+    AttemptRequest,
+    PublishRequest,
+    open_attempt,
+    publish,
+    supersede,
+)
 from airflow_privacy.gate.audit import AuditRequest, run_audit
 from airflow_privacy.gate.check import CheckRequest, run_check
 from airflow_privacy.gate.context import GateContext
@@ -38,44 +44,64 @@ def make_release(ws: Workspace, ctx: GateContext, name: str, first: int, n: int 
     out = ws.root / f"{name}.parquet"
     run_anonymize(
         AnonymizeRequest(
-            source=ReleaseRef(path=str(src)), release=ReleaseRef(path=str(out)), qis=QIS,
-            sensitive="occupation", method="bucketize", criteria=["k-anonymity:k=3"],
+            source=ReleaseRef(path=str(src)),
+            release=ReleaseRef(path=str(out)),
+            qis=QIS,
+            sensitive="occupation",
+            method="bucketize",
+            criteria=["k-anonymity:k=3"],
         ),
         ctx,
-    )  # fmt: skip
+    )
     return out
 
 
 def attempt(ws: Workspace, ctx: GateContext, release: Path, **kw: Any) -> Envelope:
     return open_attempt(
         AttemptRequest(
-            release=ReleaseRef(path=str(release)), dataset=kw.pop("dataset", "adult"),
-            required=kw.pop("required", ["check"]), ledger=ws.ledger, **kw,
+            release=ReleaseRef(path=str(release)),
+            dataset=kw.pop("dataset", "adult"),
+            required=kw.pop("required", ["check"]),
+            ledger=ws.ledger,
+            **kw,
         ),
         ctx,
-    )  # fmt: skip
+    )
 
 
-def check(ws: Workspace, ctx: GateContext, release: Path, uuid: str | None, k: int = 3,
-          name: str = "check") -> Envelope:  # fmt: skip
+def check(
+    ws: Workspace,
+    ctx: GateContext,
+    release: Path,
+    uuid: str | None,
+    k: int = 3,
+    name: str = "check",
+) -> Envelope:
     return run_check(
         CheckRequest(
-            release=ReleaseRef(path=str(release)), sensitive="occupation",
-            group_columns=["bucket"], criteria=[f"k-anonymity:k={k}"], name=name,
-            attempt=uuid, ledger=ws.ledger,
+            release=ReleaseRef(path=str(release)),
+            sensitive="occupation",
+            group_columns=["bucket"],
+            criteria=[f"k-anonymity:k={k}"],
+            name=name,
+            attempt=uuid,
+            ledger=ws.ledger,
         ),
         ctx,
-    )  # fmt: skip
+    )
 
 
 def gate(ws: Workspace, ctx: GateContext, release: Path, uuid: str, **kw: Any) -> Envelope:
     return publish(
         PublishRequest(
-            attempt=uuid, release=ReleaseRef(path=str(release)),
-            destination=str(ws.root / "published"), ledger=ws.ledger, **kw,
+            attempt=uuid,
+            release=ReleaseRef(path=str(release)),
+            destination=str(ws.root / "published"),
+            ledger=ws.ledger,
+            **kw,
         ),
         ctx,
-    )  # fmt: skip
+    )
 
 
 def uuid_of(env: Envelope) -> str:
@@ -83,15 +109,17 @@ def uuid_of(env: Envelope) -> str:
     return env.attempt.uuid
 
 
-def test_first_release_must_be_declared_then_publishes(backend: Workspace, ctx: GateContext) -> None:
+def test_first_release_must_be_declared_then_publishes(
+    backend: Workspace, ctx: GateContext
+) -> None:
     ws = backend
     rel = make_release(ws, ctx, "v1", 0)
     if ws.ledger.startswith("sqlite"):
-        with pytest.raises(InputError, match="does not exist.*first-release"):
+        with pytest.raises(InputError, match=r"does not exist.*first-release"):
             attempt(ws, ctx, rel)
         assert not (ws.root / "ledger.db").exists()  # nothing created
     else:
-        with pytest.raises(InputError, match="no ledger yet|first-release"):
+        with pytest.raises(InputError, match=r"no ledger yet|first-release"):
             attempt(ws, ctx, rel)
     env = attempt(ws, ctx, rel, first_release=True)
     assert env.outcome == "opened" and env.attempt is not None
@@ -101,7 +129,9 @@ def test_first_release_must_be_declared_then_publishes(backend: Workspace, ctx: 
     done = gate(ws, ctx, rel, uuid_of(env))
     assert done.outcome == "published" and done.safe is True
     assert sorted(p.name for p in (ws.root / "published").iterdir()) == [
-        "v1.parquet", "v1.parquet.manifest.json"]  # fmt: skip
+        "v1.parquet",
+        "v1.parquet.manifest.json",
+    ]
     with ReleaseLedger(ws.ledger, create=False) as db:
         (info,) = db.list()
         assert info.status == "published" and info.published_at
@@ -154,7 +184,10 @@ def test_blocked_attempt_then_a_fresh_attempt_publishes(ws: Workspace, ctx: Gate
     with ReleaseLedger(ws.ledger, create=False) as db:
         a = db.attempt(uuid_of(first))
         assert (a.status, a.superseded_by, a.supersede_reason) == (
-            "superseded", "steward", "k=50 was a typo in the DAG")  # fmt: skip
+            "superseded",
+            "steward",
+            "k=50 was a typo in the DAG",
+        )
         assert a.superseded_at
         assert db.list()[0].status == "superseded"
     with pytest.raises(IllegalTransition, match="only a blocked attempt"):
@@ -188,11 +221,17 @@ def test_the_gate_names_every_missing_or_failed_step(
             record_check(uuid_of(env), "check", "yes", "looks fine", ctx, ledger=ws.ledger)  # type: ignore[arg-type]
         record_check(uuid_of(env), "check", True, "fine", ctx, ledger=ws.ledger)
         with ReleaseLedger(ws.ledger) as db:  # an estimate without a threshold: no verdict
-            db.record_check(uuid_of(env), name="audit", step="maxent", safe=None,
-                            outcome="estimated", envelope={"summary": "estimate only"})  # fmt: skip
+            db.record_check(
+                uuid_of(env),
+                name="audit",
+                step="maxent",
+                safe=None,
+                outcome="estimated",
+                envelope={"summary": "estimate only"},
+            )
     with pytest.raises(ReleaseBlocked) as blocked:
         gate(ws, ctx, rel, uuid_of(env), failed_tasks=failed)
-    reasons = " | ".join(blocked.value.envelope.reasons)  # type: ignore[union-attr]
+    reasons = " | ".join(blocked.value.envelope.reasons)  # type: ignore[attr-defined]
     expected = {
         "missing": "audit: no result was recorded",
         "failed-task": "task notify_steward ended failed",
@@ -218,19 +257,26 @@ def test_a_file_changed_after_its_checks_is_not_published(ws: Workspace, ctx: Ga
 def test_typos_never_audit_against_nothing(ws: Workspace, ctx: GateContext) -> None:
     rel = make_release(ws, ctx, "v1", 0)
     env = attempt(ws, ctx, rel, first_release=True, required=["audit"])
-    audited = run_audit(AuditRequest(candidate=ReleaseRef(path=str(rel)), attempt=uuid_of(env),
-                                     ledger=ws.ledger, datasets=["adult"]), ctx)  # fmt: skip
+    audited = run_audit(
+        AuditRequest(
+            candidate=ReleaseRef(path=str(rel)),
+            attempt=uuid_of(env),
+            ledger=ws.ledger,
+            datasets=["adult"],
+        ),
+        ctx,
+    )
     assert audited.safe is True and audited.details["first_release"] is True
     gate(ws, ctx, rel, uuid_of(env))
     rel2 = make_release(ws, ctx, "v2", 200)
     cand = ReleaseRef(path=str(rel2))
-    with pytest.raises(InputError, match="dataset 'adlut' is not in ledger.*typo"):
+    with pytest.raises(InputError, match=r"dataset 'adlut' is not in ledger.*typo"):
         run_audit(AuditRequest(candidate=cand, ledger=ws.ledger, datasets=["adlut"]), ctx)
     typo = f"sqlite:///{ws.root / 'ledgr.db'}"
-    with pytest.raises(InputError, match="ledgr.db.*does not exist.*first-release"):
+    with pytest.raises(InputError, match=r"ledgr.db.*does not exist.*first-release"):
         run_audit(AuditRequest(candidate=cand, ledger=typo), ctx)
     assert not (ws.root / "ledgr.db").exists()
-    with pytest.raises(InputError, match="'/nonexistent/dir/l.db'.*does not exist"):
+    with pytest.raises(InputError, match=r"'/nonexistent/dir/l.db'.*does not exist"):
         run_audit(AuditRequest(candidate=cand, ledger="sqlite:////nonexistent/dir/l.db"), ctx)
     # the real audit: 200 people of v2 are in v1
     real = run_audit(AuditRequest(candidate=cand, ledger=ws.ledger, datasets=["adult"]), ctx)
@@ -241,19 +287,32 @@ def test_typos_never_audit_against_nothing(ws: Workspace, ctx: GateContext) -> N
 def test_known_overlap_across_two_months(ws: Workspace, ctx: GateContext) -> None:
     """Member hashes recorded with the attempt make a later ``overlap=known`` audit work."""
     m1 = make_release(ws, ctx, "m1", 0)
-    env = attempt(ws, ctx, m1, first_release=True, required=["audit"],
-                  population=ReleaseRef(path=str(ws.root / "m1-input.parquet")), id_column="id")  # fmt: skip
+    env = attempt(
+        ws,
+        ctx,
+        m1,
+        first_release=True,
+        required=["audit"],
+        population=ReleaseRef(path=str(ws.root / "m1-input.parquet")),
+        id_column="id",
+    )
     assert env.details["members"] == 400
-    run_audit(AuditRequest(candidate=ReleaseRef(path=str(m1)), attempt=uuid_of(env),
-                           ledger=ws.ledger), ctx)  # fmt: skip
+    run_audit(
+        AuditRequest(candidate=ReleaseRef(path=str(m1)), attempt=uuid_of(env), ledger=ws.ledger),
+        ctx,
+    )
     gate(ws, ctx, m1, uuid_of(env))
     m2 = make_release(ws, ctx, "m2", 300)  # 100 people in common
     known = run_audit(
-        AuditRequest(candidate=ReleaseRef(path=str(m2)), ledger=ws.ledger, overlap="known",
-                     population=ReleaseRef(path=str(ws.root / "m2-input.parquet")),
-                     id_column="id"),
+        AuditRequest(
+            candidate=ReleaseRef(path=str(m2)),
+            ledger=ws.ledger,
+            overlap="known",
+            population=ReleaseRef(path=str(ws.root / "m2-input.parquet")),
+            id_column="id",
+        ),
         ctx,
-    )  # fmt: skip
+    )
     worst = run_audit(AuditRequest(candidate=ReleaseRef(path=str(m2)), ledger=ws.ledger), ctx)
     assert known.details["overlap_size"] == 100
     assert worst.details["overlap_size"] > 100  # the worst case assumes more

@@ -25,8 +25,19 @@ from airflow_privacy.cli import main
 from tests.gate.conftest import Workspace
 
 QIS = ["age", "marital-status", "race", "sex"]
-VOLATILE = {"created_at", "updated_at", "decided_at", "published_at", "generated", "uuid",
-            "release_uuid", "tool_version", "seconds", "elapsed_seconds"}  # fmt: skip
+QI_ARGS = [x for q in QIS for x in ("--qi", q)]
+VOLATILE = {
+    "created_at",
+    "updated_at",
+    "decided_at",
+    "published_at",
+    "generated",
+    "uuid",
+    "release_uuid",
+    "tool_version",
+    "seconds",
+    "elapsed_seconds",
+}
 
 
 class FakeTI:
@@ -78,23 +89,45 @@ def ledger_rows(url: str) -> dict[str, Any]:
     """Every ledger row that must agree (ids, times, UUIDs, origins aside)."""
     engine = create_engine(url)
     with engine.connect() as conn:
-        releases = [dict(r._mapping) for r in conn.execute(text(
-            "SELECT dataset, version, status, kind, sensitive, qis, spec, content_hash, "
-            "n_records, n_groups, n_members FROM ledger_releases ORDER BY id"))]  # fmt: skip
-        groups = conn.execute(text(
-            "SELECT release_id, position, descriptor, size, sensitive FROM ledger_groups "
-            "ORDER BY release_id, position")).all()  # fmt: skip
+        releases = [
+            dict(r._mapping)
+            for r in conn.execute(
+                text(
+                    "SELECT dataset, version, status, kind, sensitive, qis, spec, content_hash, "
+                    "n_records, n_groups, n_members FROM ledger_releases ORDER BY id"
+                )
+            )
+        ]
+        groups = conn.execute(
+            text(
+                "SELECT release_id, position, descriptor, size, sensitive FROM ledger_groups "
+                "ORDER BY release_id, position"
+            )
+        ).all()
         members = sorted(r[0] for r in conn.execute(text("SELECT id_hash FROM ledger_members")))
-        attempts = [tuple(r) for r in conn.execute(text(
-            "SELECT status, required, first_release, reasons FROM ledger_attempts ORDER BY id"))]  # fmt: skip
-        checks = [(r[0], r[1], r[2], r[3], normal(json.loads(r[4]) if isinstance(r[4], str)
-                                                   else r[4]))
-                  for r in conn.execute(text(
-                      "SELECT name, step, safe, outcome, envelope FROM ledger_checks ORDER BY id"))]  # fmt: skip
+        attempts = [
+            tuple(r)
+            for r in conn.execute(
+                text(
+                    "SELECT status, required, first_release, reasons FROM ledger_attempts "
+                    "ORDER BY id"
+                )
+            )
+        ]
+        checks = [
+            (r[0], r[1], r[2], r[3], normal(json.loads(r[4]) if isinstance(r[4], str) else r[4]))
+            for r in conn.execute(
+                text("SELECT name, step, safe, outcome, envelope FROM ledger_checks ORDER BY id")
+            )
+        ]
     engine.dispose()
-    return {"releases": releases, "groups": [tuple(map(str, g)) for g in groups],
-            "members": members, "attempts": [tuple(map(str, a)) for a in attempts],
-            "checks": checks}  # fmt: skip
+    return {
+        "releases": releases,
+        "groups": [tuple(map(str, g)) for g in groups],
+        "members": members,
+        "attempts": [tuple(map(str, a)) for a in attempts],
+        "checks": checks,
+    }
 
 
 def digest(path: Path) -> str:
@@ -116,48 +149,144 @@ def normal_json(value: Any) -> Any:
 def via_cli(folder: Path, ledger: str) -> list[dict[str, Any]]:
     envs = []
     with inside(folder):
-        code, env = cli(["anonymize", "input.parquet", *sum((["--qi", q] for q in QIS), []),
-                         "--sensitive", "occupation", "--method", "bucketize",
-                         "--criterion", "k-anonymity:k=5", "--criterion", "ck-safety:c=0.7,k=3",
-                         "--out", "release.parquet"])  # fmt: skip
+        code, env = cli(
+            [
+                "anonymize",
+                "input.parquet",
+                *QI_ARGS,
+                "--sensitive",
+                "occupation",
+                "--method",
+                "bucketize",
+                "--criterion",
+                "k-anonymity:k=5",
+                "--criterion",
+                "ck-safety:c=0.7,k=3",
+                "--out",
+                "release.parquet",
+            ]
+        )
         assert code == 0
         envs.append(env)
-        code, env = cli(["attempt", "release.parquet", "--dataset", "adult", "--first-release",
-                         "--require", "check_safety", "--require", "maxent_risk",
-                         "--require", "composition_audit", "--population", "input.parquet",
-                         "--id-column", "id", "--ledger", ledger])  # fmt: skip
+        code, env = cli(
+            [
+                "attempt",
+                "release.parquet",
+                "--dataset",
+                "adult",
+                "--first-release",
+                "--require",
+                "check_safety",
+                "--require",
+                "maxent_risk",
+                "--require",
+                "composition_audit",
+                "--population",
+                "input.parquet",
+                "--id-column",
+                "id",
+                "--ledger",
+                ledger,
+            ]
+        )
         assert code == 0
         envs.append(env)
         uuid = env["attempt"]["uuid"]
         attempt = ["--attempt", uuid, "--ledger", ledger]
-        code, env = cli(["check", "release.parquet", "--sensitive", "occupation", "--group",
-                         "bucket", "--criterion", "ck-safety:c=0.7,k=3", "--criterion",
-                         "k-anonymity:k=5", "--name", "check_safety", *attempt])  # fmt: skip
+        code, env = cli(
+            [
+                "check",
+                "release.parquet",
+                "--sensitive",
+                "occupation",
+                "--group",
+                "bucket",
+                "--criterion",
+                "ck-safety:c=0.7,k=3",
+                "--criterion",
+                "k-anonymity:k=5",
+                "--name",
+                "check_safety",
+                *attempt,
+            ]
+        )
         assert code == 0
         envs.append(env)
-        code, env = cli(["maxent", "release.parquet", "--sensitive", "occupation", "--bucket",
-                         "bucket", *sum((["--qi", q] for q in QIS), []), "--original",
-                         "input.parquet", "--top-negative", "2", "--c", "0.99",
-                         "--name", "maxent_risk", *attempt])  # fmt: skip
+        code, env = cli(
+            [
+                "maxent",
+                "release.parquet",
+                "--sensitive",
+                "occupation",
+                "--bucket",
+                "bucket",
+                *QI_ARGS,
+                "--original",
+                "input.parquet",
+                "--top-negative",
+                "2",
+                "--c",
+                "0.99",
+                "--name",
+                "maxent_risk",
+                *attempt,
+            ]
+        )
         assert code == 0
         envs.append(env)
-        code, env = cli(["audit", "release.parquet", "--population", "input.parquet",
-                         "--dataset", "adult", "--confidence", "0.5",
-                         "--name", "composition_audit", *attempt])  # fmt: skip
+        code, env = cli(
+            [
+                "audit",
+                "release.parquet",
+                "--population",
+                "input.parquet",
+                "--dataset",
+                "adult",
+                "--confidence",
+                "0.5",
+                "--name",
+                "composition_audit",
+                *attempt,
+            ]
+        )
         assert code == 0
         envs.append(env)
-        code, env = cli(["publish", "release.parquet", "--to", "published", "--attempt", uuid,
-                         "--ledger", ledger])  # fmt: skip
+        code, env = cli(
+            [
+                "publish",
+                "release.parquet",
+                "--to",
+                "published",
+                "--attempt",
+                uuid,
+                "--ledger",
+                ledger,
+            ]
+        )
         assert code == 0
         envs.append(env)
-        code, env = cli(["report", "release.parquet", "--attempt", uuid, "--ledger", ledger,
-                         "--group", "bucket", "--sensitive", "occupation"])  # fmt: skip
+        code, env = cli(
+            [
+                "report",
+                "release.parquet",
+                "--attempt",
+                uuid,
+                "--ledger",
+                ledger,
+                "--group",
+                "bucket",
+                "--sensitive",
+                "occupation",
+            ]
+        )
         assert code == 0
         envs.append(env)
     return envs
 
 
-def via_operators(folder: Path, ledger: str, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+def via_operators(
+    folder: Path, ledger: str, monkeypatch: pytest.MonkeyPatch
+) -> list[dict[str, Any]]:
     from airflow_privacy.providers.airflow.operators.anonymize import BucketizeOperator
     from airflow_privacy.providers.airflow.operators.attempt import OpenAttemptOperator
     from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
@@ -166,40 +295,75 @@ def via_operators(folder: Path, ledger: str, monkeypatch: pytest.MonkeyPatch) ->
     from airflow_privacy.providers.airflow.operators.publish import PublishReleaseOperator
     from airflow_privacy.providers.airflow.operators.report import ReleaseReportOperator
 
-    monkeypatch.setenv("AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT",
-                       json.dumps({"conn_type": "privacyledger", "extra": {"url": ledger}}))  # fmt: skip
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT",
+        json.dumps({"conn_type": "privacyledger", "extra": {"url": ledger}}),
+    )
     ti = FakeTI()
     ops = [
-        BucketizeOperator(task_id="anonymize", source="input.parquet", release="release.parquet",
-                          qis=QIS, sensitive="occupation",
-                          criteria=["k-anonymity:k=5", {"name": "ck-safety", "c": 0.7, "k": 3}]),
-        OpenAttemptOperator(task_id="attempt", release="release.parquet", dataset="adult",
-                            first_release=True, population="input.parquet", id_column="id",
-                            required_checks=["check_safety", "maxent_risk",
-                                             "composition_audit"]),
-        CheckSafetyOperator(task_id="check_safety", attempt_task_id="attempt",
-                            release="release.parquet", sensitive="occupation",
-                            group_columns=["bucket"],
-                            criteria=[{"name": "ck-safety", "c": "0.7", "k": "3"},
-                                      {"name": "k-anonymity", "k": 5}]),
-        MaxEntRiskOperator(task_id="maxent_risk", attempt_task_id="attempt",
-                           release="release.parquet", sensitive="occupation",
-                           bucket_column="bucket", qis=QIS, original="input.parquet",
-                           top_negative="2", threshold="0.99"),
-        CompositionAuditOperator(task_id="composition_audit", attempt_task_id="attempt",
-                                 candidate="release.parquet", population="input.parquet",
-                                 datasets=["adult"], confidence="0.5"),
-        PublishReleaseOperator(task_id="publish", attempt_task_id="attempt",
-                               release="release.parquet", publish_to="published"),
-        ReleaseReportOperator(task_id="report", attempt_task_id="attempt",
-                              release="release.parquet", group_columns=["bucket"],
-                              sensitive="occupation"),
-    ]  # fmt: skip
+        BucketizeOperator(
+            task_id="anonymize",
+            source="input.parquet",
+            release="release.parquet",
+            qis=QIS,
+            sensitive="occupation",
+            criteria=["k-anonymity:k=5", {"name": "ck-safety", "c": 0.7, "k": 3}],
+        ),
+        OpenAttemptOperator(
+            task_id="attempt",
+            release="release.parquet",
+            dataset="adult",
+            first_release=True,
+            population="input.parquet",
+            id_column="id",
+            required_checks=["check_safety", "maxent_risk", "composition_audit"],
+        ),
+        CheckSafetyOperator(
+            task_id="check_safety",
+            attempt_task_id="attempt",
+            release="release.parquet",
+            sensitive="occupation",
+            group_columns=["bucket"],
+            criteria=[{"name": "ck-safety", "c": "0.7", "k": "3"}, {"name": "k-anonymity", "k": 5}],
+        ),
+        MaxEntRiskOperator(
+            task_id="maxent_risk",
+            attempt_task_id="attempt",
+            release="release.parquet",
+            sensitive="occupation",
+            bucket_column="bucket",
+            qis=QIS,
+            original="input.parquet",
+            top_negative="2",
+            threshold="0.99",
+        ),
+        CompositionAuditOperator(
+            task_id="composition_audit",
+            attempt_task_id="attempt",
+            candidate="release.parquet",
+            population="input.parquet",
+            datasets=["adult"],
+            confidence="0.5",
+        ),
+        PublishReleaseOperator(
+            task_id="publish",
+            attempt_task_id="attempt",
+            release="release.parquet",
+            publish_to="published",
+        ),
+        ReleaseReportOperator(
+            task_id="report",
+            attempt_task_id="attempt",
+            release="release.parquet",
+            group_columns=["bucket"],
+            sensitive="occupation",
+        ),
+    ]
     envs = []
     with inside(folder):
         for op in ops:
             ti.task_id = op.task_id
-            result = op.execute({"ti": ti})
+            result = op.execute({"ti": ti})  # type: ignore[typeddict-item]
             ti.results[op.task_id] = result
             envs.append(result)
     return envs
@@ -225,8 +389,12 @@ def test_cli_and_operators_agree(
             x, y = dict(x, name="-"), dict(y, name="-")  # the command's / the task's name
         assert normal(x) == normal(y), x["step"]
     assert ledger_rows(url["cli"]) == ledger_rows(url["airflow"])
-    files = ["release.parquet", "release.parquet.manifest.json",
-             "published/release.parquet", "published/release.parquet.manifest.json"]  # fmt: skip
+    files = [
+        "release.parquet",
+        "release.parquet.manifest.json",
+        "published/release.parquet",
+        "published/release.parquet.manifest.json",
+    ]
     for f in files:
         assert digest(sides["cli"] / f) == digest(sides["airflow"] / f), f
     assert (sides["cli"] / "release.parquet.report.html").is_file()

@@ -100,8 +100,12 @@ def test_kill_9_while_writing_leaves_no_temporary_files(tmp_path: Path) -> None:
 
 
 def test_stale_named_temporaries_of_dead_writers_are_swept(tmp_path: Path) -> None:
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     stale = tmp_path / f".r.parquet.{dead.stdout.strip()}.0123abcd.tmp"
     stale.write_bytes(b"half")
     mine = tmp_path / f".r.parquet.{os.getpid()}.0123abcd.tmp"

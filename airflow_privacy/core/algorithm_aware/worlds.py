@@ -5,8 +5,8 @@ the set of worlds in which every group ``g`` of ``T`` holds exactly the multiset
 the product over groups of the distinct arrangements of ``M[g]`` over the group's people.
 Its size is the product of the multinomial coefficients ``n_g! / prod_v M[g, v]!``.
 
-Uniform prior (the random-worlds assumption of the project, DESIGN.md "Data model"): every
-world of ``D`` is equally likely a priori, so conditioned on any set of worlds the
+Uniform prior (the project's random-worlds assumption, Martin et al. (ICDE 2007), section 2.2):
+every world of ``D`` is equally likely a priori, so conditioned on any set of worlds the
 posterior is uniform on that set. Arranging each group's multiset by a uniform random
 permutation gives every distinct arrangement with the same probability (each one arises
 from ``prod_v M[g, v]!`` permutations), so :func:`sample_block` is uniform on the block.

@@ -8,13 +8,19 @@ passes.
 Besides the registry's verdict on a whole release, the anonymizers need a verdict on single
 groups (Mondrian's candidate halves, the groups a suppression budget removes). For the
 *local* criteria of :mod:`airflow_privacy.core.anonymize.monotone` that is a vectorized test
-over a ``groups x values`` count matrix written here from the same definitions the registry
-implements (classic.py, worst_case.py); ``tests/test_anonymize_criteria.py`` checks that
-the two agree on random inputs. For (c,k)-safety a single group's own maximum disclosure is
-a necessary condition (the adversary can put all his knowledge in that group), computed
-through the registry once per distinct count row; the same holds for the skyline criterion
-(Chen et al. 2007: every placement inside one group is also open to the adversary when there
-are more groups).
+over a ``groups x values`` count matrix, and it is the registry's own per-group verdict:
+entropy l-diversity, recursive (c,l)-diversity and t-closeness call the verdict helpers of
+:mod:`airflow_privacy.core.criteria.classic` (``entropy_groups_pass``,
+``recursive_groups_pass``, the decision of ``t_closeness_groups_pass`` against the table's
+totals), negation-safety compares its ratio with :mod:`airflow_privacy.core.thresholds` as the
+registry does. So near a threshold (a group a hair below ``log l``, a ratio equal to ``c`` as
+written) the anonymizer decides exactly as the re-check of its release will: it never
+publishes a group that the check then refuses. ``tests/test_anonymize_criteria.py`` checks
+that the two agree, on random inputs and near ties. For (c,k)-safety a single group's own
+maximum disclosure is a necessary condition (the adversary can put all his knowledge in that
+group), computed through the registry once per distinct count row; the same holds for the
+skyline criterion (Chen et al. 2007: every placement inside one group is also open to the
+adversary when there are more groups).
 """
 
 from __future__ import annotations
@@ -22,13 +28,19 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from airflow_privacy.core import thresholds
 from airflow_privacy.core.anonymize.monotone import Monotonicity, monotonicity
-from airflow_privacy.core.criteria.classic import ENTROPY_REL_TOL
+from airflow_privacy.core.criteria.classic import (
+    _exact_emd,
+    entropy_groups_pass,
+    recursive_groups_pass,
+)
 from airflow_privacy.core.criteria.registry import evaluate, validate
 from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.core.model import Bucketization
@@ -90,33 +102,64 @@ def _distinct(counts: IntArray, totals: IntArray, p: Mapping[str, Any]) -> BoolA
     return out
 
 
+def _counted(counts: npt.NDArray[Any]) -> bool:
+    """Whole counts (groups of records, or of worlds), which the registry's verdict helpers
+    decide exactly near a threshold. The algorithm-aware audit also asks about distributions
+    (floats summing to 1, ``Predicate.within_error``): those are compared in floats, with
+    the tolerance band of :mod:`airflow_privacy.core.thresholds` counted as failing."""
+    return bool(np.issubdtype(counts.dtype, np.integer))
+
+
+def _float_verdicts(
+    values: npt.NDArray[np.float64], limit: float, compare: Callable[[float, float], bool]
+) -> BoolArray:
+    out: BoolArray = np.fromiter(
+        (compare(float(v), limit) for v in values), dtype=bool, count=values.shape[0]
+    )
+    return out
+
+
 def _entropy(counts: IntArray, totals: IntArray, p: Mapping[str, Any]) -> BoolArray:
-    # classic.entropy_l_diversity: exp(H) >= l (1 - ENTROPY_REL_TOL), natural log
+    # the registry's verdict per group (classic.entropy_l_diversity): H >= log l, exact for
+    # a whole l inside the tolerance band, unsafe inside it for a fractional l
+    l = float(p["l"])  # noqa: E741
+    if _counted(counts):
+        return entropy_groups_pass(counts, l)
     c = counts.astype(np.float64)
     n = c.sum(axis=1)
     clogc = c * np.log(np.where(c > 0, c, 1.0))
     h = np.maximum(np.log(n) - clogc.sum(axis=1) / n, 0.0)
-    out: BoolArray = np.exp(h) >= float(p["l"]) * (1.0 - ENTROPY_REL_TOL)
-    return out
+    return _float_verdicts(np.exp(h), l, thresholds.at_least)
 
 
 def _recursive(counts: IntArray, totals: IntArray, p: Mapping[str, Any]) -> BoolArray:
-    # classic.recursive_cl_diversity: r1 < c (r_l + ... + r_m), strict
+    # the registry's verdict per group (classic.recursive_cl_diversity): r1 < c (r_l + ...),
+    # strict, exact near c (c read as written)
+    c, l = float(p["c"]), int(p["l"])  # noqa: E741
+    if _counted(counts):
+        return recursive_groups_pass(counts, c, l)
     r = _sorted_desc(counts)
-    l = int(p["l"])  # noqa: E741
-    tail = r[:, l - 1 :].sum(axis=1) if l <= r.shape[1] else np.zeros(r.shape[0], np.int64)
-    with np.errstate(divide="ignore"):
+    tail = r[:, l - 1 :].sum(axis=1) if l <= r.shape[1] else np.zeros(r.shape[0])
+    with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(tail > 0, r[:, 0] / np.where(tail > 0, tail, 1), np.inf)
-    out: BoolArray = ratio < float(p["c"])
-    return out
+    return _float_verdicts(ratio, c, thresholds.below)
 
 
 def _negation(counts: IntArray, totals: IntArray, p: Mapping[str, Any]) -> BoolArray:
-    # worst_case._negation_result: r1 / (n - r2 - ... - r_{k+1}) < c
+    # the registry's verdict (worst_case._negation_result, ck_safe): the exact fraction
+    # r1 / (n - r2 - ... - r_{k+1}) below c read as written; the float ratio decides outside
+    # the tolerance band, where it cannot differ from the exact comparison
     r = _sorted_desc(counts)
     k = int(p["k"])
+    c = float(p["c"])
+    num = r[:, 0]
     den = _sizes(counts) - r[:, 1 : k + 1].sum(axis=1)
-    out: BoolArray = r[:, 0] / den < float(p["c"])
+    ratio = num / den
+    if not _counted(counts):
+        return _float_verdicts(ratio, c, thresholds.below)
+    out: BoolArray = ratio < c
+    for g in np.flatnonzero(np.abs(ratio - c) <= thresholds.band(c)).tolist():
+        out[g] = thresholds.below(Fraction(int(num[g]), int(den[g])), c)
     return out
 
 
@@ -134,7 +177,12 @@ def _numeric(labels: Sequence[str]) -> list[float] | None:
 
 
 def _t_closeness_test(values: Sequence[str]) -> GroupTest:
-    """EMD of each group to the table distribution ``totals`` (classic.t_closeness)."""
+    """EMD of each group to the table distribution ``totals`` (classic.t_closeness), decided
+    as :func:`~airflow_privacy.core.criteria.classic.t_closeness_groups_pass` decides it: the
+    float EMD outside the tolerance band around ``t``, the exact EMD compared with
+    :func:`~airflow_privacy.core.thresholds.at_most` (``t`` as written) inside it. (That
+    helper takes the table to be the rows it is given; here the rows may be part of the
+    table, Mondrian's candidate halves, so the table's ``totals`` are passed in.)"""
 
     def test(counts: IntArray, totals: IntArray, p: Mapping[str, Any]) -> BoolArray:
         present = np.flatnonzero(totals > 0)
@@ -169,7 +217,12 @@ def _t_closeness_test(values: Sequence[str]) -> GroupTest:
                 emd = np.abs(np.cumsum(d, axis=1)).sum(axis=1) / (m - 1)
             else:
                 emd = 0.5 * np.abs(d).sum(axis=1)
-        out: BoolArray = emd <= float(p["t"])
+        t = float(p["t"])
+        if not _counted(counts):
+            return _float_verdicts(emd, t, thresholds.at_most)
+        out: BoolArray = emd <= t
+        for g in np.flatnonzero(np.abs(emd - t) <= thresholds.band(t)).tolist():
+            out[g] = thresholds.at_most(_exact_emd(sub[g], tot, use_ordered), t)
         return out
 
     return test

@@ -1,7 +1,7 @@
 """Composition audit: what intersecting a candidate with earlier releases reveals.
 
 Ganta, Kasiviswanathan, Smith, "Composition Attacks and Auxiliary Information in Data
-Privacy" (KDD 2008), papers/003_*: locate every individual of the candidate in every earlier
+Privacy" (KDD 2008): locate every individual of the candidate in every earlier
 release from its QI values (:mod:`.locate`, :mod:`.descriptors`), intersect the groups'
 sensitive value sets (:mod:`.attack`, Algorithm 1), report ``EA_ij``, ``EA-hat_i``,
 ``Anon_Drop_i``, ``C_i``, ``VP``, ``VP_C``, ``PVP_C`` and a frequency-aware posterior

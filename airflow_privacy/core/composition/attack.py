@@ -1,7 +1,8 @@
 """The intersection attack (Ganta, Kasiviswanathan, Smith 2008, Algorithm 1), run before an
 adversary does.
 
-papers/003_*, section 2.1. For each individual ``i`` of the overlapping population ``P`` and
+"Composition Attacks and Auxiliary Information in Data Privacy" (KDD 2008), section 2.1. For
+each individual ``i`` of the overlapping population ``P`` and
 each release ``R_j`` it is in: ``e_ij`` = the equivalence class(es) ``i`` is located in,
 ``s_ij`` = their set of sensitive values, ``EA_ij = |s_ij|`` (Definition 8);
 ``S_i = s_i1 ∩ ... ∩ s_in``, ``EA-hat_i = |S_i|``,

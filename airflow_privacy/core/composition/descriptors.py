@@ -1,6 +1,7 @@
 """What a published QI label covers: the locatability predicates of Ganta et al. 2008.
 
-Section 2 of papers/003_* (Definition 6, "Locatability"): given an individual's exact QI
+Ganta, Kasiviswanathan, Smith, "Composition Attacks and Auxiliary Information in Data Privacy"
+(KDD 2008), section 2 (Definition 6, "Locatability"): given an individual's exact QI
 values, the adversary finds the equivalence classes whose generalized values are consistent
 with them. A label of a generalized release covers a value when
 

@@ -27,8 +27,10 @@ MANIFEST_SUFFIX = ".manifest.json"
 
 def manifest_beside(release: str | Path) -> Path | None:
     """``RELEASE.manifest.json`` when it exists (the operators' convention)."""
+    from airflow_privacy.core.io import is_regular_file
+
     p = Path(f"{release}{MANIFEST_SUFFIX}")
-    return p if p.is_file() else None
+    return p if is_regular_file(p) else None
 
 
 _JSON_LIMIT = 64 << 20  # bytes a manifest may take
@@ -41,15 +43,16 @@ def read_json(path: str | Path, what: str) -> Any:
         info = p.stat()
     except FileNotFoundError:
         raise InputError(f"{what} file {str(p)!r} does not exist") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {what} {str(p)!r}: {exc.strerror or exc}") from None
+    except (OSError, ValueError) as exc:  # a name too long, a symlink loop, a NUL
+        reason = (exc.strerror if isinstance(exc, OSError) else None) or exc
+        raise InputError(f"cannot read {what} {str(p)!r}: {reason}") from None
     if not stat.S_ISREG(info.st_mode):
         raise InputError(f"{what} file {str(p)!r} is not a regular file")
     if info.st_size > _JSON_LIMIT:
         raise InputError(f"{what} file {str(p)!r} is larger than {_JSON_LIMIT >> 20} MiB")
     try:
         return json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError, JSONDecodeError
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(f"cannot read {what} {str(p)!r}: {reason}") from None
 

@@ -1,6 +1,7 @@
 """Locating individuals in a published release from their QI values.
 
-Ganta et al. 2008 (papers/003_*), section 2, Definition 6 (locatability) and Algorithm 1,
+Ganta et al., "Composition Attacks and Auxiliary Information in Data Privacy" (KDD 2008),
+section 2, Definition 6 (locatability) and Algorithm 1,
 line 5 (``Get_equivalence_class(R_j, i)``). An individual whose QI values are consistent
 with several groups (overlapping generalizations, a QI tuple in several buckets, equidistant
 centroids) is located in *all* of them: the adversary knows the person is one of the records

@@ -1,8 +1,9 @@
 """The frequency-aware posterior: beyond Ganta et al.'s set intersection.
 
-Ganta et al. 2008 (papers/003_*, Definition 9) give the adversary confidence
-``C_i = 1 / |S_i|``: every value of the intersection ``S_i`` is taken as equally likely,
-whatever the groups' value *counts*. An adversary who reads the counts does better.
+Ganta et al., "Composition Attacks and Auxiliary Information in Data Privacy" (KDD 2008,
+Definition 9), give the adversary confidence ``C_i = 1 / |S_i|``: every value of the
+intersection ``S_i`` is taken as equally likely, whatever the groups' value *counts*. An
+adversary who reads the counts does better.
 
 Model (random worlds across releases). For individual ``i`` present in releases ``T_i``:
 

@@ -1,7 +1,7 @@
 """What a release published, as the composition audit and the ledger see it.
 
 Ganta, Kasiviswanathan, Smith, "Composition Attacks and Auxiliary Information in Data
-Privacy" (KDD 2008), papers/003_*, section 2: a partition-based release is a set of
+Privacy" (KDD 2008), section 2: a partition-based release is a set of
 equivalence classes (Definition 2); for each the *descriptor* an adversary locates people
 with, and the exact multiset of sensitive values (property (i) of section 1.1.1, "exact
 sensitive value disclosure"). A :class:`PublishedRelease` holds exactly that and nothing

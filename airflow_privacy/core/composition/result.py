@@ -1,6 +1,7 @@
 """Plain-data results of the composition audit (serialize to JSON) and its gate.
 
-Names follow Ganta et al. 2008 (papers/003_*), section 2.1: ``EA_ij`` (effective anonymity
+Names follow Ganta et al., "Composition Attacks and Auxiliary Information in Data Privacy"
+(KDD 2008), section 2.1: ``EA_ij`` (effective anonymity
 of individual ``i`` in release ``j``, Definition 8), ``EA-hat_i`` (effective posterior
 anonymity), ``Anon_Drop_i``, ``C_i = 1 / EA-hat_i`` (Definition 9), ``VP``, ``VP_C`` and
 ``PVP_C`` (the percentage of the overlapping population ``P`` with ``C_i >= C``).

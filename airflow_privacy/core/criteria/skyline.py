@@ -2,7 +2,7 @@
 the skyline explorer.
 
 Implements Chen, LeFevre, Ramakrishnan, "Privacy Skyline: Privacy with Multidimensional
-Adversarial Knowledge" (VLDB 2007), papers/002_* (the talk's slides):
+Adversarial Knowledge" (VLDB 2007), from the talk's slides:
 
 * "3D Knowledge Expression": the adversary's knowledge ``L_{t,s}(l, k, m)`` about a target
   person ``t`` and a sensitive value ``s`` is ``l`` values ``t`` does not have, the exact
@@ -464,6 +464,10 @@ def breach_cube(b: Bucketization, max_l: int, max_k: int, max_m: int) -> FloatAr
 
 
 SkylinePoint = tuple[int, int, int, float]
+MAX_POINT = 10_000
+"""Largest ``l``, ``k`` or ``m`` of a point checked (the scan's tables grow with ``k`` and
+``m``: a point of a million takes gigabytes); knowledge of more than ten thousand values,
+people or implications is a typo, refused before any work."""
 
 
 def normalize_points(points: Iterable[Any]) -> list[SkylinePoint]:
@@ -502,6 +506,10 @@ def normalize_points(points: Iterable[Any]) -> list[SkylinePoint]:
             if isinstance(x, bool) or not math.isfinite(xf) or not xf.is_integer() or xf < 0:
                 raise InputError(
                     f"skyline: point {shown!r}: {name} must be a whole number >= 0, got {x}"
+                )
+            if xf > MAX_POINT:  # checked before anything is allocated (the tables grow with it)
+                raise InputError(
+                    f"skyline: point {shown!r}: {name} must be at most {MAX_POINT:,}, got {x}"
                 )
             whole.append(int(xf))
         try:

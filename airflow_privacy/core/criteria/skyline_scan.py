@@ -1,7 +1,7 @@
 """The single scan behind the privacy skyline: per sensitive value, the two best groups.
 
 Chen, LeFevre, Ramakrishnan, "Privacy Skyline: Privacy with Multidimensional Adversarial
-Knowledge" (VLDB 2007), papers/002_*, slides "Five Sufficient Statistics" and "SkylineCheck
+Knowledge" (VLDB 2007), the talk's slides "Five Sufficient Statistics" and "SkylineCheck
 Algorithm": the check keeps a few sufficient statistics per skyline point, updated in one
 scan over the QI-groups, instead of a dynamic program over groups (Martin et al. 2007). The
 statistics, in log space (docs/skyline.md derives them):

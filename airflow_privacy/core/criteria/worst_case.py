@@ -1,7 +1,7 @@
 """Worst-case background knowledge: maximum disclosure and (c,k)-safety.
 
 Implements Martin, Kifer, Machanavajjhala, Gehrke, Halpern, "Worst-Case Background
-Knowledge for Privacy-Preserving Data Publishing" (ICDE 2007), papers/000_*:
+Knowledge for Privacy-Preserving Data Publishing" (ICDE 2007):
 
 * Theorem 9: the worst k basic implications are k simple implications ``A_i -> A`` sharing
   one consequent, so the maximum disclosure is ``1 / (1 + min R)`` with

@@ -46,6 +46,7 @@ from airflow_privacy.core.maxent.knowledge import (
 )
 from airflow_privacy.errors import InputError
 
+KNOWLEDGE_LIMIT = 4 << 20  # bytes a knowledge file may take
 _TOP_KEYS = ("version", "people", "knowledge")
 _STATEMENT_KEYS = ("name", "given", "person", "people", "value", "probability", "count")
 
@@ -77,30 +78,19 @@ class _Ctx:
 
 def load_knowledge(path: str | Path, schema: Schema | None = None) -> Knowledge:
     """Read and validate a knowledge file (``.yaml``, ``.yml`` or ``.json``)."""
+    from airflow_privacy.core.io import read_text
+
     p = Path(path)
-    if not p.exists():
-        raise InputError(f"knowledge file {str(p)!r} does not exist")
-    if p.is_dir():
-        raise InputError(f"knowledge path {str(p)!r} is a directory, expected a file")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read knowledge file {str(p)!r}: {exc}") from None
+    text = read_text(p, "knowledge", limit=KNOWLEDGE_LIMIT)
     return parse_knowledge(text, schema, file=p.name)
 
 
 def parse_knowledge(text: str, schema: Schema | None = None, file: str = "knowledge") -> Knowledge:
     """Parse knowledge from YAML/JSON text; validate against ``schema`` when given."""
+    from airflow_privacy.core.io import compose_yaml
+
     ctx = _Ctx(file, schema)
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = f" line {mark.line + 1}" if mark is not None else ""
-        what = exc.problem or exc.context or "syntax error"
-        raise InputError(f"{file}{line}: not valid YAML/JSON: {what}") from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"{file}: not valid YAML/JSON: {exc}") from None
+    root = compose_yaml(text, file)  # bounded: a YAML bomb or deep nesting is refused early
     if root is None:
         raise InputError(f"{file}: the knowledge file is empty")
     top = _mapping(ctx, root, "the knowledge file", _TOP_KEYS)

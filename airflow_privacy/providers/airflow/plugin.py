@@ -515,7 +515,8 @@ th, td { border: 1px solid #999; padding: .35rem .5rem; text-align: left; vertic
 th { background: #eee; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td { overflow-wrap: anywhere; }
-td.date, .date { white-space: nowrap; }
+td.date, .date, td.step { white-space: nowrap; }
+td > p { margin: 0 0 .3rem; }
 .table-wrap { overflow-x: auto; }
 .status { font-weight: 700; white-space: nowrap; }
 .status-published, .status-already-published, .verdict-passed { color: #0a5d1f; }
@@ -812,8 +813,8 @@ def _attempts_body(attempts: list[AttemptInfo]) -> str:
             f'<section class="attempt" id="{hid}" data-attempt-uuid="{_e(a.uuid)}" '
             f'aria-labelledby="{hid}-h"><h3 id="{hid}-h">Attempt {i} of {n}{latest}: '
             f"{_status(a.status)}</h3>"
-            f'<table class="attempt-facts"><caption>Attempt {i}</caption><tbody>{rows}'
-            f"</tbody></table>{why}{_checks_table(a, hid)}</section>"
+            f'<table class="attempt-facts"><caption>Attempt {i} in the ledger</caption>'
+            f"<tbody>{rows}</tbody></table>{why}{_checks_table(a, hid)}</section>"
         )
     return "".join(parts)
 
@@ -835,7 +836,7 @@ def _checks_table(a: AttemptInfo, hid: str) -> str:
         text = f"<p>{_e(_short(summary))}</p>" if summary else ""
         text += _reasons_list(reasons, 5) if reasons else ""
         body.append(
-            f'<tr><th scope="row">{_e(c.name)}</th><td>{_e(c.step)}</td>'
+            f'<tr><th scope="row">{_e(c.name)}</th><td class="step">{_e(c.step)}</td>'
             f"<td>{_verdict_of(c.safe)}</td><td>{_e(c.outcome)}</td>"
             f'<td class="date">{_e(_date(c.created_at))}</td><td>{text}</td></tr>'
         )

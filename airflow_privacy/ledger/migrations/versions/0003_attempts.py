@@ -157,9 +157,10 @@ def upgrade() -> None:
             )
         )
         attempt_status = {"published": "published", "blocked": "blocked"}.get(status, "open")
-        result = bind.execute(
+        attempt_uuid = str(uuid.uuid4())
+        bind.execute(
             attempts.insert().values(
-                uuid=str(uuid.uuid4()),
+                uuid=attempt_uuid,
                 release_id=rid,
                 status=attempt_status,
                 required=[],
@@ -171,8 +172,11 @@ def upgrade() -> None:
                 decided_at=updated if attempt_status != "open" else None,
             )
         )
-        pk = result.inserted_primary_key
-        attempt_of[rid] = int(pk[0]) if pk else 0
+        # the id by the attempt's own UUID (a lightweight table has no primary key to
+        # report back, and an id of 0 would orphan the release's report)
+        attempt_of[rid] = bind.execute(
+            sa.select(attempts.c.id).where(attempts.c.uuid == attempt_uuid)
+        ).scalar_one()
         n = counters.get(dataset, 0) + 1
         if str(version).isdigit():
             n = max(n, int(version) + 1)

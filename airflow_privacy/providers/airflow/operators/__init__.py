@@ -1,1 +1,1 @@
-"""Airflow operators: thin wrappers over :mod:`airflow_privacy.core`."""
+"""Airflow operators: thin adapters over the gate layer (:mod:`airflow_privacy.gate`)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from airflow_privacy.providers.airflow.operators.base import GateOperator
+from airflow_privacy.providers.airflow.operators.base import PrivacyOperator
 from airflow_privacy.providers.airflow.params import (
     choice,
     columns,
@@ -25,7 +25,7 @@ from airflow_privacy.providers.airflow.params import (
 METHODS = ("lattice", "mondrian")
 
 
-class _AnonymizeBase(GateOperator):
+class _AnonymizeBase(PrivacyOperator):
     template_fields: Sequence[str] = (
         "source", "source_table", "source_conn_id", "release", "release_conn_id", "qis",
         "sensitive", "criteria", "hierarchies", "seed", "missing_as",
@@ -119,7 +119,7 @@ class _AnonymizeBase(GateOperator):
                 ctx,
             )
 
-        return self.run_service(context, service)
+        return self.run_service(context, lambda ctx: service(ctx, None))
 
 
 def _number(value: str) -> Any:
@@ -151,7 +151,8 @@ class BucketizeOperator(_AnonymizeBase):
     :param seed: makes the bucketization deterministic (whole number >= 0)
     :param method_options: ``{"bucket_column": "bucket"}``
     :param missing_as: publish blank sensitive cells as this value (default: refused)
-    Also ``check_name``, ``on_unsafe`` (see :class:`GateOperator`).
+    An anonymizer records nothing in the ledger (the attempt opened afterwards records the
+    release), and a release it writes has passed its criteria.
 
     Returns (XCom) the report envelope (step ``anonymize``; ``outputs.release`` and
     ``outputs.manifest`` are where the files went).
@@ -170,7 +171,10 @@ class AnonymizeLatticeOperator(_AnonymizeBase):
         hierarchy for a column that is not a QI is bad input)
     :param method_options: lattice: ``utility``, ``suppression_limit``,
         ``max_lattice_size``, ``disclosure`` (``naive``/``safe``), ``disclosure_limit``
-    Other parameters as :class:`BucketizeOperator`.
+    Other parameters as :class:`BucketizeOperator`: ``source``, ``source_table``,
+    ``source_conn_id``, ``release``, ``release_conn_id``, ``qis``, ``sensitive``,
+    ``criteria``, ``intervals``, ``masks``, ``seed``, ``missing_as``, ``check_name``; and, with
+    no use here, ``attempt``, ``attempt_task_id``, ``privacy_ledger_conn_id``, ``on_unsafe``.
     """
 
     template_fields: Sequence[str] = (*_AnonymizeBase.template_fields, "method_name")

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from airflow_privacy.providers.airflow.operators.base import GateOperator
+from airflow_privacy.providers.airflow.operators.base import LedgerOperator
 from airflow_privacy.providers.airflow.params import columns, flag, templated, text
 
 
-class OpenAttemptOperator(GateOperator):
+class OpenAttemptOperator(LedgerOperator):
     """Open an attempt to publish ``release`` as a version of ``dataset``.
 
     :param release: path/URI of the candidate release (its manifest beside it names the QIs
@@ -33,7 +33,7 @@ class OpenAttemptOperator(GateOperator):
         ``overlap="known"``
     :param id_column: the identifier column of ``population``
     :param conn_id: the connection of URIs
-    Also ``privacy_ledger_conn_id``.
+    Also ``privacy_ledger_conn_id`` (see :class:`LedgerOperator`).
 
     Returns (XCom) the report envelope (step ``attempt``); ``attempt.uuid`` names the
     attempt for the checks (``attempt_task_id=<this task>``), the gate and the report. When
@@ -93,4 +93,4 @@ class OpenAttemptOperator(GateOperator):
                 ctx,
             )
 
-        return self.run_service(context, service)
+        return self.run_service(context, lambda ctx: service(ctx, None))

@@ -1,10 +1,16 @@
-"""What every check operator shares: the attempt it records under, its check name, the
-ledger connection and what an unsafe verdict does to the task."""
+"""The operators' bases: each operator has the arguments its step uses, and no others.
+
+* :class:`PrivacyOperator`: runs a gate service through the adapter
+  (:mod:`airflow_privacy.providers.airflow.adapter`: errors, XCom, verdicts);
+* :class:`LedgerOperator`: + ``privacy_ledger_conn_id`` (steps that use the ledger);
+* :class:`AttemptOperator`: + ``attempt`` / ``attempt_task_id`` (steps of an attempt);
+* :class:`CheckOperator`: + ``check_name`` and ``on_unsafe`` (steps that give a verdict).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperator
 
@@ -17,56 +23,85 @@ if TYPE_CHECKING:
     from airflow_privacy.gate.envelope import Envelope
 
 
-class GateOperator(BaseOperator):
-    """Base of the gate's operators (not used on its own).
+class PrivacyOperator(BaseOperator):
+    """Base of the provider's operators (not used on its own)."""
 
-    :param attempt: the UUID of the attempt to record the result under (templated), e.g.
-        ``"{{ ti.xcom_pull(task_ids='open_attempt')['attempt']['uuid'] }}"``
-    :param attempt_task_id: instead of ``attempt``, the task id of the
-        :class:`OpenAttemptOperator` whose attempt to record under
-    :param check_name: the check's name within the attempt (default: the task id); the
-        attempt's ``required_checks`` name checks by it
+    on_unsafe: str = "fail"
+
+    @property
+    def name(self) -> str:
+        """The step's name in its envelope (and in its attempt): the task id."""
+        return str(self.task_id)
+
+    def run_service(
+        self, context: Mapping[str, Any], service: Callable[[GateContext], Envelope]
+    ) -> dict[str, Any]:
+        """Run ``service(ctx)`` through the adapter (errors, XCom, verdict)."""
+        return adapter.execute(self, context, service, self.on_unsafe)
+
+
+class LedgerOperator(PrivacyOperator):
+    """An operator that uses the ledger.
+
     :param privacy_ledger_conn_id: the ledger connection (default
         ``privacy_ledger_default``; ``$AIRFLOW_PRIVACY_LEDGER_URL`` wins over the default
-        connection; without either, ``$AIRFLOW_HOME/privacy_ledger.db``)
-    :param on_unsafe: what a failed verdict does to this task: ``fail`` (default:
-        ``AirflowFailException``, no retries), ``skip``, or ``continue`` (the verdict is
-        recorded, the task succeeds; the gate still blocks)
+        connection; without either, ``$AIRFLOW_HOME/privacy_ledger.db``). A connection named
+        here that does not exist is bad input.
     """
 
-    gate_fields: ClassVar[tuple[str, ...]] = ("attempt", "check_name")
+    def __init__(self, *, privacy_ledger_conn_id: str = DEFAULT_CONN_ID, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.privacy_ledger_conn_id = text(privacy_ledger_conn_id, "privacy_ledger_conn_id")
+
+
+class AttemptOperator(LedgerOperator):
+    """An operator that works on an attempt opened by :class:`OpenAttemptOperator`.
+
+    :param attempt: the attempt's UUID (templated), e.g.
+        ``"{{ ti.xcom_pull(task_ids='open_attempt')['attempt']['uuid'] }}"``
+    :param attempt_task_id: instead of ``attempt``, the task id of the
+        :class:`OpenAttemptOperator` whose attempt to use
+    """
 
     def __init__(
-        self,
-        *,
-        attempt: str | None = None,
-        attempt_task_id: str | None = None,
-        check_name: str | None = None,
-        privacy_ledger_conn_id: str = DEFAULT_CONN_ID,
-        on_unsafe: str = "fail",
-        **kwargs: Any,
+        self, *, attempt: str | None = None, attempt_task_id: str | None = None, **kwargs: Any
     ) -> None:
         super().__init__(**kwargs)
-        self.attempt = attempt
-        self.attempt_task_id = attempt_task_id
-        self.check_name = check_name
-        self.privacy_ledger_conn_id = text(privacy_ledger_conn_id, "privacy_ledger_conn_id")
-        self.on_unsafe = adapter.check_on_unsafe(on_unsafe)
         if attempt is not None and attempt_task_id is not None:
             from airflow_privacy.errors import InputError
 
             raise InputError("give attempt or attempt_task_id, not both")
+        self.attempt = attempt
+        self.attempt_task_id = attempt_task_id
+
+    def attempt_service(
+        self, context: Mapping[str, Any], service: Callable[[GateContext, str | None], Envelope]
+    ) -> dict[str, Any]:
+        """Run ``service(ctx, attempt)`` (the attempt resolved inside: a missing one is bad
+        input like any other)."""
+        return self.run_service(
+            context, lambda ctx: service(ctx, adapter.attempt_of(self, context))
+        )
+
+
+class CheckOperator(AttemptOperator):
+    """A check recorded under an attempt (optional: without one, the verdict is only
+    reported).
+
+    :param check_name: the check's name within the attempt (default: the task id); the
+        attempt's ``required_checks`` name checks by it
+    :param on_unsafe: what a failed verdict does to this task: ``fail`` (default:
+        ``AirflowFailException``, no retries), ``skip``, or ``continue`` (the verdict is
+        recorded and the task succeeds; the gate still blocks, naming this check)
+    """
+
+    def __init__(
+        self, *, check_name: str | None = None, on_unsafe: str = "fail", **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.check_name = check_name
+        self.on_unsafe = adapter.check_on_unsafe(on_unsafe)
 
     @property
     def name(self) -> str:
         return str(self.check_name or self.task_id)
-
-    def run_service(
-        self, context: Mapping[str, Any], service: Callable[[GateContext, str | None], Envelope]
-    ) -> dict[str, Any]:
-        """Run ``service(ctx, attempt)`` through the adapter (errors, XCom, verdict)."""
-
-        def call(ctx: GateContext) -> Envelope:
-            return service(ctx, adapter.attempt_of(self, context))
-
-        return adapter.execute(self, context, call, self.on_unsafe)

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from airflow_privacy.providers.airflow.operators.base import GateOperator
+from airflow_privacy.providers.airflow.operators.base import CheckOperator
 from airflow_privacy.providers.airflow.params import columns, templated, text
 
 
-class CheckSafetyOperator(GateOperator):
+class CheckSafetyOperator(CheckOperator):
     """Check a release against every criterion in ``criteria``; all must pass.
 
     :param release: path or URI (``s3://...`` through ``conn_id``) of a CSV/Parquet release
@@ -27,7 +27,7 @@ class CheckSafetyOperator(GateOperator):
     :param missing_as: publish blank sensitive cells as this value (default: blank cells are
         bad input)
     Also ``attempt``, ``attempt_task_id``, ``check_name``, ``privacy_ledger_conn_id``,
-    ``on_unsafe`` (see :class:`GateOperator`).
+    ``on_unsafe`` (see :class:`CheckOperator`).
 
     Returns (XCom) the report envelope (step ``check``).
     """
@@ -102,4 +102,4 @@ class CheckSafetyOperator(GateOperator):
                 ctx,
             )
 
-        return self.run_service(context, service)
+        return self.attempt_service(context, service)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from airflow_privacy.providers.airflow.operators.base import GateOperator
+from airflow_privacy.providers.airflow.operators.base import CheckOperator
 from airflow_privacy.providers.airflow.params import (
     choice,
     columns,
@@ -21,8 +21,11 @@ from airflow_privacy.providers.airflow.params import (
     whole,
 )
 
+MEASURES = ("ganta", "posterior")
+OVERLAPS = ("worst-case", "known")
 
-class CompositionAuditOperator(GateOperator):
+
+class CompositionAuditOperator(CheckOperator):
     """Audit a candidate release against the published releases in the ledger.
 
     :param candidate: path/URI of the candidate release (its ``.manifest.json`` beside it
@@ -53,7 +56,7 @@ class CompositionAuditOperator(GateOperator):
     :param individuals: write the confidential per-individual table here (path)
     :param conn_id: the connection of URIs
     Also ``attempt``, ``attempt_task_id``, ``check_name``, ``privacy_ledger_conn_id``,
-    ``on_unsafe`` (see :class:`GateOperator`).
+    ``on_unsafe`` (see :class:`CheckOperator`).
 
     Returns (XCom) the report envelope (step ``audit``); the worst individuals appear by row
     number only, never with their values.
@@ -61,7 +64,8 @@ class CompositionAuditOperator(GateOperator):
 
     template_fields: Sequence[str] = (
         "candidate", "population", "datasets", "prior_files", "confidence", "max_pvp",
-        "hierarchies", "first_release", "attempt",
+        "hierarchies", "first_release", "attempt", "overlap", "measure", "against", "id_column",
+        "individuals",
     )  # fmt: skip
 
     def __init__(
@@ -100,8 +104,8 @@ class CompositionAuditOperator(GateOperator):
         self.first_release = first_release
         self.confidence = confidence
         self.max_pvp = max_pvp
-        self.measure = choice(measure, "measure", ("ganta", "posterior"))
-        self.overlap = choice(overlap, "overlap", ("worst-case", "known"))
+        self.measure = measure if templated(measure) else choice(measure, "measure", MEASURES)
+        self.overlap = overlap if templated(overlap) else choice(overlap, "overlap", OVERLAPS)
         self.id_column = id_column
         self.hierarchies = hierarchies or {}
         self.missing_qi = choice(missing_qi, "missing_qi", ("error", "suppressed"))
@@ -140,14 +144,14 @@ class CompositionAuditOperator(GateOperator):
                         ReleaseRef(path=p, conn=self.conn_id)
                         for p in columns(self.prior_files, "prior_files", required=False) or []
                     ],
-                    overlap=self.overlap,
+                    overlap=choice(self.overlap, "overlap", OVERLAPS),
                     id_column=text(self.id_column, "id_column", required=False),
                     hierarchies=mapping(self.hierarchies, "hierarchies"),
                     missing_qi=self.missing_qi,
                     top=self.top if self.top is not None else 10,
                     confidence=number(self.confidence, "confidence", 0, 1, open_low=True) or 1.0,
                     max_pvp=number(self.max_pvp, "max_pvp", 0, 100) or 0.0,
-                    measure=self.measure,
+                    measure=choice(self.measure, "measure", MEASURES),
                     first_release=flag(self.first_release, "first_release"),
                     individuals=ReleaseRef(path=ind) if ind else None,
                     use_ledger=self.use_ledger,
@@ -157,4 +161,4 @@ class CompositionAuditOperator(GateOperator):
                 ctx,
             )
 
-        return self.run_service(context, service)
+        return self.attempt_service(context, service)

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from airflow_privacy.providers.airflow.operators.base import GateOperator
+from airflow_privacy.providers.airflow.operators.base import CheckOperator
 from airflow_privacy.providers.airflow.params import columns, flag, number, templated, text, whole
 
 
-class MaxEntRiskOperator(GateOperator):
+class MaxEntRiskOperator(CheckOperator):
     """Estimate P*(s | q) by maximum entropy (Du et al. 2008) and block when the largest
     posterior reaches ``threshold`` (erring on the safe side: it must be below by more than
     the solver's error bound).
@@ -36,10 +36,11 @@ class MaxEntRiskOperator(GateOperator):
     :param joint: solve every bucket jointly (no closed form; slower, same answer)
     :param missing_as: publish blank sensitive cells as this value (default: refused)
     Also ``attempt``, ``attempt_task_id``, ``check_name``, ``privacy_ledger_conn_id``,
-    ``on_unsafe`` (see :class:`GateOperator`).
+    ``on_unsafe`` (see :class:`CheckOperator`).
 
     Returns (XCom) the report envelope (step ``maxent``); named people of the knowledge file
-    appear only as a count.
+    appear only by pseudonym (``person #i``) with their largest posterior, never by name or
+    with a value.
     """
 
     template_fields: Sequence[str] = (
@@ -123,4 +124,4 @@ class MaxEntRiskOperator(GateOperator):
                 ctx,
             )
 
-        return self.run_service(context, service)
+        return self.attempt_service(context, service)

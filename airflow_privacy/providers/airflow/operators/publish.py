@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from airflow_privacy.providers.airflow.operators.base import GateOperator
+from airflow_privacy.providers.airflow.operators.base import AttemptOperator
 from airflow_privacy.providers.airflow.params import text
 
 OK_STATES = ("success",)
@@ -49,16 +49,16 @@ def failed_upstream(operator: Any, context: Any) -> dict[str, str]:
     return out
 
 
-class PublishReleaseOperator(GateOperator):
+class PublishReleaseOperator(AttemptOperator):
     """Publish the attempt's release when every check passed (the gate).
 
     :param release: the release file that was checked (path/URI); it is verified to be the
         content the attempt recorded, then copied with its manifest to ``publish_to``
     :param publish_to: the folder (or URI prefix) the release is published into
     :param conn_id: the connection of URIs
-    :param attempt: / :param attempt_task_id: the attempt to decide (see
-        :class:`GateOperator`)
-    Also ``privacy_ledger_conn_id``. The trigger rule defaults to ``all_done``.
+    :param attempt: / :param attempt_task_id: the attempt to decide (see :class:`AttemptOperator`)
+    Also ``privacy_ledger_conn_id``. The gate always fails when it does not publish. The
+    trigger rule defaults to ``all_done``.
 
     Returns (XCom) the report envelope (step ``publish``, outcome ``published`` or
     ``already-published``). When blocked, the task fails with every reason (failed or
@@ -77,6 +77,10 @@ class PublishReleaseOperator(GateOperator):
         self.release = release
         self.publish_to = publish_to
         self.conn_id = conn_id
+        if self.attempt is None and self.attempt_task_id is None:
+            from airflow_privacy.errors import InputError
+
+            raise InputError("give attempt or attempt_task_id: the attempt to decide")
 
     def execute(self, context: Any) -> dict[str, Any]:
         from airflow_privacy.errors import InputError, ReleaseBlocked
@@ -85,8 +89,6 @@ class PublishReleaseOperator(GateOperator):
         from airflow_privacy.providers.airflow import adapter
 
         failed = failed_upstream(self, context)
-        if not self.attempt and not self.attempt_task_id:
-            raise InputError("give attempt or attempt_task_id: the attempt to decide")
         try:
             opened: str | None = adapter.attempt_of(self, context)
         except InputError:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperatorLink
 
-from airflow_privacy.providers.airflow.operators.base import GateOperator
+from airflow_privacy.providers.airflow.operators.base import AttemptOperator
 from airflow_privacy.providers.airflow.params import columns, number, templated, text, whole
 
 if TYPE_CHECKING:
@@ -54,11 +54,11 @@ class ReleaseReportLink(BaseOperatorLink):
         return str(url) if url else ""
 
 
-class ReleaseReportOperator(GateOperator):
+class ReleaseReportOperator(AttemptOperator):
     """Build, write and store the release report of the attempt; link to its UI page.
 
     :param release: the release file (path/URI) the DAG produced
-    :param attempt: / :param attempt_task_id: the attempt (see :class:`GateOperator`);
+    :param attempt: / :param attempt_task_id: the attempt (see :class:`AttemptOperator`);
         without one (the attempt was never opened) the task says so and writes nothing
     :param sensitive: the release's sensitive column (default: its manifest's)
     :param group_columns: the columns defining its groups (default: its manifest's)
@@ -66,7 +66,8 @@ class ReleaseReportOperator(GateOperator):
     :param k_max: the curve's largest k (whole number, at most 1000)
     :param skyline_c: the confidence of the skyline staircase, in (0, 1]
     :param conn_id: the connection of URIs
-    Also ``privacy_ledger_conn_id``. The trigger rule defaults to ``all_done``.
+    Also ``privacy_ledger_conn_id``. The report never fails on a verdict. The trigger rule
+    defaults to ``all_done``.
 
     Returns (XCom) the report envelope (step ``report``; ``outputs.report`` is the file,
     ``details.status`` the ledger's status). It fails only on its own errors, never because
@@ -115,11 +116,19 @@ class ReleaseReportOperator(GateOperator):
         except InputError:
             attempt = None
         if attempt is None:
+            from airflow_privacy.gate.envelope import Envelope
+
             failed = failed_upstream(self, context)
-            why = "; ".join(f"task {t} ended {s}" for t, s in sorted(failed.items()))
-            self.log.warning("no report: no attempt was opened, so nothing was recorded or "
-                             "published%s", f" ({why})" if why else "")  # fmt: skip
-            return {"status": "not-published", "report": None, "reasons": [why] if why else []}
+            reasons = [f"task {t} ended {s}" for t, s in sorted(failed.items())]
+            env = Envelope(
+                step="report", name=self.name, outcome="not-published", safe=False,
+                summary="no report: no attempt was opened, so nothing was recorded or published",
+                reasons=reasons,
+            )  # fmt: skip
+            self.log.warning("%s%s", env.summary, f" ({'; '.join(reasons)})" if reasons else "")
+            data = env.to_dict()
+            context["ti"].xcom_push(key=adapter.REPORT_KEY, value=data)
+            return data
 
         def service(ctx: Any, _attempt: str | None) -> Any:
             return run_report(
