@@ -1,4 +1,4 @@
-"""Fuzzing the command line: about 1,700 malformed inputs through every command.
+"""Fuzzing the command line: some 2,150 malformed inputs through every command.
 
 Every case (``tests/fuzz_inputs.py`` builds them, seeded) must end in the exit code its
 input deserves -- 2 for bad input with exactly one line on stderr, 4 for a ledger server

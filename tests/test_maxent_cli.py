@@ -98,7 +98,7 @@ def test_json_contract_and_exit_codes(
     assert d["solver"]["buckets_solved"] == 2  # bucket 3 has no breast cancer: closed form
     # the envelope counts the statements; their labels and lines are in the file (and in the
     # message of an infeasible one, test_knowledge_errors_name_the_line_and_conflicts)
-    assert d["knowledge"] == 1
+    assert len(d["knowledge"]) == 1 and "statement" in d["knowledge"][0]
     assert d["knowledge_text"] == f"1 statement(s) from {files['knowledge']}"
     # no threshold: an estimate without a verdict, which no gate reads as passed
     assert data["safe"] is None and result["safe"] is None and d["accuracy"] is None

@@ -203,8 +203,9 @@ def render(env: Envelope) -> str:
                          f"({a.get('records', 0)} record(s))")  # fmt: skip
     people = d.get("people") or []
     if people:
-        top = max((p["max_posterior"] for p in people if p.get("max_posterior") is not None),
-                  default=None)  # fmt: skip
-        shown = f"; the largest posterior about one of them is {top:.4f}" if top is not None else ""
+        highest = max((p["max_posterior"] for p in people if p.get("max_posterior") is not None),
+                      default=None)  # fmt: skip
+        shown = (f"; the largest posterior about one of them is {highest:.4f}"
+                 if highest is not None else "")  # fmt: skip
         lines.append(f"  named people in the knowledge: {len(people)} (by pseudonym only{shown})")
     return "\n".join(lines) + "\n"

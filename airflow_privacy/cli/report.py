@@ -19,6 +19,7 @@ from airflow_privacy.cli.common import (
     EXIT_UNSAFE,
     add_input_args,
     add_ledger_arg,
+    add_missing_arg,
     add_output_args,
     context,
     emit,
@@ -71,6 +72,7 @@ def report_after(
             out=out,
             sensitive=env.release.sensitive,
             group_columns=env.release.group_columns or None,
+            missing_as=getattr(args, "missing_as", None),  # as the check counted them
         ),
         ctx,
     )
@@ -114,6 +116,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--skyline-c", type=number(float, "--skyline-c"), help="confidence of the skyline"
     )
+    add_missing_arg(p)
     add_input_args(p)
     add_output_args(p)
 
@@ -145,6 +148,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             k_max=args.k_max,
             skyline_c=args.skyline_c,
             ledger=args.ledger,
+            missing_as=args.missing_as,
         ),
         context(args),
     )

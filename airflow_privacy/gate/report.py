@@ -45,6 +45,7 @@ class ReportRequest:
     skyline_c: float | None = None
     ledger: str | None = None
     name: str = "report"
+    missing_as: str | None = None  # blank sensitive cells counted as this (else refused)
 
 
 def status_of(info: AttemptInfo, failed_tasks: Mapping[str, str]) -> tuple[str, list[str]]:
@@ -110,6 +111,7 @@ def run_report(req: ReportRequest, ctx: GateContext) -> Envelope:
             k_max=req.k_max,
             skyline_c=req.skyline_c,
             progress=ctx.progress,
+            missing_as=req.missing_as,
         )
     report = _with_path(report, req.release.describe())
     html = render_html(report)

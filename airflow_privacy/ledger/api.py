@@ -294,13 +294,13 @@ class ReleaseLedger:
 
             location = resolve()
             target, key_env = location.url, location.key_env
+        self._lock_ms = max(1, int(lock_timeout() * 1000))  # a bad setting fails first
         self.engine = (
             configure(target) if isinstance(target, Engine) else make_engine(target, create)
         )
         self._reader = self.engine.execution_options(**READ)
         self.url = safe_url(self.engine.url)
         self._secrets = url_secrets(self.engine.url)
-        self._lock_ms = max(1, int(lock_timeout() * 1000))
         self.key_env = key_env
         self._hash_key = hash_key
         if migrate:
@@ -677,7 +677,7 @@ class ReleaseLedger:
             q = q.where(AttemptRow.id == ref)
         else:
             text = str(ref).strip()
-            if text.isdigit():
+            if _decimal(text):
                 rid = int(text)
                 _check_id(rid, "attempt id")
                 q = q.where(AttemptRow.id == rid)
@@ -1049,7 +1049,7 @@ class ReleaseLedger:
         if _looks_like_uuid(text):
             return self.by_uuid(text)
         digits = text.lstrip("#")
-        if not digits.isdigit():
+        if not _decimal(digits):
             raise InputError(
                 f"{ref!r} is not a release reference (use an id such as 3, a UUID, or "
                 "DATASET@VERSION)"
@@ -1239,6 +1239,12 @@ def _required(required: Sequence[str]) -> list[str]:
     if dupes:
         raise InputError(f"required check {dupes[0]!r} is named twice")
     return names
+
+
+def _decimal(text: str) -> bool:
+    """ASCII digits only, and few enough that ``int`` takes them (``'²'.isdigit()`` is true,
+    and Python refuses to convert more than 4,300 digits): longer is out of range anyway."""
+    return 0 < len(text) <= 30 and text.isascii() and text.isdigit()
 
 
 def _looks_like_uuid(text: str) -> bool:

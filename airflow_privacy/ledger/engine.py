@@ -145,7 +145,32 @@ def sqlite_exists(url: str | URL) -> bool | None:
     if parsed.get_backend_name() != "sqlite":
         return None
     path = sqlite_path(parsed)
-    return None if path is None else path.is_file()
+    if path is None:
+        return None
+    try:
+        return path.is_file()
+    except OSError:  # a name the file system refuses: opening it says so
+        return None
+
+
+def _check_sqlite_path(path: Path, create: bool) -> None:
+    """The ledger file's path is usable: its folder exists, it is a regular file (or, when
+    creating, absent); a name the file system refuses is bad input, not a crash."""
+    try:
+        if not path.parent.is_dir():
+            raise InputError(f"folder {str(path.parent)!r} of the ledger file does not exist")
+        if path.is_dir():
+            raise InputError(f"ledger path {str(path)!r} is a folder, expected a file")
+        if path.exists() and not path.is_file():
+            raise InputError(f"ledger path {str(path)!r} is not a regular file")
+        missing = not path.exists()
+    except OSError as exc:  # a name too long, a symlink loop
+        raise InputError(f"cannot use the ledger path {str(path)[:200]!r}: {exc.strerror}") from None
+    if not create and missing:
+        raise LedgerMissing(
+            f"ledger file {str(path)!r} does not exist: nothing has been recorded "
+            f"there (check {opt('ledger')} for a typo)"
+        )
 
 
 def make_engine(url: str | URL, create: bool = True) -> Engine:
@@ -157,17 +182,7 @@ def make_engine(url: str | URL, create: bool = True) -> Engine:
         if path is None:
             kwargs.update(poolclass=StaticPool, connect_args={"check_same_thread": False})
         else:
-            if not path.parent.is_dir():
-                raise InputError(f"folder {str(path.parent)!r} of the ledger file does not exist")
-            if path.is_dir():
-                raise InputError(f"ledger path {str(path)!r} is a folder, expected a file")
-            if path.exists() and not path.is_file():
-                raise InputError(f"ledger path {str(path)!r} is not a regular file")
-            if not create and not path.exists():
-                raise LedgerMissing(
-                    f"ledger file {str(path)!r} does not exist: nothing has been recorded "
-                    f"there (check {opt('ledger')} for a typo)"
-                )
+            _check_sqlite_path(path, create)
             kwargs["connect_args"] = {"timeout": lock_timeout()}
     else:
         kwargs["pool_pre_ping"] = True
@@ -186,7 +201,8 @@ def make_engine(url: str | URL, create: bool = True) -> Engine:
             "for PostgreSQL install the 'postgres' extra (psycopg 3)"
         ) from None
     except (ArgumentError, TypeError, ValueError) as exc:
-        raise InputError(f"bad ledger URL {safe_url(parsed)!r}: {_first_line(exc)}") from None
+        why = scrub(_first_line(exc), url_secrets(parsed))
+        raise InputError(f"bad ledger URL {safe_url(parsed)!r}: {why}") from None
     configure(engine, wal=create)
     return engine
 

@@ -94,9 +94,11 @@ def build_release_report(
     k_max: int | None = None,
     skyline_c: float | None = None,
     progress: Progress | None = None,
+    missing_as: str | None = None,
 ) -> ReleaseReport:
     """The report of ``release`` (module doc). ``checks``: the envelopes of the checks;
-    ``reasons`` say why the release was not published (they lead)."""
+    ``reasons`` say why the release was not published (they lead). Blank sensitive cells are
+    refused, or counted as ``missing_as`` (as the check that saw them counted them)."""
     say = progress or _quiet
     checks = list(checks)
     if status not in STATUSES:
@@ -118,7 +120,7 @@ def build_release_report(
         )
     qis = [str(q) for q in m.get("qis") or groups]
     say(f"reading {path}")
-    b = _read(path, str(sens), groups, qis)
+    b = _read(path, str(sens), groups, missing_as)
     say(f"{b.n_records:,} records in {b.n_groups:,} groups, {len(b.values)} sensitive values")
 
     rows = _criteria_rows(m, checks)
@@ -193,7 +195,9 @@ def _check_params(c: float | None, k_max: int | None, skyline_c: float | None) -
         )
 
 
-def _read(path: Path, sensitive: str, groups: Sequence[str], qis: Sequence[str]) -> Bucketization:
+def _read(
+    path: Path, sensitive: str, groups: Sequence[str], missing_as: str | None = None
+) -> Bucketization:
     from airflow_privacy.core.io import column_names, describe_columns, read_release
     from airflow_privacy.core.model import Bucketization, ReleaseSpec
 
@@ -205,8 +209,8 @@ def _read(path: Path, sensitive: str, groups: Sequence[str], qis: Sequence[str])
                 f"{role} {col!r} does not exist in {path.name} "
                 f"(columns: {describe_columns(present)})"
             )
-    # blank sensitive cells are refused, as by every reader (a check would refuse them too)
-    table = read_release(path, [*groups, sensitive], sensitive=sensitive)
+    # blank sensitive cells are refused (or published as ``missing_as``), as by every reader
+    table = read_release(path, [*groups, sensitive], sensitive=sensitive, missing_as=missing_as)
     return Bucketization.from_arrow(table, spec)
 
 

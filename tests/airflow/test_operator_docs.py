@@ -1,7 +1,7 @@
 """The operator documentation keeps up with the operators.
 
 For every operator class of the provider (``OPERATOR_MODULES``), every parameter of its
-``__init__`` (its own and the ones it inherits from ``GateOperator``; not ``**kwargs`` nor
+``__init__`` (its own and the ones it inherits from the bases in ``operators/base.py``; not ``**kwargs`` nor
 Airflow's ``BaseOperator`` arguments) is documented on its page ``docs/operators/<snake
 name>.md`` (as `` `name` ``) and in its class docstring (``:param name:`` or ````name````);
 every page of ``docs/operators`` is linked from its index; and the Python example of every
@@ -20,7 +20,7 @@ import pytest
 from airflow.sdk import BaseOperator
 
 from airflow_privacy.providers.airflow import OPERATOR_MODULES, record_check
-from airflow_privacy.providers.airflow.operators.base import GateOperator
+from airflow_privacy.providers.airflow.operators.base import CheckOperator, PrivacyOperator
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs" / "operators"
@@ -92,7 +92,7 @@ def test_the_provider_has_operators() -> None:
         "ReleaseReportOperator",
     } <= names
     for cls in OPERATORS:
-        assert issubclass(cls, GateOperator), cls.__name__
+        assert issubclass(cls, PrivacyOperator), cls.__name__
         assert init_parameters(cls), cls.__name__
 
 
@@ -112,9 +112,9 @@ def test_every_parameter_is_in_the_class_docstring(cls: type[BaseOperator]) -> N
     assert not missing, f"the docstring of {cls.__name__} does not mention {missing}"
 
 
-def test_the_common_page_documents_gate_operator() -> None:
+def test_the_common_page_documents_the_shared_arguments() -> None:
     text = (DOCS / "common.md").read_text(encoding="utf-8")
-    for name in init_parameters(GateOperator):
+    for name in init_parameters(CheckOperator):
         assert in_page(text, name), name
 
 

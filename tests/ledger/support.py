@@ -28,6 +28,7 @@ INJECTIONS = [
     "Robert'); DELETE FROM ledger_groups WHERE ('1'='1",
     "%; \\'; SELECT pg_sleep(5); --",
     "naïve ✓ 'quoted' \"double\" \\backslash\\ ;semicolon",
+    "tab\tnew\nline \\N \\. \r end",  # what COPY's text format escapes
 ]
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import event, func, select
+from sqlalchemy import create_engine, event, func, select
 from sqlalchemy.orm import Session
 
 from airflow_privacy.cli import main
@@ -124,6 +124,53 @@ def test_a_lost_race_is_retryable_never_bad_input(url: str) -> None:
     assert [r.version for r in ledger.list("d")] == ["1"]  # nothing of it was kept
     assert ledger.record("d", rel).version == "2"  # and a retry goes through
 
+    # the gate loses a race for a version label: a rival publishes "2" as it decides
+    attempt = ledger.open_attempt("d", rel, required=["check"])
+    ledger.record_check(
+        attempt.uuid, name="check", step="check", safe=True, outcome="passed", envelope={}
+    )
+    raced.clear()
+
+    @event.listens_for(ledger.engine, "before_cursor_execute")
+    def publisher(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if raced or not statement.lstrip().upper().startswith("UPDATE LEDGER_RELEASES"):
+            return
+        raced.append(True)
+        mark = "?" if conn.dialect.name == "sqlite" else "%s"
+        cursor.execute(
+            "INSERT INTO ledger_releases (uuid, dataset, version, created_at, updated_at, "
+            "status, kind, sensitive, qis, reasons, content_hash, n_records, n_groups) VALUES "
+            f"({', '.join([mark] * 13)})",
+            ("00000000-0000-4000-8000-000000000001", "d", "2", "2026-01-01", "2026-01-01",
+             "published", "generalized", "x", "[]", "[]", "f" * 64, 1, 1),
+        )  # fmt: skip
+
+    with pytest.raises(LedgerUnavailable, match=r"concurrent writer .* try again"):
+        ledger.decide(attempt.uuid)
+    assert raced
+    event.remove(ledger.engine, "before_cursor_execute", publisher)
+    assert ledger.attempt(attempt.uuid).status == "open"  # undecided: the gate can run again
+    assert ledger.decide(attempt.uuid).status == "publishing"
+
+
+@pytest.mark.parametrize("create", [False, True])
+def test_a_ledger_created_while_another_process_opens_it(url: str, create: bool) -> None:
+    # before: a process opening a fresh database read "no revision", another process's
+    # migration committed, then it read "ledger tables exist" and refused the database as
+    # "not a ledger this tool wrote" (1 of 32 writers, now and then, on PostgreSQL)
+    engine = create_engine(parse_url(url))
+    seen: list[str] = []
+
+    @event.listens_for(engine, "after_cursor_execute")
+    def meanwhile(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(statement)
+        if len(seen) == 1:  # right after this process's first look at the database
+            ReleaseLedger(url).record("d", sample())
+
+    with ReleaseLedger.from_engine(engine, create=create) as ledger:
+        assert [r.dataset for r in ledger.list()] == ["d"]
+    engine.dispose()
+
 
 @contextlib.contextmanager
 def _holding_the_lock(target: str, dataset: str) -> Iterator[None]:
@@ -186,6 +233,8 @@ def test_ledger_import_exits_4_while_another_process_holds_the_lock(
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("airflow-privacy: ledger unavailable:"), lines
     assert elapsed < 30
+    print(f"\nledger import under a held lock ({parse_url(url).get_backend_name()}): exit 4 "
+          f"after {elapsed:.1f} s (timeout 1 s, interpreter start-up included)")  # fmt: skip
     assert cli(*args, extra_env={LOCK_TIMEOUT_ENV: "1"}).returncode == 0  # then it goes through
 
 

@@ -66,6 +66,8 @@ class ReleaseReportOperator(AttemptOperator):
     :param k_max: the curve's largest k (whole number, at most 1000)
     :param skyline_c: the confidence of the skyline staircase, in (0, 1]
     :param conn_id: the connection of URIs
+    :param missing_as: count blank sensitive cells as this value (as the checks did);
+        default: blank cells are bad input
     Also ``privacy_ledger_conn_id``. The report never fails on a verdict. The trigger rule
     defaults to ``all_done``.
 
@@ -76,6 +78,7 @@ class ReleaseReportOperator(AttemptOperator):
 
     template_fields: Sequence[str] = (
         "release", "sensitive", "group_columns", "c", "k_max", "skyline_c", "attempt",
+        "missing_as",
     )  # fmt: skip
     operator_extra_links = (ReleaseReportLink(),)
     ui_color = "#f3efe2"
@@ -90,6 +93,7 @@ class ReleaseReportOperator(AttemptOperator):
         k_max: int | str | None = None,
         skyline_c: float | str | None = None,
         conn_id: str | None = None,
+        missing_as: str | None = None,
         **kwargs: Any,
     ) -> None:
         kwargs.setdefault("trigger_rule", "all_done")
@@ -101,6 +105,7 @@ class ReleaseReportOperator(AttemptOperator):
         self.k_max = k_max
         self.skyline_c = skyline_c
         self.conn_id = conn_id
+        self.missing_as = missing_as
         if group_columns is not None and not templated(group_columns):
             columns(group_columns, "group_columns")
 
@@ -141,6 +146,7 @@ class ReleaseReportOperator(AttemptOperator):
                     c=number(self.c, "c", 0, 1, open_low=True),
                     k_max=whole(self.k_max, "k_max", 0, 1000),
                     skyline_c=number(self.skyline_c, "skyline_c", 0, 1, open_low=True),
+                    missing_as=text(self.missing_as, "missing_as", required=False),
                     name=self.name,
                 ),
                 ctx,
