@@ -165,7 +165,8 @@ def _check_sqlite_path(path: Path, create: bool) -> None:
             raise InputError(f"ledger path {str(path)!r} is not a regular file")
         missing = not path.exists()
     except OSError as exc:  # a name too long, a symlink loop
-        raise InputError(f"cannot use the ledger path {str(path)[:200]!r}: {exc.strerror}") from None
+        where = str(path)[:200]
+        raise InputError(f"cannot use the ledger path {where!r}: {exc.strerror}") from None
     if not create and missing:
         raise LedgerMissing(
             f"ledger file {str(path)!r} does not exist: nothing has been recorded "

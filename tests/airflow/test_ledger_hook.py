@@ -51,10 +51,14 @@ def test_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_connection_fields_make_a_postgres_url(monkeypatch: pytest.MonkeyPatch) -> None:
     conn = {
-        "conn_type": "privacyledger", "host": "db.internal", "port": 5433, "schema": "ledger",
-        "login": "steward", "password": "p@ss/word",
+        "conn_type": "privacyledger",
+        "host": "db.internal",
+        "port": 5433,
+        "schema": "ledger",
+        "login": "steward",
+        "password": "p@ss/word",
         "extra": {"dialect": "postgresql", "hmac_key_env": "MY_KEY"},
-    }  # fmt: skip
+    }
     monkeypatch.setenv("AIRFLOW_CONN_LEDGER_PG", json.dumps(conn))
     loc = PrivacyLedgerHook("ledger_pg").location()
     from sqlalchemy.engine import make_url
@@ -62,8 +66,11 @@ def test_connection_fields_make_a_postgres_url(monkeypatch: pytest.MonkeyPatch) 
     url = make_url(loc.url)
     assert url.drivername == "postgresql+psycopg"
     assert (url.host, url.port, url.database, url.username) == (
-        "db.internal", 5433, "ledger", "steward",
-    )  # fmt: skip
+        "db.internal",
+        5433,
+        "ledger",
+        "steward",
+    )
     assert url.password == "p@ss/word"  # special characters survive, no string pasting
     assert loc.key_env == "MY_KEY"
     assert "p@ss/word" not in loc.display

@@ -1,7 +1,8 @@
 """The operator documentation keeps up with the operators.
 
 For every operator class of the provider (``OPERATOR_MODULES``), every parameter of its
-``__init__`` (its own and the ones it inherits from the bases in ``operators/base.py``; not ``**kwargs`` nor
+``__init__`` (its own and the ones it inherits from the bases in ``operators/base.py``;
+not ``**kwargs`` nor
 Airflow's ``BaseOperator`` arguments) is documented on its page ``docs/operators/<snake
 name>.md`` (as `` `name` ``) and in its class docstring (``:param name:`` or ````name````);
 every page of ``docs/operators`` is linked from its index; and the Python example of every

@@ -30,9 +30,18 @@ from airflow_privacy.providers.airflow.operators.composition import CompositionA
 from airflow_privacy.providers.airflow.operators.publish import PublishReleaseOperator
 from airflow_privacy.providers.airflow.operators.report import ReleaseReportOperator
 
-FIG3 = [("M", "Flu"), ("M", "Lung Cancer"), ("M", "Mumps"), ("M", "Flu"), ("M", "Lung Cancer"),
-        ("F", "Flu"), ("F", "Breast Cancer"), ("F", "Flu"), ("F", "Heart Disease"),
-        ("F", "Ovarian Cancer")]  # fmt: skip
+FIG3 = [
+    ("M", "Flu"),
+    ("M", "Lung Cancer"),
+    ("M", "Mumps"),
+    ("M", "Flu"),
+    ("M", "Lung Cancer"),
+    ("F", "Flu"),
+    ("F", "Breast Cancer"),
+    ("F", "Flu"),
+    ("F", "Heart Disease"),
+    ("F", "Ovarian Cancer"),
+]
 
 
 class FakeTI:
@@ -58,13 +67,18 @@ def release(tmp_path: Path) -> Path:
 def check(release: Path, **kwargs: Any) -> CheckSafetyOperator:
     with DAG("t", schedule=None, start_date=pendulum.datetime(2026, 1, 1)):
         return CheckSafetyOperator(
-            task_id="check", release=str(release), sensitive="disease", group_columns=["sex"],
+            task_id="check",
+            release=str(release),
+            sensitive="disease",
+            group_columns=["sex"],
             **kwargs,
-        )  # fmt: skip
+        )
 
 
 def test_templated_thresholds_are_rendered_and_coerced(release: Path) -> None:
-    op = check(release, criteria=[{"name": "ck-safety", "c": "{{ params.c }}", "k": "{{ params.k }}"}])
+    op = check(
+        release, criteria=[{"name": "ck-safety", "c": "{{ params.c }}", "k": "{{ params.k }}"}]
+    )
     ti = FakeTI()
     context: dict[str, Any] = {"params": {"c": 0.9, "k": 1}, "ti": ti}
     op.render_template_fields(context)  # type: ignore[arg-type]
@@ -78,7 +92,8 @@ def test_templated_thresholds_are_rendered_and_coerced(release: Path) -> None:
 def test_unsafe_fails_with_the_witness_and_pushes_the_envelope(release: Path) -> None:
     op = check(release, criteria=["ck-safety:c=0.6,k=1", {"name": "k-anonymity", "k": 2}])
     ti = FakeTI()
-    with pytest.raises(AirflowFailException, match="release blocked by check: ck-safety: .*0.6667"):
+    blocked = r"release blocked by check: ck-safety: .*0\.6667"
+    with pytest.raises(AirflowFailException, match=blocked):
         op.execute({"ti": ti})
     env = ti.pushed[REPORT_KEY]
     assert env["safe"] is False and [r["safe"] for r in env["results"]] == [False, True]
@@ -95,11 +110,14 @@ def test_skip_and_continue(release: Path) -> None:
 def test_bad_input_fails_without_retry_in_the_operators_words(
     release: Path, tmp_path: Path
 ) -> None:
-    with pytest.raises(AirflowFailException, match="bad input: .*'diagnosis' does not exist"):
+    with pytest.raises(AirflowFailException, match=r"bad input: .*'diagnosis' does not exist"):
         CheckSafetyOperator(
-            task_id="c", release=str(release), sensitive="diagnosis", group_columns=["sex"],
+            task_id="c",
+            release=str(release),
+            sensitive="diagnosis",
+            group_columns=["sex"],
             criteria=["k-anonymity:k=2"],
-        ).execute({"ti": FakeTI()})  # fmt: skip
+        ).execute({"ti": FakeTI()})
     blank = tmp_path / "blank.csv"
     blank.write_text("sex,disease\nM,Flu\nF,\n")
     with pytest.raises(AirflowFailException, match="pass missing_as VALUE") as info:
@@ -132,12 +150,24 @@ def test_wrong_arguments_are_refused_when_the_dag_is_parsed(
 
 def test_other_operators_refuse_wrong_arguments_at_parse_time(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="qis must be a list of column names"):
-        BucketizeOperator(task_id="b", source="in.parquet", release="r.parquet", qis="age",
-                          sensitive="s", criteria=["k-anonymity:k=2"])  # fmt: skip
+        BucketizeOperator(
+            task_id="b",
+            source="in.parquet",
+            release="r.parquet",
+            qis="age",
+            sensitive="s",
+            criteria=["k-anonymity:k=2"],
+        )
     with pytest.raises(InputError, match="method must be one of lattice, mondrian"):
-        AnonymizeLatticeOperator(task_id="b", source="in.parquet", release="r.parquet",
-                                 qis=["age"], sensitive="s", criteria=["k-anonymity:k=2"],
-                                 method="incognito")  # fmt: skip
+        AnonymizeLatticeOperator(
+            task_id="b",
+            source="in.parquet",
+            release="r.parquet",
+            qis=["age"],
+            sensitive="s",
+            criteria=["k-anonymity:k=2"],
+            method="incognito",
+        )
     with pytest.raises(InputError, match="confidence must be in \\(0, 1\\]"):
         CompositionAuditOperator(task_id="a", candidate="c.parquet", confidence=2)
     with pytest.raises(InputError, match="overlap must be one of"):
@@ -151,7 +181,9 @@ def test_a_ledger_outage_is_left_to_retries_and_never_shows_the_password(release
     conn = json.dumps({"conn_type": "privacyledger", "extra": {"url": url}})
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT", conn)
-        op = check(release, criteria=["k-anonymity:k=2"], attempt="6dcdf51e-c8ad-4ea7-874f-a32be297ecc3")
+        op = check(
+            release, criteria=["k-anonymity:k=2"], attempt="6dcdf51e-c8ad-4ea7-874f-a32be297ecc3"
+        )
         with pytest.raises(LedgerUnavailableError, match="ledger unavailable") as info:
             op.execute({"ti": FakeTI()})
     assert not isinstance(info.value, AirflowFailException)  # retries apply
@@ -163,26 +195,41 @@ def test_bucketize_writes_real_gzip_that_the_reader_reads(tmp_path: Path) -> Non
     pq.write_table(load_adult().slice(0, 500).select(["age", "sex", "occupation"]), source)
     out = tmp_path / "release.csv.gz"
     env = BucketizeOperator(
-        task_id="anonymize", source=str(source), release=str(out), qis=["age", "sex"],
-        sensitive="occupation", criteria=["k-anonymity:k=3"],
-    ).execute({"ti": FakeTI()})  # fmt: skip
+        task_id="anonymize",
+        source=str(source),
+        release=str(out),
+        qis=["age", "sex"],
+        sensitive="occupation",
+        criteria=["k-anonymity:k=3"],
+    ).execute({"ti": FakeTI()})
     assert env["outputs"]["release"] == str(out)
     assert gzip.decompress(out.read_bytes()).startswith(b'"age","sex","bucket","occupation"')
     recheck = CheckSafetyOperator(
-        task_id="c", release=str(out), sensitive="occupation", group_columns=["bucket"],
+        task_id="c",
+        release=str(out),
+        sensitive="occupation",
+        group_columns=["bucket"],
         criteria=["k-anonymity:k=3"],
-    ).execute({"ti": FakeTI()})  # fmt: skip
+    ).execute({"ti": FakeTI()})
     assert recheck["safe"] is True
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "in.parquet", "release.csv.gz", "release.csv.gz.manifest.json"]  # fmt: skip
+        "in.parquet",
+        "release.csv.gz",
+        "release.csv.gz.manifest.json",
+    ]
 
 
 def test_impossible_criterion_fails_as_bad_input_and_writes_nothing(tmp_path: Path) -> None:
     source = tmp_path / "in.parquet"
     pq.write_table(load_adult().slice(0, 300).select(["age", "sex", "occupation"]), source)
-    op = BucketizeOperator(task_id="a", source=str(source), release=str(tmp_path / "r.parquet"),
-                           qis=["age", "sex"], sensitive="occupation",
-                           criteria=[{"name": "k-anonymity", "k": 10**6}])  # fmt: skip
+    op = BucketizeOperator(
+        task_id="a",
+        source=str(source),
+        release=str(tmp_path / "r.parquet"),
+        qis=["age", "sex"],
+        sensitive="occupation",
+        criteria=[{"name": "k-anonymity", "k": 10**6}],
+    )
     with pytest.raises(AirflowFailException, match="bad input"):
         op.execute({"ti": FakeTI()})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
@@ -192,36 +239,55 @@ def test_lattice_operator_safe_disclosure_mode(tmp_path: Path) -> None:
     """Zhang et al.'s patients through the operator: method_options reach the anonymizer;
     the safe mode skips table (c), which the naive search publishes."""
     source = tmp_path / "patients.parquet"
-    pq.write_table(pa.table({
-        "age": ["Old", "Old", "Middle", "Middle", "Young", "Young"],
-        "sex": ["M", "M", "M", "F", "F", "F"],
-        "condition": ["Heart Disease", "Viral Infection", "Cancer", "Cancer", "Flu", "Ulcer"],
-    }), source)  # fmt: skip
+    pq.write_table(
+        pa.table(
+            {
+                "age": ["Old", "Old", "Middle", "Middle", "Young", "Young"],
+                "sex": ["M", "M", "M", "F", "F", "F"],
+                "condition": [
+                    "Heart Disease",
+                    "Viral Infection",
+                    "Cancer",
+                    "Cancer",
+                    "Flu",
+                    "Ulcer",
+                ],
+            }
+        ),
+        source,
+    )
     levels = {}
     for mode in ("naive", "safe"):
         env = AnonymizeLatticeOperator(
-            task_id=f"a_{mode}", source=str(source), release=str(tmp_path / f"{mode}.parquet"),
-            qis=["age", "sex"], sensitive="condition",
+            task_id=f"a_{mode}",
+            source=str(source),
+            release=str(tmp_path / f"{mode}.parquet"),
+            qis=["age", "sex"],
+            sensitive="condition",
             criteria=[{"name": "entropy-l-diversity", "l": 2}],
             method_options={"disclosure": mode},
-        ).execute({"ti": FakeTI()})  # fmt: skip
+        ).execute({"ti": FakeTI()})
         manifest = json.loads(Path(env["outputs"]["manifest"]).read_text())
         levels[mode] = manifest["details"]["levels"]
     assert levels == {"naive": {"age": 1, "sex": 0}, "safe": {"age": 1, "sex": 1}}
     bad = AnonymizeLatticeOperator(
-        task_id="bad", source=str(source), release=str(tmp_path / "bad.parquet"),
-        qis=["age", "sex"], sensitive="condition",
+        task_id="bad",
+        source=str(source),
+        release=str(tmp_path / "bad.parquet"),
+        qis=["age", "sex"],
+        sensitive="condition",
         criteria=[{"name": "entropy-l-diversity", "l": 2}],
         method_options={"disclosure": "paranoid"},
-    )  # fmt: skip
+    )
     with pytest.raises(AirflowFailException, match="unknown disclosure mode 'paranoid'"):
         bad.execute({"ti": FakeTI()})
     assert not (tmp_path / "bad.parquet").exists()
 
 
 def test_report_without_an_attempt_says_nothing_was_published(tmp_path: Path) -> None:
-    op = ReleaseReportOperator(task_id="report", attempt_task_id="open_attempt",
-                               release=str(tmp_path / "r.parquet"))  # fmt: skip
+    op = ReleaseReportOperator(
+        task_id="report", attempt_task_id="open_attempt", release=str(tmp_path / "r.parquet")
+    )
     ti = FakeTI()
     env = op.execute({"ti": ti})
     assert env["step"] == "report" and env["outcome"] == "not-published" and env["safe"] is False
