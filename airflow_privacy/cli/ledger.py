@@ -132,7 +132,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             attempts = ledger.attempts(info.id)
             groups = ledger.release(info.id).group_records() if args.groups else None
         if args.format == "json":
-            payload = _summary(info) | {"attempts": [_attempt(a) for a in attempts]}
+            payload = _summary(info) | {"attempts": [a.public_dict() for a in attempts]}
             if groups is not None:
                 payload["groups_published"] = groups
             write_json(payload, out)
@@ -247,35 +247,6 @@ def _summary(info: Any) -> dict[str, Any]:
         "members": info.members,
         "content_hash": info.content_hash,
         "reasons": [redact(r) for r in info.reasons],
-    }
-
-
-def _attempt(a: Any) -> dict[str, Any]:
-    from airflow_privacy.report.checks import redact
-
-    return {
-        "uuid": a.uuid,
-        "status": a.status,
-        "created_at": a.created_at,
-        "decided_at": a.decided_at,
-        "required": a.required,
-        "first_release": a.first_release,
-        "origin": a.origin,
-        "reasons": [redact(r) for r in a.reasons],
-        "destination": a.destination,
-        "superseded_by": a.superseded_by,
-        "superseded_at": a.superseded_at,
-        "supersede_reason": a.supersede_reason,
-        "checks": [
-            {
-                "name": c.name,
-                "step": c.step,
-                "safe": c.safe,
-                "outcome": c.outcome,
-                "created_at": c.created_at,
-            }
-            for c in a.checks
-        ],
     }
 
 

@@ -336,30 +336,22 @@ def compose_yaml(text: str, source: str) -> Any:
     """The YAML/JSON ``text`` as a node tree (``yaml.Node``; None for an empty document),
     within :data:`YAML_NODES` and :data:`YAML_DEPTH`; every error one line naming
     ``source`` and the line."""
-    import yaml
-
-    loader = None
-    try:
-        loader = _bounded_loader()(text)  # refuses control characters at once
-        return loader.get_single_node()
-    except yaml.YAMLError as exc:
-        raise _yaml_error(exc, source) from None
-    except RecursionError:
-        raise InputError(f"{source}: not valid YAML/JSON: nested too deeply") from None
-    finally:
-        if loader is not None:
-            loader.dispose()
+    return _bounded_load(text, source, nodes=True)
 
 
 def load_yaml(text: str, source: str) -> Any:
     """The YAML/JSON ``text`` as plain data (safe types only), bounded as
     :func:`compose_yaml`."""
+    return _bounded_load(text, source, nodes=False)
+
+
+def _bounded_load(text: str, source: str, *, nodes: bool) -> Any:
     import yaml
 
     loader = None
     try:
         loader = _bounded_loader()(text)  # refuses control characters at once
-        return loader.get_single_data()
+        return loader.get_single_node() if nodes else loader.get_single_data()
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, source) from None
     except RecursionError:

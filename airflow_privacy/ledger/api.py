@@ -169,6 +169,40 @@ class AttemptInfo:
         d["release"] = self.release.to_dict()
         return d
 
+    def public_dict(self) -> dict[str, Any]:
+        """The attempt as the CLI's ``ledger show --format json`` and the UI's JSON API give
+        it: its decision and checks (verdict, summary, reasons), not the checks' full
+        envelopes; reasons pass :func:`airflow_privacy.report.checks.redact`."""
+        from airflow_privacy.report.checks import redact
+
+        return {
+            "uuid": self.uuid,
+            "status": self.status,
+            "required": list(self.required),
+            "first_release": self.first_release,
+            "reasons": [redact(r) for r in self.reasons],
+            "destination": self.destination,
+            "origin": dict(self.origin),
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "decided_at": self.decided_at,
+            "superseded_at": self.superseded_at,
+            "superseded_by": self.superseded_by,
+            "supersede_reason": self.supersede_reason,
+            "checks": [
+                {
+                    "name": c.name,
+                    "step": c.step,
+                    "safe": c.safe,
+                    "outcome": c.outcome,
+                    "created_at": c.created_at,
+                    "summary": redact(str(c.envelope.get("summary") or "")),
+                    "reasons": [redact(str(r)) for r in c.envelope.get("reasons") or []],
+                }
+                for c in self.checks
+            ],
+        }
+
 
 def _now() -> datetime:
     return datetime.now(UTC)

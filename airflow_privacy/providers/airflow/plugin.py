@@ -273,38 +273,6 @@ def redacted(value: Any) -> Any:
     return value
 
 
-def _attempt_json(a: AttemptInfo) -> dict[str, Any]:
-    """An attempt for the JSON API: its decision and checks (verdict, summary, reasons), not
-    the checks' full envelopes."""
-    return {
-        "uuid": a.uuid,
-        "status": a.status,
-        "required": list(a.required),
-        "first_release": a.first_release,
-        "reasons": list(a.reasons),
-        "destination": a.destination,
-        "origin": dict(a.origin),
-        "created_at": a.created_at,
-        "updated_at": a.updated_at,
-        "decided_at": a.decided_at,
-        "superseded_at": a.superseded_at,
-        "superseded_by": a.superseded_by,
-        "supersede_reason": a.supersede_reason,
-        "checks": [
-            {
-                "name": c.name,
-                "step": c.step,
-                "safe": c.safe,
-                "outcome": c.outcome,
-                "created_at": c.created_at,
-                "summary": str(c.envelope.get("summary") or ""),
-                "reasons": [str(r) for r in c.envelope.get("reasons") or []],
-            }
-            for c in a.checks
-        ],
-    }
-
-
 LIST_FIELDS = ("id", "uuid", "dataset", "version", "status", "created_at", "updated_at",
                "published_at", "kind", "records", "groups")  # fmt: skip
 
@@ -468,7 +436,7 @@ def create_app(auth: bool | None = None, location: Locate | None = None) -> Fast
                 attempts = db.attempts(info.id)
                 stored_at = db.report_times([info.id]).get(info.id)
             d = info.to_dict()  # key_fingerprint: "recorded" or None, never the value
-            d["attempts"] = [_attempt_json(a) for a in attempts]
+            d["attempts"] = [a.public_dict() for a in attempts]
             d["report_stored_at"] = stored_at
             data: dict[str, Any] = redacted(d)
             return data
