@@ -54,6 +54,12 @@ _AIRFLOW_NAMES: dict[str, str] = {
     "input": "source",
     "point": "criteria (skyline points)",
     "c-threshold": "threshold",
+    "hierarchy": "hierarchies",
+    "interval": "intervals",
+    "mask": "masks",
+    "conn": "conn_id",
+    "bucket": "bucket_column",
+    "rule_width": "rule_widths",
 }
 _CLI_NAMES: dict[str, str] = {
     "c-threshold": "c",
@@ -124,6 +130,14 @@ class LedgerUnavailable(PrivacyGateError):
     exit_code = EXIT_UNAVAILABLE
     retryable = True
     kind = "ledger unavailable"
+
+
+class StorageUnavailable(LedgerUnavailable):
+    """Writing the published files failed after the gate allowed the release (a full disk,
+    an object store that refused): the ledger already counts the content as published and
+    the attempt stays ``publishing``; running the publish step again copies the files."""
+
+    kind = "storage unavailable"
 
 
 class IllegalTransition(PrivacyGateError):

@@ -18,7 +18,7 @@ The invariants (docs/design.md) live here and in the ledger, not in a DAG:
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -158,6 +158,7 @@ def open_attempt(req: AttemptRequest, ctx: GateContext) -> Envelope:
     # every input is read and checked before the ledger is opened (for a first release:
     # created), so that a mistake never leaves a new, empty ledger behind
     hashes = member_hashes(req.population, req.id_column, loc.key_env, ctx)
+    digest = content_digest(req.release, ctx)
     try:
         opened = ctx.open_ledger(req.ledger, create=req.first_release)
     except LedgerMissing as exc:  # a database without ledger tables
@@ -177,6 +178,7 @@ def open_attempt(req: AttemptRequest, ctx: GateContext) -> Envelope:
             manifest=cand.manifest,
             criteria=(cand.manifest or {}).get("criteria_results"),
             member_hashes=hashes,
+            content_digest=digest,
         )
     facts = ReleaseFacts(
         ref=req.release.describe(), records=rel.n_records, groups=rel.n_groups,
@@ -216,12 +218,52 @@ def _name(value: object, what: str) -> str:
     return value
 
 
-def begin_check(attempt: str | None, ledger: str | None, ctx: GateContext) -> AttemptInfo | None:
-    """Before a check does any work: its attempt must be open (a decided one takes no more
-    checks); None without an attempt. An ``already-published`` attempt is returned as it is:
-    the caller skips the work (:func:`skipped`)."""
-    if attempt is None:
+def content_digest(ref: ReleaseRef, ctx: GateContext) -> str | None:
+    """``sha256:HEX`` of a release file's bytes (None for a table): what ties an attempt, its
+    checks and the gate to one content."""
+    import hashlib
+
+    if ref.is_table:
         return None
+    if ref.is_uri:
+        return (
+            "sha256:"
+            + hashlib.sha256(ctx.connections.read_bytes(str(ref.path), ref.conn)).hexdigest()
+        )
+    from airflow_privacy.core.io import is_regular_file
+
+    if not is_regular_file(ref.local):
+        raise InputError(f"{ref.describe()} is not a regular file")
+    with open(ref.local, "rb") as fh:
+        return "sha256:" + hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+@dataclass(frozen=True)
+class CheckStart:
+    """An attempt as a check found it before doing any work, and the digest of what the
+    check reads (both None without an attempt)."""
+
+    info: AttemptInfo | None
+    digest: str | None = None
+    reads_release: bool = True
+
+    @property
+    def skip(self) -> bool:
+        return self.info is not None and self.info.status == "already-published"
+
+
+def begin_check(
+    attempt: str | None,
+    ledger: str | None,
+    ctx: GateContext,
+    reads: ReleaseRef | None = None,
+) -> CheckStart:
+    """Before a check does any work: its attempt must be open (a decided one takes no more
+    checks), and the release it reads (``reads``) must be the file the attempt was opened on.
+    An ``already-published`` attempt is returned as it is: the caller skips the work
+    (:func:`skipped`). ``reads=None``: a custom check of something else."""
+    if attempt is None:
+        return CheckStart(None, reads_release=reads is not None)
     with ctx.open_ledger(ledger) as db:
         info = db.attempt(attempt)
     if info.status not in ("open", "already-published"):
@@ -229,11 +271,21 @@ def begin_check(attempt: str | None, ledger: str | None, ctx: GateContext) -> At
             f"attempt {info.uuid} was already decided ({info.status} at {info.decided_at}): a "
             "decided attempt takes no more checks; open a new attempt"
         )
-    return info
+    digest = None
+    if reads is not None and info.status == "open" and info.content_digest is not None:
+        digest = content_digest(reads, ctx)
+        if digest != info.content_digest:
+            raise InputError(
+                f"{reads.describe()} is not the file attempt {info.uuid} was opened on "
+                f"({info.release.name}): a check of another file is not a check of this "
+                f"attempt; give the check the attempt's release"
+            )
+    return CheckStart(info, digest, reads_release=reads is not None)
 
 
-def skipped(step: str, name: str, info: AttemptInfo) -> Envelope:
+def skipped(step: str, name: str, info: AttemptInfo | None) -> Envelope:
     """The envelope of a check that did not run because its content is already published."""
+    assert info is not None
     why = info.reasons[0] if info.reasons else "already published"
     return Envelope(
         step=step, name=name, outcome="already-published", safe=None,
@@ -241,10 +293,10 @@ def skipped(step: str, name: str, info: AttemptInfo) -> Envelope:
     )  # fmt: skip
 
 
-def record(
-    envelope: Envelope, info: AttemptInfo | None, ledger: str | None, ctx: GateContext
-) -> Envelope:
-    """Record ``envelope`` as check ``envelope.name`` of the attempt (when there is one)."""
+def record(envelope: Envelope, start: CheckStart, ledger: str | None, ctx: GateContext) -> Envelope:
+    """Record ``envelope`` as check ``envelope.name`` of the attempt (when there is one),
+    with the digest of what it read (the ledger compares it again, in its transaction)."""
+    info = start.info
     if info is None:
         return envelope
     with ctx.open_ledger(ledger) as db:
@@ -255,6 +307,8 @@ def record(
             safe=envelope.safe,
             outcome=envelope.outcome,
             envelope=envelope.to_dict(),
+            content_digest=start.digest,
+            reads_release=start.reads_release,
         )
     ctx.progress(f"recorded as check {envelope.name!r} of attempt {after.uuid}")
     return replace(envelope, attempt=attempt_ref(after))
@@ -279,62 +333,155 @@ class PublishRequest:
 
 def publish(req: PublishRequest, ctx: GateContext) -> Envelope:
     """Decide and publish (module doc). Raises :class:`ReleaseBlocked` (with the envelope)
-    when the attempt may not be published."""
+    when the attempt may not be published.
+
+    The file is read once into a private snapshot: the snapshot is what is verified against
+    the attempt (its bytes' digest, else its recorded content) and what is copied, so a file
+    replaced in between is never published. The destination is checked before the gate
+    decides: publishing never replaces a file with other content (an identical file is the
+    trace of an interrupted earlier run and is written again)."""
     if (req.release is None) != (req.destination is None):
-        raise InputError(f"{opt('release')} and {opt('to')} go together (or neither: ledger only)")
-    with ctx.open_ledger(req.ledger) as db:
-        info = db.attempt(req.attempt)
-        problems: dict[str, str] = dict(req.failed_tasks)
-        if info.status == "open" and req.release is not None:
-            changed = _content_changed(req.release, info, db, ctx)
-            if changed:
-                problems["(release file)"] = changed
-        target = _destination(req)
-        decided = db.decide(
-            info.uuid, failed_tasks=problems, destination=target.describe() if target else None
+        raise InputError(
+            f"the release file and {opt('to')} go together (or neither: the ledger only)"
         )
-        if decided.status == "publishing":
-            if req.release is not None and target is not None:
-                _copy(req.release, target, ctx)
-                ctx.progress(f"copied {req.release.describe()} to {target.describe()}")
-            decided = db.finish_publish(decided.uuid)
+    target = _destination(req)
+    with contextlib.ExitStack() as stack:
+        snap = stack.enter_context(_snapshot(req.release, ctx)) if req.release else None
+        with ctx.open_ledger(req.ledger) as db:
+            info = db.attempt(req.attempt)
+            extra: list[str] = []
+            if snap is not None and target is not None and info.status in ("open", "publishing"):
+                assert req.release is not None
+                if info.status == "publishing" and info.destination != target.describe():
+                    raise InputError(
+                        f"attempt {info.uuid} is being published to {info.destination}; "
+                        f"{opt('to')} must name the same place to finish it"
+                    )
+                changed = _content_changed(snap, req.release, info, db, ctx)
+                if changed and info.status == "publishing":
+                    raise InputError(f"{changed}: the published content cannot be replaced")
+                if changed:
+                    extra.append(changed)
+                _check_target(snap, target, ctx)
+            decided = db.decide(
+                info.uuid,
+                failed_tasks=req.failed_tasks,
+                reasons=extra,
+                destination=target.describe() if target else None,
+            )
+            if decided.status == "publishing":
+                if snap is not None and target is not None:
+                    _copy(snap, target, ctx)
+                    ctx.progress(f"copied {req.release.describe() if req.release else ''} "
+                                 f"to {target.describe()}")  # fmt: skip
+                decided = db.finish_publish(decided.uuid)
     return _publish_envelope(req, decided)
 
 
 def _destination(req: PublishRequest) -> ReleaseRef | None:
     if req.release is None or req.destination is None:
         return None
-    base = req.destination.rstrip("/")
-    if not base:
+    if not isinstance(req.destination, str) or not req.destination.strip("/ "):
         raise InputError(f"{opt('to')} is empty")
+    base = req.destination.rstrip("/")
     return ReleaseRef(path=f"{base}/{req.release.name}", conn=req.conn)
 
 
+@contextlib.contextmanager
+def _snapshot(ref: ReleaseRef, ctx: GateContext) -> Iterator[ReleaseRef]:
+    """A private local copy of a release file and its manifest (same names, a fresh folder)."""
+    import shutil
+    import tempfile
+
+    from airflow_privacy.core.io import is_regular_file
+    from airflow_privacy.gate.tables import local_copy
+
+    if ref.is_table:
+        raise InputError(f"{ref.describe()}: only release files are published, not tables")
+    folder = Path(tempfile.mkdtemp(prefix="airflow-privacy-publish-"))
+    try:
+        snap = ReleaseRef(path=str(folder / ref.name))
+        with local_copy(ref, ctx) as path:
+            if not is_regular_file(path):
+                raise InputError(f"{ref.describe()} is not a regular file")
+            shutil.copyfile(path, snap.local)
+        manifest = ref.sibling(MANIFEST_SUFFIX)
+        present = (
+            ctx.connections.exists(str(manifest.path), manifest.conn)
+            if manifest.is_uri
+            else is_regular_file(manifest.local)
+        )
+        if present:
+            with local_copy(manifest, ctx) as path:
+                shutil.copyfile(path, snap.sibling(MANIFEST_SUFFIX).local)
+        yield snap
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _check_target(snap: ReleaseRef, target: ReleaseRef, ctx: GateContext) -> None:
+    """The destination may receive the release: no other file is there, and (local) its
+    folder can be made."""
+    import hashlib
+
+    if target.is_uri:
+        if not ctx.connections.exists(str(target.path), target.conn):
+            return
+        there = ctx.connections.read_bytes(str(target.path), target.conn)
+    else:
+        path = target.local
+        for parent in path.parents:
+            if parent.exists():
+                if not parent.is_dir():
+                    raise InputError(f"{opt('to')}: {str(parent)!r} is a file, not a folder")
+                break
+        if not path.exists() and not path.is_symlink():
+            return
+        if not path.is_file():
+            raise InputError(f"{opt('to')}: {str(path)!r} exists and is not a file")
+        there = path.read_bytes()
+    if hashlib.sha256(there).digest() != hashlib.sha256(snap.local.read_bytes()).digest():
+        raise InputError(
+            f"{target.describe()} already exists with other content: publishing never "
+            f"replaces a published file; give another {opt('to')} (e.g. one per version)"
+        )
+
+
 def _copy(src: ReleaseRef, dst: ReleaseRef, ctx: GateContext) -> None:
+    from airflow_privacy.core.io import is_regular_file
+    from airflow_privacy.errors import PrivacyGateError, StorageUnavailable
     from airflow_privacy.gate.tables import copy_files
 
     pairs = [(src, dst)]
     manifest = src.sibling(MANIFEST_SUFFIX)
-    from airflow_privacy.core.io import is_regular_file
-
-    present = (
-        ctx.connections.exists(str(manifest.path), manifest.conn)
-        if manifest.is_uri
-        else is_regular_file(manifest.local)
-    )
-    if present:
+    if is_regular_file(manifest.local):  # src is a snapshot: local
         pairs.append((manifest, dst.sibling(MANIFEST_SUFFIX)))
-    copy_files(pairs, ctx)
+    try:
+        copy_files(pairs, ctx)
+    except (OSError, PrivacyGateError) as exc:
+        raise StorageUnavailable(
+            f"copying the release to {dst.describe()} failed ({exc}); the gate allowed it and "
+            "the ledger counts it as published: run the publish step again to put the files "
+            "in place"
+        ) from None
 
 
 def _content_changed(
-    ref: ReleaseRef, info: AttemptInfo, db: ReleaseLedger, ctx: GateContext
+    snap: ReleaseRef, ref: ReleaseRef, info: AttemptInfo, db: ReleaseLedger, ctx: GateContext
 ) -> str | None:
-    """Why the file to publish is not the content the checks saw (None when it is)."""
+    """Why the file to publish (read into ``snap``) is not the content the checks saw (None
+    when it is)."""
+    if info.content_digest is not None:
+        if content_digest(snap, ctx) == info.content_digest:
+            return None
+        return (
+            f"{ref.describe()} is not the file attempt {info.uuid} was opened on (its bytes "
+            "changed after the attempt was opened, or it is another file)"
+        )
     spec = info.release.spec or {}
     try:
         cand = read_candidate(
-            ref, ctx, qis=spec.get("qis"), sensitive=spec.get("sensitive"),
+            snap, ctx, qis=spec.get("qis"), sensitive=spec.get("sensitive"),
             kind=spec.get("kind"), bucket=spec.get("bucket"),
         )  # fmt: skip
     except InputError as exc:

@@ -107,8 +107,9 @@ def run_audit(req: AuditRequest, ctx: GateContext) -> Envelope:
     if req.individuals is not None:
         check_writable(req.individuals, "the individuals file")
     hierarchies = _hierarchies(req.hierarchies)
-    attempt = begin_check(req.attempt, req.ledger, ctx)
-    if attempt is not None and attempt.status == "already-published":
+    start = begin_check(req.attempt, req.ledger, ctx, reads=req.candidate)
+    attempt = start.info
+    if start.skip:
         return skipped("audit", req.name, attempt)
     first_release = req.first_release or bool(attempt and attempt.first_release)
 
@@ -134,14 +135,22 @@ def run_audit(req: AuditRequest, ctx: GateContext) -> Envelope:
     sources: list[dict[str, Any]] = []
     key: bytes | None = None
     notes: list[str] = []
+    # what the gate compares with the ledger when it decides: a release published in this
+    # scope after the audit read the ledger was not audited against (the attempt is blocked)
+    scope: dict[str, Any] | None = None
     if req.use_ledger:
+        scope = {
+            "datasets": list(req.datasets) if req.datasets else None,
+            "fixed": bool(req.against),
+            "seen": [],
+        }
         ledger = _open(req, ctx, first_release)
         if ledger is not None:
             with ledger:
                 if req.id_column:
                     key = ledger.hash_key()
                 already = _collect(req, ledger, candidate, attempt, first_release, priors,
-                                   members, sources, notes, ctx)  # fmt: skip
+                                   members, sources, notes, scope, ctx)  # fmt: skip
                 if already is not None:
                     return already
         else:
@@ -186,9 +195,10 @@ def run_audit(req: AuditRequest, ctx: GateContext) -> Envelope:
             step="audit", name=req.name, outcome="passed", safe=True, summary=summary,
             release=facts,
             results=[_first_result(req)],
-            details={"first_release": True, "priors": [], "notes": notes},
+            details={"first_release": True, "priors": [], "notes": notes,
+                     "ledger_scope": scope},
         )  # fmt: skip
-        return record(env, attempt, req.ledger, ctx)
+        return record(env, start, req.ledger, ctx)
 
     from airflow_privacy.core.composition.files import read_population_file
     from airflow_privacy.gate.tables import local_copy
@@ -225,6 +235,7 @@ def run_audit(req: AuditRequest, ctx: GateContext) -> Envelope:
     public["priors"] = sources
     public["notes"] = notes
     public["population_ref"] = pop_ref.describe()
+    public["ledger_scope"] = scope
     env = Envelope(
         step="audit",
         name=req.name,
@@ -237,7 +248,7 @@ def run_audit(req: AuditRequest, ctx: GateContext) -> Envelope:
         details=public,
         outputs=outputs,
     )
-    return record(env, attempt, req.ledger, ctx)
+    return record(env, start, req.ledger, ctx)
 
 
 def _first_result(req: AuditRequest) -> dict[str, Any]:
@@ -306,6 +317,7 @@ def _collect(
     members: list[frozenset[str] | None],
     sources: list[dict[str, Any]],
     notes: list[str],
+    scope: dict[str, Any],
     ctx: GateContext,
 ) -> Envelope | None:
     """The ledger's earlier releases; an envelope when the candidate is already published."""
@@ -347,6 +359,7 @@ def _collect(
                     f"ledger {ledger.url} holds no published release to audit against: if this "
                     f"is the first release, declare it with {opt('first_release')}"
                 )
+    scope["seen"] = sorted(i.id for i in infos)
     own_id = attempt.release.id if attempt is not None else None
     own_hash = candidate.content_hash()
     for info in infos:

@@ -71,8 +71,9 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
         sensitive=column(req.sensitive, "sensitive"),
         group_columns=tuple(columns(req.group_columns, "group")),
     )
-    attempt = begin_check(req.attempt, req.ledger, ctx)
-    if attempt is not None and attempt.status == "already-published":
+    start = begin_check(req.attempt, req.ledger, ctx, reads=req.release)
+    attempt = start.info
+    if start.skip:
         return skipped("check", req.name, attempt)
     b = read_counts(req.release, spec, ctx, fmt=req.fmt, delimiter=req.delimiter,
                     missing_as=req.missing_as)  # fmt: skip
@@ -106,7 +107,7 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
         results=results,
         details={"sensitive_values": len(b.values)},
     )
-    return record(env, attempt, req.ledger, ctx)
+    return record(env, start, req.ledger, ctx)
 
 
 def _params(params: dict[str, Any]) -> str:

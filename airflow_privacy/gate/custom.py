@@ -33,9 +33,9 @@ def record_check(
     """Record a custom check's verdict (module doc); without an attempt only the envelope."""
     if not isinstance(safe, bool):
         raise InputError(f"check {name!r}: the verdict must be true or false, got {safe!r}")
-    info = begin_check(attempt, ledger, ctx)
-    if info is not None and info.status == "already-published":
-        return skipped(step, name, info)
+    start = begin_check(attempt, ledger, ctx)  # reads something else: not compared
+    if start.skip:
+        return skipped(step, name, start.info)
     env = Envelope(
         step=step,
         name=name,
@@ -46,4 +46,4 @@ def record_check(
         release=ReleaseFacts(ref=release) if release else None,
         details=dict(details or {}),
     )
-    return record(env, info, ledger, ctx)
+    return record(env, start, ledger, ctx)

@@ -89,8 +89,9 @@ def run_maxent(req: MaxEntRequest, ctx: GateContext) -> Envelope:
     bucket = column(req.bucket, "bucket")
     if req.output is not None:
         check_writable(req.output, "the posterior table")
-    attempt = begin_check(req.attempt, req.ledger, ctx)
-    if attempt is not None and attempt.status == "already-published":
+    start = begin_check(req.attempt, req.ledger, ctx, reads=req.release)
+    attempt = start.info
+    if start.skip:
         return skipped("maxent", req.name, attempt)
     present = column_names(req.release, ctx, fmt=req.fmt, delimiter=req.delimiter)
     for col, what in ((sensitive, "sensitive"), (bucket, "bucket")):
@@ -198,4 +199,4 @@ def run_maxent(req: MaxEntRequest, ctx: GateContext) -> Envelope:
         details=details,
         outputs=outputs,
     )
-    return record(env, attempt, req.ledger, ctx)
+    return record(env, start, req.ledger, ctx)

@@ -77,6 +77,7 @@ from airflow_privacy.ledger.models import (
     ReleaseRow,
     ReportRow,
 )
+from airflow_privacy.report.checks import redact
 
 _BATCH = 5000
 _GROUP_COLUMNS = ("release_id", "position", "descriptor", "size", "sensitive", "members")
@@ -159,6 +160,8 @@ class AttemptInfo:
     superseded_by: str | None
     supersede_reason: str | None
     checks: list[CheckInfo] = field(default_factory=list)
+    #: ``sha256:HEX`` of the file the attempt was opened on (None: a table, or an old ledger)
+    content_digest: str | None = None
 
     @property
     def decided(self) -> bool:
@@ -173,8 +176,6 @@ class AttemptInfo:
         """The attempt as the CLI's ``ledger show --format json`` and the UI's JSON API give
         it: its decision and checks (verdict, summary, reasons), not the checks' full
         envelopes; reasons pass :func:`airflow_privacy.report.checks.redact`."""
-        from airflow_privacy.report.checks import redact
-
         return {
             "uuid": self.uuid,
             "status": self.status,
@@ -597,6 +598,28 @@ class ReleaseLedger:
             row, created = self._content(s, ds, prep, version)
             latest = None
             if status == "published" and row.status != "published":
+                gated = s.scalars(
+                    select(AttemptRow.uuid).where(AttemptRow.release_id == row.id).limit(1)
+                ).first()
+                if gated is not None:
+                    raise IllegalTransition(
+                        f"{row.dataset} v{row.version} (release #{row.id}) is in this ledger with "
+                        f"attempt(s) to publish it (e.g. {gated}): importing it as published "
+                        "history would go around the gate; publish it through its attempt"
+                    )
+                clash = s.scalars(
+                    select(ReleaseRow.id).where(
+                        ReleaseRow.dataset == row.dataset,
+                        ReleaseRow.version == row.version,
+                        ReleaseRow.status == "published",
+                        ReleaseRow.id != row.id,
+                    )
+                ).first()
+                if clash is not None:
+                    raise InputError(
+                        f"{row.dataset!r} version {row.version!r} is already published with "
+                        f"different content (release #{clash}); choose another version"
+                    )
                 now = _now()
                 row.status, row.published_at, row.updated_at = "published", now, now
                 s.add(
@@ -633,9 +656,11 @@ class ReleaseLedger:
         criteria: Sequence[Mapping[str, Any]] | None = None,
         identifiers: Iterable[str] | None = None,
         member_hashes: Iterable[str] | None = None,
+        content_digest: str | None = None,
     ) -> AttemptInfo:
         """Record the content (once) and open an attempt to publish it, requiring the checks
-        named in ``required``.
+        named in ``required``. ``content_digest``: ``sha256:HEX`` of the file it was opened
+        on; every check and the gate must then have read the same bytes.
 
         A dataset without a published release needs ``first_release=True`` (a typo in a
         dataset name must not start a new history); a dataset with one refuses it. Content
@@ -645,6 +670,7 @@ class ReleaseLedger:
         dataset = _check_text(dataset, "dataset name")
         version = _check_text(str(version), "version") if version is not None else None
         names = _required(required)
+        digest = _check_digest(content_digest)
         prep = self._prepare(
             release,
             spec=spec,
@@ -672,6 +698,7 @@ class ReleaseLedger:
                 reasons=[],
                 created_at=now,
                 updated_at=now,
+                content_digest=digest,
             )
             if row.status == "published":
                 attempt.status = "already-published"
@@ -740,7 +767,7 @@ class ReleaseLedger:
             required=list(a.required or []),
             first_release=bool(a.first_release),
             origin=dict(a.origin or {}),
-            reasons=list(a.reasons or []),
+            reasons=[redact(str(r)) for r in a.reasons or []],
             destination=a.destination,
             created_at=_iso(a.created_at) or "",
             updated_at=_iso(a.updated_at) or "",
@@ -749,6 +776,7 @@ class ReleaseLedger:
             superseded_by=a.superseded_by,
             supersede_reason=a.supersede_reason,
             checks=[_check_info(c) for c in checks],
+            content_digest=a.content_digest,
         )
 
     def _latest_status(self, s: Session, release_id: int) -> str | None:
@@ -784,12 +812,30 @@ class ReleaseLedger:
         safe: bool | None,
         outcome: str,
         envelope: Mapping[str, Any],
+        content_digest: str | None = None,
+        reads_release: bool = True,
     ) -> AttemptInfo:
         """Record (or replace) check ``name`` of an open attempt. A decided attempt takes no
-        more checks (:class:`IllegalTransition`); an ``already-published`` one ignores them."""
-        name = _check_text(name, "check name")
+        more checks (:class:`IllegalTransition`); an ``already-published`` one ignores them.
+
+        The check must have read the attempt's file: with a ``content_digest`` recorded at
+        opening, ``content_digest`` (``sha256:HEX`` of the bytes the check read) must equal
+        it (a check of a table, None, is refused under an attempt on a file);
+        ``reads_release=False`` (a custom check of something else, e.g. the source data)
+        is not compared. A failed verdict
+        stands: it is never replaced by a later run of the same check (a new attempt judges
+        afresh). ``safe`` and ``outcome`` must be the envelope's own."""
+        name = _check_text(name, "check name", limit=255)
+        step = _check_text(step, "step", limit=32)
+        outcome = _check_text(outcome, "outcome", limit=32)
         if safe is not None and not isinstance(safe, bool):
             raise InputError(f"a verdict is true, false or none, got {safe!r}")
+        if envelope.get("safe", safe) is not safe or envelope.get("outcome", outcome) != outcome:
+            raise InputError(
+                f"check {name!r}: the verdict recorded ({safe!r}, {outcome!r}) is not its "
+                f"report's ({envelope.get('safe')!r}, {envelope.get('outcome')!r})"
+            )
+        digest = _check_digest(content_digest)
         payload = _plain(dict(envelope), "the check's report")
         with self._session(write=True) as s:
             a = self._attempt_row(s, attempt, lock=True)
@@ -800,14 +846,32 @@ class ReleaseLedger:
                     f"attempt {a.uuid} was already decided ({a.status} at {_iso(a.decided_at)}): "
                     "a decided attempt takes no more checks; open a new attempt"
                 )
-            s.execute(delete(CheckRow).where(CheckRow.attempt_id == a.id, CheckRow.name == name))
+            if reads_release and a.content_digest is not None and digest != a.content_digest:
+                raise InputError(
+                    f"check {name!r} did not read the file attempt {a.uuid} was opened on "
+                    + ("(it read a table)" if digest is None else "(other bytes)")
+                    + ": a check of another file is not a check of this attempt; give the "
+                    "check the attempt's release"
+                )
+            earlier = s.scalars(
+                select(CheckRow).where(CheckRow.attempt_id == a.id, CheckRow.name == name)
+            ).first()
+            if earlier is not None and earlier.safe is False:
+                raise IllegalTransition(
+                    f"check {name!r} of attempt {a.uuid} already failed "
+                    f"({_iso(earlier.created_at)}): a failed verdict stands for its attempt; "
+                    "open a new attempt to judge the content afresh"
+                )
+            if earlier is not None:
+                s.delete(earlier)
+                s.flush()
             s.add(
                 CheckRow(
                     attempt_id=a.id,
                     name=name,
-                    step=_check_text(step, "step"),
+                    step=step,
                     safe=safe,
-                    outcome=_check_text(outcome, "outcome"),
+                    outcome=outcome,
                     envelope=payload,
                     created_at=_now(),
                 )
@@ -821,12 +885,14 @@ class ReleaseLedger:
         attempt: str | int,
         *,
         failed_tasks: Mapping[str, str] | None = None,
+        reasons: Sequence[str] = (),
         destination: str | None = None,
     ) -> AttemptInfo:
         """The gate: read back every check of the attempt and decide, in one transaction.
 
         Blocked (with every reason) when a task it depends on did not succeed
-        (``failed_tasks``: task -> state), a required check has no result, a recorded check
+        (``failed_tasks``: task -> state), the caller found a problem (``reasons``, e.g. the
+        file to publish is not the one checked), a required check has no result, a recorded check
         did not pass (``safe`` is not True), or nothing was checked at all. Otherwise the
         attempt moves to ``publishing`` and the content to ``published`` (from now on it
         counts in every audit); :meth:`finish_publish` completes it once the files are in
@@ -846,10 +912,22 @@ class ReleaseLedger:
                 return self._attempt_info(s, a)
             row = s.get(ReleaseRow, a.release_id, with_for_update=True, populate_existing=True)
             assert row is not None
+            now = _now()
+            if row.status == "published":  # another attempt of the same content published it
+                a.status, a.updated_at, a.decided_at = "already-published", now, now
+                a.reasons = [
+                    f"already published as release #{row.id} ({row.dataset} v{row.version}) "
+                    f"on {_iso(row.published_at)} by another attempt; nothing was published "
+                    "again"
+                ]
+                s.flush()
+                return self._attempt_info(s, a, row)
             checks = s.scalars(
                 select(CheckRow).where(CheckRow.attempt_id == a.id).order_by(CheckRow.id)
             ).all()
-            reasons = _gate_reasons(list(a.required or []), checks, failed_tasks or {})
+            problems = [_check_text(str(r), "reason") for r in reasons]
+            reasons = problems + _gate_reasons(list(a.required or []), checks, failed_tasks or {})
+            reasons += self._stale_reasons(s, a, row, checks)
             if not reasons:
                 clash = s.scalars(
                     select(ReleaseRow).where(
@@ -864,7 +942,6 @@ class ReleaseLedger:
                         f"version {row.version!r} of {row.dataset!r} is already published "
                         f"(release #{clash.id}): open the attempt under another version"
                     ]
-            now = _now()
             a.updated_at = a.decided_at = now
             if reasons:
                 a.status, a.reasons = "blocked", reasons
@@ -873,6 +950,42 @@ class ReleaseLedger:
                 row.status, row.published_at, row.updated_at = "published", now, now
             s.flush()
             return self._attempt_info(s, a, row)
+
+    def _stale_reasons(
+        self, s: Session, a: AttemptRow, row: ReleaseRow, checks: Sequence[CheckRow]
+    ) -> list[str]:
+        """Why what the checks saw is no longer the ledger's state (under the dataset lock):
+        a release published since a declared first release was opened, or since a
+        composition audit read the ledger (it was not audited against)."""
+        reasons: list[str] = []
+        others = select(ReleaseRow.id, ReleaseRow.dataset, ReleaseRow.version).where(
+            ReleaseRow.status == "published", ReleaseRow.id != row.id
+        )
+        if a.first_release:
+            since = s.execute(others.where(ReleaseRow.dataset == row.dataset)).first()
+            if since is not None:
+                reasons.append(
+                    f"declared a first release, but release #{since[0]} ({since[1]} "
+                    f"v{since[2]}) was published since the attempt was opened: open a new "
+                    "attempt (it is audited against that release)"
+                )
+        for c in checks:
+            env = c.envelope if isinstance(c.envelope, dict) else {}
+            scope = (env.get("details") or {}).get("ledger_scope")
+            if c.step != "audit" or not isinstance(scope, dict) or scope.get("fixed"):
+                continue
+            seen = {int(i) for i in scope.get("seen") or []}
+            q = others
+            if scope.get("datasets") is not None:
+                q = q.where(ReleaseRow.dataset.in_([str(d) for d in scope["datasets"]]))
+            new = [r for r in s.execute(q.order_by(ReleaseRow.id)).all() if r[0] not in seen]
+            if new:
+                names = ", ".join(f"#{r[0]} ({r[1]} v{r[2]})" for r in new[:5])
+                reasons.append(
+                    f"{c.name}: release(s) {names} were published after this audit read the "
+                    "ledger, so the candidate was not audited against them: open a new attempt"
+                )
+        return reasons
 
     def finish_publish(self, attempt: str | int) -> AttemptInfo:
         """``publishing`` -> ``published`` once the files are in place (idempotent)."""
@@ -1260,6 +1373,11 @@ def _gate_reasons(
             reasons.append(f"{name}: {'; '.join(why) or str(env.get('summary') or 'failed')}")
     if not checks:
         reasons.append("no check was recorded for this attempt: nothing says it is safe")
+    if not required:
+        reasons.append(
+            "this attempt names no required checks (it was recorded before attempts existed): "
+            "open a new attempt that names them"
+        )
     return reasons
 
 
@@ -1273,6 +1391,19 @@ def _required(required: Sequence[str]) -> list[str]:
     if dupes:
         raise InputError(f"required check {dupes[0]!r} is named twice")
     return names
+
+
+def _check_digest(digest: str | None) -> str | None:
+    if digest is None:
+        return None
+    if (
+        not isinstance(digest, str)
+        or not digest.startswith("sha256:")
+        or len(digest) != 71
+        or any(ch not in "0123456789abcdef" for ch in digest[7:])
+    ):
+        raise InputError(f"a content digest is sha256: and 64 hex digits, got {digest!r:.80}")
+    return digest
 
 
 def _decimal(text: str) -> bool:
@@ -1291,7 +1422,8 @@ def _looks_like_uuid(text: str) -> bool:
 
 def _check_uuid(text: str, what: str) -> str:
     if not _looks_like_uuid(text):
-        raise InputError(f"{text[:60]!r} is not a {what} id or UUID")
+        article = "an" if what[:1] in "aeiou" else "a"
+        raise InputError(f"{text[:60]!r} is not {article} {what} id or UUID")
     return str(uuidlib.UUID(text))
 
 
@@ -1303,13 +1435,17 @@ def _check_id(value: object, what: str) -> int:
     return value
 
 
-def _check_text(value: str, what: str) -> str:
+def _check_text(value: str, what: str, limit: int | None = None) -> str:
+    """Text the ledger stores: not blank, no NUL, at most ``limit`` characters (the column's
+    width; names are at most 255)."""
     if not isinstance(value, str):
         raise InputError(f"the {what} must be text, got {type(value).__name__}")
     if not value.strip():
         raise InputError(f"the {what} is empty")
-    if len(value) > 255 and what in ("dataset name", "version", "check name", "steward name"):
-        raise InputError(f"the {what} is longer than 255 characters")
+    if limit is None and what in ("dataset name", "version", "check name", "steward name"):
+        limit = 255
+    if limit is not None and len(value) > limit:
+        raise InputError(f"the {what} is longer than {limit} characters")
     if "\x00" in value:
         raise InputError(f"the {what} contains a NUL character")
     return value

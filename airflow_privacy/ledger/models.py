@@ -136,6 +136,8 @@ class AttemptRow(Base):
     superseded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     superseded_by: Mapped[str | None] = mapped_column(String(255), nullable=True)
     supersede_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    #: ``sha256:HEX`` of the file the attempt was opened on (None: a table, or older ledgers)
+    content_digest: Mapped[str | None] = mapped_column(String(80), nullable=True)
 
     __table_args__ = (
         CheckConstraint(

@@ -228,6 +228,7 @@ def test_the_gate_names_every_missing_or_failed_step(
                 safe=None,
                 outcome="estimated",
                 envelope={"summary": "estimate only"},
+                reads_release=False,
             )
     with pytest.raises(ReleaseBlocked) as blocked:
         gate(ws, ctx, rel, uuid_of(env), failed_tasks=failed)
@@ -250,7 +251,7 @@ def test_a_file_changed_after_its_checks_is_not_published(ws: Workspace, ctx: Ga
     check(ws, ctx, rel, uuid_of(env))
     other = make_release(ws, ctx, "other", 2000)
     rel.write_bytes(other.read_bytes())
-    with pytest.raises(ReleaseBlocked, match="not the content this attempt checked"):
+    with pytest.raises(ReleaseBlocked, match=r"not the file attempt .* was opened on"):
         gate(ws, ctx, rel, uuid_of(env))
 
 

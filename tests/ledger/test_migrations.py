@@ -176,12 +176,15 @@ def test_an_old_ledger_upgrades_with_attempts_reports_datasets_and_uuids(
         # datasets: versions continue after the highest number
         assert ledger.record("monthly", make_release(10, 3)).version == "4"
         assert ledger.record("other", make_release(11, 3)).version == "1"
-        # the migrated open attempt goes through the gate
+        # the migrated open attempt names no required checks: the gate never publishes it on
+        # whatever single check is recorded (a new attempt names them)
         ledger.record_check(
             attempts[3][0].uuid, name="check", step="check", safe=True, outcome="passed",
-            envelope={"safe": True},
+            envelope={"safe": True}, reads_release=False,
         )  # fmt: skip
-        assert ledger.mark_published(3).status == "published"
+        decided = ledger.mark_published(3)
+        assert decided.status == "blocked"
+        assert any("names no required checks" in r for r in decided.reasons)
         # the schema is exactly the models' (SQLite's batch moves included)
         with ledger.engine.connect() as conn:
             assert conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalar() == (
