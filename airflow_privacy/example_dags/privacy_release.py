@@ -18,6 +18,13 @@ The data: a slice of the bundled UCI Adult sample (``first_record``, ``records``
 fresh ledger, trigger it with ``first_release`` true: it publishes; a second run with
 ``first_record=10000`` overlaps the first release by 5,000 people, and the composition audit
 blocks it.
+
+Where the files go (``output_dir``, else ``$AIRFLOW_PRIVACY_OUTPUT_DIR``, else
+``$AIRFLOW_HOME/privacy_releases``): each run works in ``<root>/adult/<run id>/`` (the input,
+the release, its manifest and report) and a published release is copied to
+``<root>/adult/published/<run id>/`` (the release, its manifest, its report): a destination
+of its own per run, so a later release never overwrites the files of an earlier one. The
+ledger records where each attempt published (its ``destination``, shown in the UI).
 """
 
 from __future__ import annotations
@@ -49,6 +56,13 @@ ADULT_RECORDS = 30_162
 # (c,k)-safety saturates at k = (distinct occupations) - 1: more knowledge adds nothing
 K_MAX = 13
 RELEASE = "{{ ti.xcom_pull(task_ids='anonymize')['outputs']['release'] }}"
+
+
+def run_folder(run_id: str) -> str:
+    """A run's folder name: its run id, with the characters a path should not carry
+    (``:``, ``+``, ``/``, ``\\``, and a name of dots only) replaced by ``_``."""
+    name = "".join("_" if ch in ":+/\\" else ch for ch in str(run_id))
+    return name if name.strip(".") else "_" * len(name) or "_"
 
 
 def output_root() -> Path:
@@ -184,7 +198,8 @@ with DAG(
         p = params or get_current_context()["params"]
         context = get_current_context()
         root = Path(p["output_dir"]) if p.get("output_dir") else output_root()
-        run_dir = root / DATASET / str(context["run_id"]).replace(":", "_").replace("+", "_")
+        run = run_folder(context["run_id"])
+        run_dir = root / DATASET / run
         run_dir.mkdir(parents=True, exist_ok=True)
         table = load_adult().slice(int(p["first_record"]), int(p["records"]))
         path = run_dir / "input.parquet"
@@ -192,7 +207,8 @@ with DAG(
         return {
             "input": str(path),
             "release": str(run_dir / "release.parquet"),
-            "published": str(root / DATASET / "published"),
+            # the run's own destination: a release never overwrites another's published files
+            "published": str(root / DATASET / "published" / run),
         }
 
     paths = prepare_input()

@@ -1,6 +1,7 @@
 """Run several DAG runs in one process (``dag.test``), as ``airflow dags test`` does, and
-print what happened to each as one JSON line: the run's state, every task's state, every
-XCom, and the run's log lines (for the tests that grep logs).
+print what happened to each as one JSON line: the run's state, every task's state (a mapped
+task's instances as ``task[0]``, ``task[1]``...), every XCom, and the run's log lines (for the
+tests that grep logs).
 
 ``python -m tests.airflow.dag_driver DAG_ID '[{"conf": {...}, "env": {...}}, ...]'``: each
 item's ``env`` is applied before its run (the ledger connection, the output folder). One
@@ -54,7 +55,10 @@ def main(dag_id: str, items: list[dict[str, Any]]) -> None:
         finally:
             logging.getLogger().removeHandler(handler)
         with create_session() as session:
-            tis = {ti.task_id: str(ti.state) for ti in dr.get_task_instances(session=session)}
+            tis = {
+                ti.task_id if ti.map_index < 0 else f"{ti.task_id}[{ti.map_index}]": str(ti.state)
+                for ti in dr.get_task_instances(session=session)
+            }
             xcoms: dict[str, dict[str, Any]] = {}
             rows = session.query(XComModel).filter(
                 XComModel.dag_id == dag_id, XComModel.run_id == dr.run_id

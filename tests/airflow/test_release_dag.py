@@ -4,8 +4,11 @@
 In every scenario the run is green exactly when the release was published (or was already
 published), and the report and the ledger agree: a first release without its declaration,
 the declared first release, a re-run of published content, a release blocked by two checks
-and then published by a fresh attempt once the decision changed, bad input, a typo in the
-audit's datasets, a failed unrelated task, ``overlap="known"`` across two months. The blocked
+and then published by a fresh attempt once the decision changed (into a folder of its own:
+no release overwrites another's published files), bad input, a typo in the audit's
+datasets, a failed unrelated task (one instance of a mapped task), ``overlap="known"`` across
+two months, and a report wired as a plain downstream task instead of a teardown (it must
+fail the blocked run it would otherwise turn green). The blocked
 run's XComs, logs and API responses are searched for the sensitive values of the people in
 the witness, and the scenario runs' for raw identifiers: none is found."""
 
@@ -189,15 +192,18 @@ def test_sample_dag_green_iff_published(
         ],
     )
     declared, rerun, blocked = runs
-    # 2: green, published, the report says so, the files are in place
+    # 2: green, published, the report says so, the files are in place, in the run's own
+    # destination under published/
     assert green(declared)
     pub = envelope(declared, "publish")
     assert pub["outcome"] == "published" and pub["safe"] is True
-    assert sorted(p.name for p in published.iterdir()) == [
-        "release.parquet",
-        "release.parquet.manifest.json",
-        "release.parquet.report.html",
-    ]
+    first_dest = Path(pub["outputs"]["published"]).parent
+    assert first_dest.parent == published
+    assert first_dest.name == declared["run_id"].replace(":", "_").replace("+", "_")
+    assert published_files(published) == {
+        first_dest.name: ["release.parquet", "release.parquet.manifest.json",
+                          "release.parquet.report.html"]
+    }  # fmt: skip
     rep = envelope(declared, "release_report")
     assert rep["details"]["status"] == "published"
     assert declared["xcoms"]["release_report"]["privacy_report_url"].endswith(
@@ -220,11 +226,7 @@ def test_sample_dag_green_iff_published(
     assert any(r.startswith("check_safety: ck-safety") for r in gate["reasons"])
     assert any(r.startswith("composition_audit: composition") for r in gate["reasons"])
     assert envelope(blocked, "release_report")["details"]["status"] == "blocked"
-    assert sorted(p.name for p in published.iterdir()) == [
-        "release.parquet",
-        "release.parquet.manifest.json",
-        "release.parquet.report.html",
-    ]
+    assert list(published_files(published)) == [first_dest.name]  # nothing else published
     assert ledger_state(ledger_url) == [
         ("1", "published", ["published", "already-published"]),
         ("2", "blocked", ["blocked"]),
@@ -252,11 +254,22 @@ def test_sample_dag_green_iff_published(
     )
     fixed, bad = runs
     assert green(fixed) and envelope(fixed, "publish")["outcome"] == "published"
+    # v2 is published beside v1, into its own folder: v1's files are untouched
+    second_dest = Path(envelope(fixed, "publish")["outputs"]["published"]).parent
+    assert second_dest != first_dest and second_dest.parent == published
+    files = published_files(published)
+    assert sorted(files) == sorted([first_dest.name, second_dest.name])
+    assert all(len(names) == 3 for names in files.values()), files
     assert not green(bad) and bad["tasks"]["anonymize"] == "failed"
     assert ledger_state(ledger_url) == [
         ("1", "published", ["published", "already-published"]),
         ("2", "published", ["blocked", "published"]),
     ]
+
+
+def published_files(folder: Path) -> dict[str, list[str]]:
+    """``{destination folder: its files}`` under the published folder."""
+    return {d.name: sorted(p.name for p in d.iterdir()) for d in sorted(folder.iterdir())}
 
 
 def api_texts(url: str) -> list[str]:
@@ -342,6 +355,22 @@ def assert_no_individual_values(run: dict[str, Any], log: str, url: str, tmp: Pa
         for piece in pieces:
             if mark.search(piece):
                 assert not any(v in piece for v in values), piece[:3000]
+    # nor does any reason, witness or page say which sensitive value a *group* holds: the
+    # blocked (c,k)-safety check's target group appears, its value (quoted) never beside it
+    from airflow_privacy.core.criteria.worst_case import max_disclosure
+    from airflow_privacy.core.io import read_bucketization
+    from airflow_privacy.core.model import ReleaseSpec
+
+    check = envelope(run, "check_safety")
+    (ck,) = [r for r in check["results"] if r["criterion"] == "ck-safety"]
+    spec = ReleaseSpec(check["release"]["sensitive"], tuple(check["release"]["group_columns"]))
+    b = read_bucketization(paths["release"], spec)
+    target = max_disclosure(b, int(ck["parameters"]["k"])).witness.target
+    label = b.group_label(target.group)
+    assert ck["witness"]["target"]["group_label"] == label
+    beside = [p for p in pieces if label in p]
+    assert beside, "the witness group is named"
+    assert not [p for p in beside if f"'{target.value}'" in p], target.value
 
 
 def test_scenarios_green_iff_published(airflow_home: Path, tmp_path: Path, ledger_url: str) -> None:
@@ -369,10 +398,14 @@ def test_scenarios_green_iff_published(airflow_home: Path, tmp_path: Path, ledge
     reasons = envelope(typo, "publish")["reasons"]
     assert "task audit ended failed: the release depends on it" in reasons
     assert "audit: no result was recorded (its task failed or did not run)" in reasons
-    # an unrelated task that failed is a reason too
-    assert not green(side) and side["tasks"]["notify"] == "failed"
+    # every instance of the mapped side task succeeded in the other runs: month 1 and 2 are
+    # green (a mapped upstream is read per map index)
+    assert month1["tasks"]["notify[0]"] == month1["tasks"]["notify[1]"] == "success"
+    # an unrelated task that failed is a reason too: one instance of the mapped task
+    assert not green(side)
+    assert side["tasks"]["notify[0]"] == "success" and side["tasks"]["notify[1]"] == "failed"
     assert (
-        "task notify ended failed: the release depends on it"
+        "task notify ended failed (map index 1 of 2): the release depends on it"
         in envelope(side, "publish")["reasons"]
     )
     assert envelope(side, "report")["details"]["status"] == "blocked"
@@ -389,3 +422,32 @@ def test_scenarios_green_iff_published(airflow_home: Path, tmp_path: Path, ledge
     # raw identifiers never leave the data: only keyed hashes reach the ledger
     assert "person-" not in log and "person-" not in json.dumps([r["xcoms"] for r in runs])
     assert "person-" not in "".join(api_texts(ledger_url))
+
+
+def test_a_report_that_is_not_a_teardown_keeps_a_blocked_run_red(
+    airflow_home: Path, tmp_path: Path
+) -> None:
+    """``publish >> report`` without ``as_teardown()``: the report is the DAG's leaf, and a
+    leaf that succeeds would make the run green although the gate blocked the release. The
+    report writes its report, then fails: the run is red. Published, the run is green."""
+    out = tmp_path / "out"
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    runs, log = drive(
+        airflow_home,
+        SCENARIO_DAGS,
+        "privacy_scenarios_report_leaf",
+        out,
+        url,
+        [{"first_release": True, "fail_side_task": True}, {"first_release": True}],
+    )
+    blocked, published = runs
+    assert blocked["tasks"]["publish"] == "failed"
+    assert blocked["tasks"]["report"] == "failed"
+    assert not green(blocked), blocked["state"]
+    rep = envelope(blocked, "report")
+    assert rep["details"]["status"] == "blocked" and rep["outputs"]["report"]
+    assert Path(rep["outputs"]["report"]).exists()  # written before the task failed
+    assert "the release was not published (blocked)" in log and "not a teardown" in log
+    assert green(published) and published["tasks"]["report"] == "success"
+    assert envelope(published, "report")["details"]["status"] == "published"
+    assert ledger_state(url) == [("1", "published", ["blocked", "published"])]

@@ -649,3 +649,119 @@ def test_pages_do_not_repeat_the_values_left_for_one_person(tmp_path: Path) -> N
         assert "Craft-repair" not in text, page
     one = client.get(f"/api/releases/{info.uuid}").json()
     assert "row 9896 pinned down after intersecting" in one["attempts"][0]["checks"][0]["summary"]
+
+
+def test_a_stored_report_is_rendered_redacted(tmp_path: Path) -> None:
+    """A stored report carrying a legacy composition reason (a person's values) is shown
+    as the JSON route gives it: redacted, in the HTML page too."""
+    seeded = seed_ledger(tmp_path / "seed")
+    legacy = "row 4242: {'Prof-specialty', 'Craft-repair'} left after intersecting a v1 group x"
+    with ReleaseLedger(seeded.url, create=False) as db:
+        stored = db.report(seeded.blocked)
+        assert stored is not None
+        stored["verdict"]["reasons"] = [legacy, *stored["verdict"]["reasons"]]
+        attempt = db.attempts(seeded.blocked)[-1].uuid
+        db.attach_report(attempt, stored)
+    client = TestClient(create_app(auth=False, location=lambda: seeded.url))
+    uuid = seeded.uuid(seeded.blocked)
+    as_json = client.get(f"/api/releases/{uuid}/report")
+    page = client.get(f"/releases/{uuid}")
+    assert page.status_code == 200 and "<svg" in page.text  # the report, not the facts page
+    for text in (as_json.text, page.text):
+        assert "row 4242 pinned down after intersecting a v1 group x" in text
+        assert "Prof-specialty" not in text and "Craft-repair" not in text
+    assert not hasattr(plugin_module, "_redacted")  # one redaction for pages and JSON
+
+
+def _old_ledger(path: Path, revision: str) -> str:
+    """A real ledger at an older schema revision (migrated up to ``revision`` only)."""
+    from alembic import command
+    from sqlalchemy import create_engine
+
+    from airflow_privacy.ledger.migrate import alembic_config, quiet_alembic
+
+    url = f"sqlite:///{path}"
+    engine = create_engine(url)
+    with quiet_alembic(), engine.begin() as conn:
+        command.upgrade(alembic_config(conn), revision)
+    engine.dispose()
+    return url
+
+
+def _schema(path: Path) -> tuple[str, list[str]]:
+    with sqlite3.connect(path) as con:
+        (rev,) = con.execute("SELECT version_num FROM ledger_alembic_version").fetchone()
+        ddl = sorted(s for (s,) in con.execute("SELECT sql FROM sqlite_master") if s)
+    con.close()
+    return rev, ddl
+
+
+def test_the_ui_never_migrates_an_outdated_ledger(tmp_path: Path) -> None:
+    """Reading is read-only: an older schema is not upgraded by a GET (no DDL on the
+    production ledger); the pages and the JSON say it needs migrating, with a 503."""
+    from airflow_privacy.ledger.migrate import head
+
+    path = tmp_path / "old.db"
+    url = _old_ledger(path, "0003_attempts")
+    assert head() != "0003_attempts"
+    before = _schema(path)
+    client = TestClient(create_app(auth=False, location=lambda: url))
+    for route in ("/", "/releases/1", "/api/releases", "/api/releases/1", "/api/releases/1/report"):
+        r = client.get(route)
+        assert r.status_code == 503, (route, r.status_code, r.text[:500])
+        text = r.json()["detail"] if route.startswith("/api/") else r.text
+        assert "0003_attempts" in text and "migrat" in text, (route, text[:1000])
+        assert "airflow-privacy ledger" in text, (route, text[:1000])
+        assert "Retry-After" not in r.headers  # waiting does not fix it
+        if not route.startswith("/api/"):
+            assert_plain_page(r.text)
+            assert "try again in a moment" not in r.text
+    assert _schema(path) == before  # nothing was changed
+
+    newer = tmp_path / "newer.db"
+    url = _old_ledger(newer, "head")
+    with sqlite3.connect(newer) as con:
+        con.execute("UPDATE ledger_alembic_version SET version_num = '9999_future'")
+    con.close()
+    client = TestClient(create_app(auth=False, location=lambda: url))
+    r = client.get("/api/releases")
+    assert r.status_code == 503 and "newer airflow-privacy" in r.json()["detail"]
+    # a current ledger reads as before
+    current = tmp_path / "current.db"
+    url = _old_ledger(current, "head")
+    assert TestClient(create_app(auth=False, location=lambda: url)).get("/").status_code == 200
+
+
+def test_a_release_whose_files_are_not_in_place_is_not_shown_published(tmp_path: Path) -> None:
+    """After the gate decides, the content is published but the attempt is ``publishing``
+    until the files are copied: the list, the page and the JSON say so, not PUBLISHED."""
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    release = PublishedRelease.from_groups(["age"], "disease", [(["3*"], {"flu": 2, "cold": 1})])
+    passed = {"step": "check", "name": "check", "outcome": "passed", "safe": True,
+              "summary": "ok", "reasons": []}  # fmt: skip
+    with ReleaseLedger(url) as db:
+        a = db.open_attempt("clinic", release, required=["check"], first_release=True)
+        db.record_check(a.uuid, name="check", step="check", safe=True, outcome="passed",
+                        envelope=passed)  # fmt: skip
+        decided = db.decide(a.uuid, destination=str(tmp_path / "pub" / "r.parquet"))
+        assert decided.status == "publishing"
+        assert db.info(a.release.id).status == "published"  # the content counts as published
+    client = TestClient(create_app(auth=False, location=lambda: url))
+    listed = client.get("/")
+    assert_plain_page(listed.text)
+    row = re.search(r"<tr data-release-id=.*?</tr>", listed.text, re.S)
+    assert row is not None
+    assert "PUBLISHED" not in row.group(0) and "PUBLISHING" in row.group(0)
+    assert "files not yet in place" in row.group(0)
+    page = client.get(f"/releases/{a.release.uuid}")
+    facts = re.search(r'<table id="facts">.*?</table>', page.text, re.S)
+    assert facts is not None and "✓ PUBLISHED" not in facts.group(0)
+    assert "PUBLISHING" in facts.group(0)
+    (item,) = client.get("/api/releases").json()
+    assert item["status"] == "publishing"
+    assert client.get(f"/api/releases/{a.release.uuid}").json()["status"] == "publishing"
+    with ReleaseLedger(url, create=False) as db:
+        db.finish_publish(a.uuid)
+    listed = client.get("/")
+    assert "✓ PUBLISHED" in listed.text and "PUBLISHING" not in listed.text
+    assert client.get("/api/releases").json()[0]["status"] == "published"

@@ -3,9 +3,9 @@
 The plugin mounts a FastAPI app under ``/privacy`` in the API server (``fastapi_apps``) and
 adds "Privacy ledger" to the UI's Browse menu (``external_views``, shown in an iframe):
 
-* ``GET /privacy/``: the releases (status as shown: published, blocked, superseded or
-  candidate; dataset, version, date, verdict and reasons), filtered by dataset and status
-  through a plain GET form;
+* ``GET /privacy/``: the releases (status as shown: published, publishing, blocked,
+  superseded or candidate; dataset, version, date, verdict and reasons), filtered by dataset
+  and status through a plain GET form;
 * ``GET /privacy/releases/{uuid}`` (an integer id is accepted too; every link uses the
   UUID): the release's stored report (the HTML of :func:`airflow_privacy.report.render_html`),
   or, without one (or with ``?view=ledger``), what the ledger holds: the release's facts and
@@ -23,8 +23,19 @@ ledger or a stored report (text and numbers alike) is escaped, and a stored repo
 not have the declared types is not rendered (the facts page says why). Reasons are shown,
 in the pages and in the JSON, as the report shows them: a composition witness's values left
 for one person are not repeated (:func:`airflow_privacy.report.checks.redact`); the key
-fingerprint of identifier hashes is never returned. No route writes, and reading never
-creates a ledger (``create=False``): a missing ledger is an empty list saying so.
+fingerprint of identifier hashes is never returned; a stored report is redacted the same way
+(:func:`redacted`) before it is rendered or returned.
+
+The status shown is the latest attempt's when it matters: once the gate has decided, the
+release's content counts as published, but until its files are copied its attempt is
+``publishing``, and the release is shown as "publishing (files not yet in place)", never as
+published.
+
+No route writes. Reading never creates a ledger (``create=False``): a missing ledger is an
+empty list saying so; nor does it migrate one (``migrate=False``): a ledger at an older
+schema revision answers 503 saying it must be migrated first (any ``airflow-privacy`` command
+that opens it does, e.g. ``airflow-privacy ledger list --ledger URL``, or the DAG's next run);
+a GET never runs DDL on the ledger.
 
 Which ledger: resolved in one place, :func:`airflow_privacy.ledger.location.resolve`, with
 Airflow's connections as the API server sees them (``$AIRFLOW_PRIVACY_LEDGER_URL``, else the
@@ -60,6 +71,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from airflow_privacy import __version__
+from airflow_privacy.providers.airflow.urls import URL_PREFIX as URL_PREFIX  # re-exported
 
 if TYPE_CHECKING:
     from airflow_privacy.ledger import AttemptInfo, ReleaseInfo, ReleaseLedger
@@ -67,13 +79,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-URL_PREFIX = "/privacy"
 RESOURCE_NAME = "Privacy Ledger"  # the custom view the auth manager authorizes
 AUTH_ENV = "AIRFLOW_PRIVACY_UI_AUTH"
 AUTH_MODES = ("airflow", "none")
 EXTERNAL_VIEW: dict[str, Any] = {
     "name": "Privacy ledger",
-    "href": "privacy/",  # relative to the UI's base URL (no leading slash)
+    "href": URL_PREFIX.strip("/") + "/",  # relative to the UI's base URL (no leading slash)
     "url_route": "privacy-ledger",  # shown inside the UI at /plugin/privacy-ledger
     "destination": "nav",
     "category": "browse",
@@ -85,11 +96,16 @@ STATUS_TEXT = {
     "candidate": "… CANDIDATE",
     # attempts
     "open": "… OPEN",
-    "publishing": "… PUBLISHING",
+    "publishing": "… PUBLISHING (files not yet in place)",
     "already-published": "✓ ALREADY PUBLISHED",
 }
 VERDICT_TEXT = {True: "✓ PASSED", False: "✗ FAILED", None: "– NO VERDICT"}
 RETRY_AFTER_S = 30
+#: how to bring a ledger to this version's schema (the UI never does it: reading is read-only)
+MIGRATE_HINT = (
+    "airflow-privacy ledger list --ledger <its URL> (any airflow-privacy command that opens "
+    "the ledger migrates it; so does the DAG's next run)"
+)
 
 
 # ------------------------------------------------------------------------ configuration
@@ -202,10 +218,16 @@ def _scrub(text: str, secrets: Sequence[str]) -> str:
     return text
 
 
+class OutdatedLedger(Exception):
+    """The ledger's schema is not this version's: the UI does not migrate it (a GET never
+    runs DDL on the ledger). 503, without ``Retry-After``: waiting does not fix it."""
+
+
 @contextmanager
 def open_ledger(location: LedgerLocation) -> Iterator[ReleaseLedger]:
-    """The ledger at ``location``, read-only: :class:`NoLedger` when there is none yet
-    (never created)."""
+    """The ledger at ``location``, read-only and never migrated: :class:`NoLedger` when there
+    is none yet (never created), :class:`OutdatedLedger` when its schema is not this
+    version's."""
     from airflow_privacy.errors import InputError
     from airflow_privacy.ledger import ReleaseLedger
     from airflow_privacy.ledger.engine import sqlite_exists
@@ -218,38 +240,91 @@ def open_ledger(location: LedgerLocation) -> Iterator[ReleaseLedger]:
     if exists is False:
         raise NoLedger(where)
     try:
-        db = ReleaseLedger(location.url, create=False, key_env=location.key_env)
+        db = ReleaseLedger(location.url, create=False, migrate=False, key_env=location.key_env)
     except InputError as exc:
         if any(m in str(exc) for m in _MISSING):
             raise NoLedger(where) from None
         raise
     with db:
+        _check_schema(db, where)
         yield db
+
+
+def _check_schema(db: ReleaseLedger, where: str) -> None:
+    """Read the ledger's schema revision (no DDL): at this version's head, or why not."""
+    from sqlalchemy import inspect
+
+    from airflow_privacy.errors import InputError
+    from airflow_privacy.ledger.engine import READ, classify, url_secrets
+    from airflow_privacy.ledger.migrate import current, head, known_revisions
+
+    try:
+        with db.engine.connect().execution_options(**READ) as conn, conn.begin():
+            has_tables = inspect(conn).has_table("ledger_releases")
+            rev = current(conn)
+    except Exception as exc:  # a database down, a file that is not a database
+        mapped = classify(exc, db.url, url_secrets(db.engine.url))
+        if mapped is None:
+            raise
+        raise mapped from None
+    target = head()
+    if rev == target:
+        return
+    if rev is None:
+        if has_tables:
+            raise InputError(
+                f"{where} has tables named like a ledger's but no ledger revision: it is not "
+                "a ledger airflow-privacy wrote"
+            )
+        raise NoLedger(where)
+    if rev not in known_revisions():
+        raise OutdatedLedger(
+            f"the ledger at {where} is at schema revision {rev!r}, written by a newer "
+            f"airflow-privacy than the API server's (newest known: {target!r}): upgrade "
+            "airflow-privacy on the API server"
+        )
+    raise OutdatedLedger(
+        f"the ledger at {where} is at schema revision {rev!r}, older than this "
+        f"airflow-privacy's {target!r}: it must be migrated before the UI can read it, and "
+        f"the UI never changes the ledger. Migrate it with {MIGRATE_HINT}"
+    )
 
 
 @dataclass(frozen=True)
 class _Shown:
-    """A release as the list shows it: its info, the reasons of its status, when its report
-    was stored."""
+    """A release as the list shows it: its info, its status as shown (:func:`shown_status`),
+    the reasons of its status, when its report was stored."""
 
     info: ReleaseInfo
+    status: str
     reasons: list[str]
     superseded: str | None
     report_at: str | None
 
 
-def _latest_reasons(db: ReleaseLedger, info: ReleaseInfo) -> tuple[list[str], str | None]:
-    """The reasons behind the shown status (the latest attempt's for blocked / superseded)
-    and, when superseded, who set it aside, when and why."""
-    reasons = list(info.reasons)
-    if info.status not in ("blocked", "superseded"):
-        return reasons, None
+def shown_status(info: ReleaseInfo, attempts: Sequence[AttemptInfo]) -> str:
+    """The status a release is shown with: the ledger's (``published``, ``blocked``,
+    ``superseded``, ``candidate``), except that content the gate allowed is ``publishing``
+    while the attempt that published it has not yet put the files in place (the copy
+    failed or is under way: the run is red, and re-running the publish task finishes it)."""
+    if info.status == "published" and any(a.status == "publishing" for a in attempts):
+        return "publishing"
+    return info.status
+
+
+def _shown(db: ReleaseLedger, info: ReleaseInfo, report_at: str | None) -> _Shown:
+    """A release as the list shows it: the status from its attempts (:func:`shown_status`),
+    the reasons behind it (the latest attempt's for blocked / superseded) and, when
+    superseded, who set it aside, when and why."""
     attempts = db.attempts(info.id)
-    if not attempts:
-        return reasons, None
-    last = attempts[-1]
-    note = _superseded_text(last) if last.status == "superseded" else None
-    return list(last.reasons) or reasons, note
+    status = shown_status(info, attempts)
+    reasons = list(info.reasons)
+    note = None
+    if info.status in ("blocked", "superseded") and attempts:
+        last = attempts[-1]
+        note = _superseded_text(last) if last.status == "superseded" else None
+        reasons = list(last.reasons) or reasons
+    return _Shown(info, status, reasons, note, report_at)
 
 
 def _superseded_text(a: AttemptInfo) -> str:
@@ -319,6 +394,8 @@ def create_app(auth: bool | None = None, location: Locate | None = None) -> Fast
             raise
         except NoLedger as exc:
             raise HTTPException(404, str(exc)) from None
+        except OutdatedLedger as exc:
+            raise HTTPException(503, _one_line(str(exc))) from None
         except LedgerUnavailable as exc:
             raise HTTPException(
                 503, _one_line(str(exc)), headers={"Retry-After": str(RETRY_AFTER_S)}
@@ -337,7 +414,7 @@ def create_app(auth: bool | None = None, location: Locate | None = None) -> Fast
         headers = dict(exc.headers or {})
         if "/api/" in request.url.path:
             return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=headers)
-        body = _error_body(request, exc.status_code, detail)
+        body = _error_body(request, exc.status_code, detail, "Retry-After" in headers)
         return _page(f"Error {exc.status_code}", body, exc.status_code, headers)
 
     def find(db: ReleaseLedger, ref: str) -> ReleaseInfo:
@@ -367,9 +444,7 @@ def create_app(auth: bool | None = None, location: Locate | None = None) -> Fast
                     datasets = db.datasets()
                     rows = db.list(dataset=ds, status=st)
                     reports = db.report_times(r.id for r in rows)
-                    for r in rows:
-                        reasons, note = _latest_reasons(db, r)
-                        shown.append(_Shown(r, reasons, note, reports.get(r.id)))
+                    shown = [_shown(db, r, reports.get(r.id)) for r in rows]
             except NoLedger as exc:
                 missing = str(exc)
             body = _list_body(_root(request), shown, datasets, ds, st, missing)
@@ -387,17 +462,19 @@ def create_app(auth: bool | None = None, location: Locate | None = None) -> Fast
                 stored_at = db.report_times([info.id]).get(info.id)
                 attempts = db.attempts(info.id)
             root = _root(request)
+            status = shown_status(info, attempts)
             problem = None
             if stored is not None and view != "ledger":
                 try:
                     from airflow_privacy.report import ReleaseReport, render_html
 
-                    document = render_html(ReleaseReport.from_dict(stored))
-                    return HTMLResponse(_with_nav(document, _nav(root, info)))
+                    # redacted like the JSON route: a legacy reason never shows a person's values
+                    document = render_html(ReleaseReport.from_dict(redacted(stored)))
+                    return HTMLResponse(_with_nav(document, _nav(root, info, status)))
                 except Exception as exc:  # a report of another version, or tampered with
                     log.warning("stored report of release %s not shown: %s", info.uuid, exc)
                     problem = _short(f"{type(exc).__name__}: {exc}")
-            body = _facts_body(root, info, attempts, stored, stored_at, problem)
+            body = _facts_body(root, info, status, attempts, stored, stored_at, problem)
             return _page(f"Release #{info.id}: {info.dataset} v{info.version}", body)
 
         result: Response = run(request, go)
@@ -414,11 +491,12 @@ def create_app(auth: bool | None = None, location: Locate | None = None) -> Fast
                     rows = db.list(dataset=dataset or None, status=status or None)
                     reports = db.report_times(r.id for r in rows)
                     for r in rows:
-                        reasons, note = _latest_reasons(db, r)
+                        row = _shown(db, r, reports.get(r.id))
                         d = r.to_dict()
                         item = {k: d[k] for k in LIST_FIELDS}
-                        item["reasons"] = reasons + ([note] if note else [])
-                        item["report_stored_at"] = reports.get(r.id)
+                        item["status"] = row.status
+                        item["reasons"] = row.reasons + ([row.superseded] if row.superseded else [])
+                        item["report_stored_at"] = row.report_at
                         out.append(item)
             except NoLedger:
                 return []
@@ -436,6 +514,7 @@ def create_app(auth: bool | None = None, location: Locate | None = None) -> Fast
                 attempts = db.attempts(info.id)
                 stored_at = db.report_times([info.id]).get(info.id)
             d = info.to_dict()  # key_fingerprint: "recorded" or None, never the value
+            d["status"] = shown_status(info, attempts)
             d["attempts"] = [a.public_dict() for a in attempts]
             d["report_stored_at"] = stored_at
             data: dict[str, Any] = redacted(d)
@@ -550,14 +629,6 @@ def _count(value: Any, unit: str) -> str:
     return f"{_e(value)} {_e(unit)}s"
 
 
-def _redacted(reasons: Iterable[Any]) -> list[str]:
-    """Reasons as the report shows them: a composition witness's values left for one person
-    are not repeated (:func:`airflow_privacy.report.checks.redact`)."""
-    from airflow_privacy.report.checks import redact
-
-    return [redact(str(r)) for r in reasons]
-
-
 def _short(text: str, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -571,14 +642,19 @@ def _reasons_list(reasons: Sequence[str], limit: int | None = None) -> str:
 
 
 def _verdict(row: _Shown) -> str:
-    status = row.info.status
-    reasons = _redacted(row.reasons)
+    status = row.status
+    reasons = redacted([str(r) for r in row.reasons])
     if status == "published":
         return "every check passed; published"
+    if status == "publishing":
+        return (
+            "every check passed and the gate allowed it, but the files are not yet in place "
+            "(re-run the publish task to finish)"
+        )
     if status == "candidate":
         return "recorded, not yet published or blocked"
     if status == "superseded":
-        note = _e(_short(_redacted([row.superseded or "superseded"])[0]))
+        note = _e(_short(redacted(row.superseded or "superseded")))
         head = f"<p>Blocked, then {note}.</p>"
         return head + (_reasons_list(reasons, 2) if reasons else "")
     if not reasons:
@@ -650,7 +726,7 @@ def _list_body(
             body.append(
                 f'<tr data-release-id="{_e(r.id)}" data-release-uuid="{_e(r.uuid)}">'
                 f'<th scope="row"><a href="{href}">#{_e(r.id)}</a></th>'
-                f"<td>{_e(r.dataset)}</td><td>{_e(r.version)}</td><td>{_status(r.status)}</td>"
+                f"<td>{_e(r.dataset)}</td><td>{_e(r.version)}</td><td>{_status(row.status)}</td>"
                 f'<td class="date">{_e(_date(r.created_at))}</td>'
                 f'<td class="num">{_count(r.records, "record")}</td>'
                 f"<td>{_verdict(row)}</td><td>{rep}</td></tr>"
@@ -667,7 +743,7 @@ def _list_body(
     )
 
 
-def _nav(root: str, info: ReleaseInfo) -> str:
+def _nav(root: str, info: ReleaseInfo, status: str) -> str:
     """The ledger's navigation above a stored report: back to the list, the JSON, and what
     the ledger says now (a later attempt may have changed the status)."""
     href = _release_href(root, info)
@@ -678,7 +754,7 @@ def _nav(root: str, info: ReleaseInfo) -> str:
         f'<a href="{_e(root)}/">← All releases</a> · '
         f'<a href="{_e(root)}/api/releases/{_e(info.uuid)}/report">This report as JSON</a> · '
         f'<a href="{href}?view=ledger">Attempts and checks in the ledger</a> · '
-        f"In the ledger now: {_status(info.status)}</nav>"
+        f"In the ledger now: {_status(status)}</nav>"
     )
 
 
@@ -693,6 +769,7 @@ def _with_nav(document: str, nav: str) -> str:
 def _facts_body(
     root: str,
     info: ReleaseInfo,
+    status: str,
     attempts: list[AttemptInfo],
     stored: dict[str, Any] | None,
     stored_at: str | None,
@@ -703,7 +780,7 @@ def _facts_body(
         ("UUID", _e(info.uuid)),
         ("Dataset", _e(info.dataset)),
         ("Version", _e(info.version)),
-        ("Status", _status(info.status)),
+        ("Status", _status(status)),
         ("Recorded", _e(_date(info.created_at))),
         ("Last change", _e(_date(info.updated_at))),
         ("Published", _e(_date(info.published_at)) if info.published_at else "not published"),
@@ -715,7 +792,7 @@ def _facts_body(
         ("Content hash", _e(info.content_hash)),
     ]
     cells = "".join(f'<tr><th scope="row">{_e(n)}</th><td>{v}</td></tr>' for n, v in rows)
-    reasons = _redacted(info.reasons)
+    reasons = redacted([str(r) for r in info.reasons])
     why = f"<h2>Reasons</h2>{_reasons_list(reasons)}" if reasons else ""
     href = _release_href(root, info)
     if problem:
@@ -772,10 +849,10 @@ def _attempts_body(attempts: list[AttemptInfo]) -> str:
         if a.destination:
             facts.append(("Published to", _e(a.destination)))
         if a.status == "superseded" or a.superseded_by:
-            facts.append(("Superseded", _e(_redacted([_superseded_text(a)])[0])))
+            facts.append(("Superseded", _e(redacted(_superseded_text(a)))))
         rows = "".join(f'<tr><th scope="row">{_e(k)}</th><td>{v}</td></tr>' for k, v in facts)
         latest = " (latest)" if i == n else ""
-        reasons = _redacted(a.reasons)
+        reasons = redacted([str(r) for r in a.reasons])
         why = f'<h4 id="{hid}-reasons">Reasons</h4>{_reasons_list(reasons)}' if reasons else ""
         parts.append(
             f'<section class="attempt" id="{hid}" data-attempt-uuid="{_e(a.uuid)}" '
@@ -799,8 +876,8 @@ def _checks_table(a: AttemptInfo, hid: str) -> str:
     body = []
     for c in a.checks:
         env = c.envelope if isinstance(c.envelope, dict) else {}
-        summary = _redacted([env.get("summary") or ""])[0]
-        reasons = _redacted(env.get("reasons") or [])
+        summary = redacted(str(env.get("summary") or ""))
+        reasons = redacted([str(r) for r in env.get("reasons") or []])
         text = f"<p>{_e(_short(summary))}</p>" if summary else ""
         text += _reasons_list(reasons, 5) if reasons else ""
         body.append(
@@ -821,7 +898,7 @@ def _checks_table(a: AttemptInfo, hid: str) -> str:
     )
 
 
-def _error_body(request: Request, status_code: int, detail: str) -> str:
+def _error_body(request: Request, status_code: int, detail: str, retry: bool = True) -> str:
     root = _root(request)
     if status_code == 401:
         home = root[: -len(URL_PREFIX)] + "/" if root.endswith(URL_PREFIX) else "/"
@@ -833,6 +910,13 @@ def _error_body(request: Request, status_code: int, detail: str) -> str:
         return (
             "<h1>Not allowed</h1><p>Your Airflow role may not read the privacy ledger "
             f"(permission: GET on the custom view {_e(RESOURCE_NAME)}).</p>"
+        )
+    if status_code == 503 and not retry:  # the ledger's schema: waiting does not fix it
+        return (
+            "<h1>The ledger cannot be read by this version</h1>"
+            f'<p id="error-reason">{_e(detail)}</p>'
+            "<p>The releases recorded in it are unchanged; the page reads it again once its "
+            "schema matches.</p>"
         )
     if status_code == 503:
         return (

@@ -4,7 +4,9 @@
 
 1. an Airflow home under ``build/airflow`` (SQLite metadata database, the repository's
    ``dags/`` folder, no examples), migrated with ``airflow db migrate``;
-2. a fresh privacy ledger (SQLite, ``build/airflow/privacy_ledger.db``);
+2. a fresh privacy ledger (SQLite, ``build/airflow/privacy_ledger.db``), given to the runs
+   as ``$AIRFLOW_PRIVACY_LEDGER_URL``: a ledger configured in the calling shell (by that
+   variable or by the connection ``privacy_ledger_default``) is never used;
 3. ``airflow dags test privacy_release -c '{"first_release": true}'``: Adult records
    0-14,999 are bucketized, checked, audited (declared first release: nothing to intersect
    with) and published;
@@ -30,7 +32,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 
 
+def ledger_url(home: Path) -> str:
+    """The demo's own SQLite ledger."""
+    return f"sqlite:///{home / 'privacy_ledger.db'}"
+
+
 def _env(home: Path) -> dict[str, str]:
+    """The DAG runs' environment: the demo's Airflow home, DAGs and output folder, and the
+    demo's own ledger, named by ``$AIRFLOW_PRIVACY_LEDGER_URL`` (which wins over the
+    connection ``privacy_ledger_default``, so a ledger configured in the calling shell,
+    by URL or by connection, is never written to)."""
     env = dict(os.environ)
     env.update(
         {
@@ -39,9 +50,10 @@ def _env(home: Path) -> dict[str, str]:
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
             "AIRFLOW_PRIVACY_OUTPUT_DIR": str(home / "releases"),
+            "AIRFLOW_PRIVACY_LEDGER_URL": ledger_url(home),
         }
     )
-    env.pop("AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT", None)  # the demo's own SQLite ledger
+    env.pop("AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT", None)
     return env
 
 
@@ -95,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     from airflow_privacy.ledger import ReleaseLedger
 
     print("\n=== the ledger (what was published, what was blocked and why)")
-    with ReleaseLedger(f"sqlite:///{home / 'privacy_ledger.db'}", create=False) as ledger:
+    with ReleaseLedger(ledger_url(home), create=False) as ledger:
         infos = ledger.list()
         stored = ledger.report_times()
         for info in infos:
@@ -114,8 +126,10 @@ def main(argv: list[str] | None = None) -> int:
         and len(stored) == 2
         and len(reports) == 2
     )
-    published = sorted((home / "releases" / "adult" / "published").glob("*"))
-    print(f"\npublished files: {', '.join(p.name for p in published) or 'none'}")
+    folder = home / "releases" / "adult" / "published"
+    published = sorted(p for p in folder.rglob("*") if p.is_file())
+    shown = ", ".join(str(p.relative_to(folder)) for p in published)
+    print(f"\npublished files (in {folder}): {shown or 'none'}")
     print("\n=== the release reports (one HTML file each; open them in a browser)")
     for i, path in enumerate(reports, start=1):
         print(f"  run {i}: {path}")
@@ -134,7 +148,10 @@ def _reports(root: Path) -> list[Path]:
 
 
 def _print_ui(home: Path) -> None:
-    env = f"AIRFLOW_HOME={home} AIRFLOW__CORE__DAGS_FOLDER={ROOT / 'dags'}"
+    env = (
+        f"AIRFLOW_HOME={home} AIRFLOW__CORE__DAGS_FOLDER={ROOT / 'dags'} "
+        f"AIRFLOW_PRIVACY_LEDGER_URL={ledger_url(home)}"
+    )
     print("\n=== the ledger in the Airflow UI (not started by the demo)")
     print(f"  {env} {_airflow()} api-server --port 8080")
     print("  then open http://localhost:8080/ (Browse > Privacy ledger), or directly")

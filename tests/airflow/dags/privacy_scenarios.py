@@ -1,10 +1,17 @@
-"""A small gated release DAG for the end-to-end scenarios the sample DAG cannot express:
-a typo in the audit's datasets, a failed side task, ``overlap="known"`` across two months.
+"""Small gated release DAGs for the end-to-end scenarios the sample DAG cannot express:
+a typo in the audit's datasets, a failed side task, a mapped side task, ``overlap="known"``
+across two months, a report that is not a teardown.
 
 prepare (an Adult slice with an ``id`` column) -> anonymize -> open_attempt (the people's
-identifier hashes are recorded) -> [check, audit, notify] -> publish (the gate) -> report
-(teardown). Params choose the dataset, the audit's datasets and overlap, whether the
-first release is declared, and whether the unrelated ``notify`` task fails.
+identifier hashes are recorded) -> [check, audit, notify (mapped over two channels)] ->
+publish (the gate) -> report. Params choose the dataset, the audit's datasets and overlap,
+whether the first release is declared, and whether one instance of the unrelated ``notify``
+task fails. Each run publishes into its own folder (``published/<run>``).
+
+* ``privacy_scenarios``: the report is a teardown of the gate (as intended);
+* ``privacy_scenarios_report_leaf``: ``publish >> report`` without teardown (the wiring the
+  report's docs once offered): the report is then the DAG's leaf, and must fail a run whose
+  release was not published.
 """
 
 from __future__ import annotations
@@ -27,99 +34,110 @@ QIS = ["age", "marital-status", "race", "sex"]
 RELEASE = "{{ ti.xcom_pull(task_ids='anonymize')['outputs']['release'] }}"
 INPUT = "{{ ti.xcom_pull(task_ids='prepare')['input'] }}"
 
-with DAG(
-    dag_id="privacy_scenarios",
-    schedule=None,
-    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
-    catchup=False,
-    render_template_as_native_obj=True,
-    params={
-        "dataset": Param("adult", type="string"),
-        "audit_datasets": Param(["adult"], type="array"),
-        "overlap": Param("worst-case", enum=["worst-case", "known"]),
-        "first_release": Param(False, type="boolean"),
-        "first_record": Param(0, type="integer", minimum=0),
-        "records": Param(1000, type="integer", minimum=10),
-        "max_pvp": Param(100.0, type="number", minimum=0, maximum=100),
-        "fail_side_task": Param(False, type="boolean"),
-    },
-) as dag:
 
-    @task
-    def prepare(params: dict[str, Any] | None = None) -> dict[str, str]:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+def build(dag_id: str, report_as_teardown: bool) -> DAG:
+    with DAG(
+        dag_id=dag_id,
+        schedule=None,
+        start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+        catchup=False,
+        render_template_as_native_obj=True,
+        params={
+            "dataset": Param("adult", type="string"),
+            "audit_datasets": Param(["adult"], type="array"),
+            "overlap": Param("worst-case", enum=["worst-case", "known"]),
+            "first_release": Param(False, type="boolean"),
+            "first_record": Param(0, type="integer", minimum=0),
+            "records": Param(1000, type="integer", minimum=10),
+            "max_pvp": Param(100.0, type="number", minimum=0, maximum=100),
+            "fail_side_task": Param(False, type="boolean"),
+        },
+    ) as dag:
 
-        from airflow_privacy.core.datasets import load_adult
+        @task
+        def prepare(params: dict[str, Any] | None = None) -> dict[str, str]:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
 
-        p = params or get_current_context()["params"]
-        run = str(get_current_context()["run_id"]).replace(":", "_").replace("+", "_")
-        folder = Path(os.environ["AIRFLOW_PRIVACY_OUTPUT_DIR"]) / run
-        folder.mkdir(parents=True, exist_ok=True)
-        first, n = int(p["first_record"]), int(p["records"])
-        table = load_adult().slice(first, n)
-        ids = pa.array([f"person-{first + i}" for i in range(table.num_rows)])
-        pq.write_table(table.append_column("id", ids), folder / "input.parquet")
-        return {
-            "input": str(folder / "input.parquet"),
-            "release": str(folder / "release.parquet"),
-            "published": str(folder.parent / "published"),
-        }
+            from airflow_privacy.core.datasets import load_adult
 
-    anonymize = BucketizeOperator(
-        task_id="anonymize",
-        source=INPUT,
-        release="{{ ti.xcom_pull(task_ids='prepare')['release'] }}",
-        qis=QIS,
-        sensitive="occupation",
-        criteria=["k-anonymity:k=3"],
-    )
-    attempt = OpenAttemptOperator(
-        task_id="open_attempt",
-        release=RELEASE,
-        dataset="{{ params.dataset }}",
-        required_checks=["check", "audit"],
-        first_release="{{ params.first_release }}",
-        population=INPUT,
-        id_column="id",
-    )
-    check = CheckSafetyOperator(
-        task_id="check",
-        attempt_task_id="open_attempt",
-        on_unsafe="continue",
-        release=RELEASE,
-        sensitive="occupation",
-        group_columns=["bucket"],
-        criteria=["k-anonymity:k=3"],
-    )
-    audit = CompositionAuditOperator(
-        task_id="audit",
-        attempt_task_id="open_attempt",
-        on_unsafe="continue",
-        candidate=RELEASE,
-        population=INPUT,
-        id_column="id",
-        datasets="{{ params.audit_datasets }}",
-        overlap="{{ params.overlap }}",
-        max_pvp="{{ params.max_pvp }}",
-        confidence=1.0,
-    )
+            p = params or get_current_context()["params"]
+            run = str(get_current_context()["run_id"]).replace(":", "_").replace("+", "_")
+            folder = Path(os.environ["AIRFLOW_PRIVACY_OUTPUT_DIR"]) / run
+            folder.mkdir(parents=True, exist_ok=True)
+            first, n = int(p["first_record"]), int(p["records"])
+            table = load_adult().slice(first, n)
+            ids = pa.array([f"person-{first + i}" for i in range(table.num_rows)])
+            pq.write_table(table.append_column("id", ids), folder / "input.parquet")
+            return {
+                "input": str(folder / "input.parquet"),
+                "release": str(folder / "release.parquet"),
+                # each run its own destination: a release never overwrites another's files
+                "published": str(folder.parent / "published" / run),
+            }
 
-    @task
-    def notify(params: dict[str, Any] | None = None) -> None:
-        """An unrelated side task (e.g. a message to the steward) that may fail."""
-        p = params or get_current_context()["params"]
-        if p["fail_side_task"]:
-            raise RuntimeError("the steward's mailbox is unreachable")
+        anonymize = BucketizeOperator(
+            task_id="anonymize",
+            source=INPUT,
+            release="{{ ti.xcom_pull(task_ids='prepare')['release'] }}",
+            qis=QIS,
+            sensitive="occupation",
+            criteria=["k-anonymity:k=3"],
+        )
+        attempt = OpenAttemptOperator(
+            task_id="open_attempt",
+            release=RELEASE,
+            dataset="{{ params.dataset }}",
+            required_checks=["check", "audit"],
+            first_release="{{ params.first_release }}",
+            population=INPUT,
+            id_column="id",
+        )
+        check = CheckSafetyOperator(
+            task_id="check",
+            attempt_task_id="open_attempt",
+            on_unsafe="continue",
+            release=RELEASE,
+            sensitive="occupation",
+            group_columns=["bucket"],
+            criteria=["k-anonymity:k=3"],
+        )
+        audit = CompositionAuditOperator(
+            task_id="audit",
+            attempt_task_id="open_attempt",
+            on_unsafe="continue",
+            candidate=RELEASE,
+            population=INPUT,
+            id_column="id",
+            datasets="{{ params.audit_datasets }}",
+            overlap="{{ params.overlap }}",
+            max_pvp="{{ params.max_pvp }}",
+            confidence=1.0,
+        )
 
-    publish = PublishReleaseOperator(
-        task_id="publish",
-        attempt_task_id="open_attempt",
-        release=RELEASE,
-        publish_to="{{ ti.xcom_pull(task_ids='prepare')['published'] }}",
-    )
-    report = ReleaseReportOperator(
-        task_id="report", attempt_task_id="open_attempt", release=RELEASE
-    )
+        @task
+        def notify(channel: str, params: dict[str, Any] | None = None) -> None:
+            """An unrelated side task (a message to the steward on each channel), mapped:
+            the gate reads every map index. With ``fail_side_task`` the chat fails."""
+            p = params or get_current_context()["params"]
+            if p["fail_side_task"] and channel == "chat":
+                raise RuntimeError("the steward's chat is unreachable")
 
-    prepare() >> anonymize >> attempt >> [check, audit, notify()] >> publish >> report.as_teardown()
+        publish = PublishReleaseOperator(
+            task_id="publish",
+            attempt_task_id="open_attempt",
+            release=RELEASE,
+            publish_to="{{ ti.xcom_pull(task_ids='prepare')['published'] }}",
+        )
+        report = ReleaseReportOperator(
+            task_id="report", attempt_task_id="open_attempt", release=RELEASE
+        )
+
+        side = notify.expand(channel=["mail", "chat"])
+        prepare() >> anonymize >> attempt >> [check, audit, side] >> publish
+        publish >> (report.as_teardown() if report_as_teardown else report)
+    return dag
+
+
+dag = build("privacy_scenarios", report_as_teardown=True)
+leaf_dag = build("privacy_scenarios_report_leaf", report_as_teardown=False)

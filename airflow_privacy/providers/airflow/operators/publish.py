@@ -5,8 +5,9 @@ succeeded; otherwise it blocks the attempt with every reason and fails.
 An adapter over :func:`airflow_privacy.gate.attempts.publish`, the service behind
 ``airflow-privacy publish``. Its trigger rule is ``all_done``: it always runs, so a failed
 check or a failed side task is a *reason* it names, not a cascade of "upstream failed"
-tasks; the run is green only when this task published the release (or found it already
-published).
+tasks (a mapped task counts as succeeded only when every instance did:
+:func:`failed_upstream`); the run is green only when this task published the release (or
+found it already published).
 """
 
 from __future__ import annotations
@@ -21,32 +22,93 @@ OK_STATES = ("success",)
 
 
 def failed_upstream(operator: Any, context: Any) -> dict[str, str]:
-    """Every task this one depends on (directly or not) that did not succeed: task -> state."""
-    from airflow.sdk.execution_time.task_runner import RuntimeTaskInstance
+    """Every task this one depends on (directly or not) that did not succeed: task -> state.
 
-    ti = context["ti"]
+    The states of this run are read with the task instance's ``get_task_states`` (the task
+    SDK's public interface to Airflow's execution API). A mapped task succeeded only when
+    every one of its instances did (the execution API keys them ``<task_id>_<map_index>``);
+    its failed instances are named (``failed (map index 1 of 3)``). A mapped task expanded
+    over nothing has no instance that did anything: Airflow marks it ``skipped``, and that is
+    not a success (the conservative reading: a check mapped over no data checked nothing).
+    A task without any instance is ``not run``. When the states cannot be read, the error
+    fails the task: there is no fallback that could publish."""
     if not operator.has_dag():
         return {}
     upstream = sorted(operator.get_flat_relative_ids(upstream=True))
     if not upstream:
         return {}
-    # no fallback: when the states cannot be read the task fails (and nothing is published)
-    found = RuntimeTaskInstance.get_task_states(
-        dag_id=ti.dag_id, task_ids=upstream, run_ids=[ti.run_id]
-    )
-    states: dict[str, Any] = dict(found.get(ti.run_id, {})) if isinstance(found, dict) else {}
+    ti = context["ti"]
+    # one call for all, except for tasks whose keys could be confused (a task ``x_1`` beside
+    # a task ``x`` whose map index 1 is also keyed ``x_1``): each of those is asked alone
+    confusable = {
+        t
+        for t in upstream
+        for o in upstream
+        if o != t and (_index(o, t) is not None or _index(t, o) is not None)
+    }
+    batches = [[t for t in upstream if t not in confusable]] + [[t] for t in sorted(confusable)]
+    instances: dict[str, dict[int, str]] = {t: {} for t in upstream}
+    for batch in batches:
+        if not batch:
+            continue
+        found = ti.get_task_states(dag_id=ti.dag_id, task_ids=batch, run_ids=[ti.run_id])
+        states = found.get(ti.run_id) if isinstance(found, dict) else None
+        for key, state in dict(states or {}).items():
+            task_id, index = _owner(str(key), batch)
+            if task_id is not None:
+                value = getattr(state, "value", state)
+                instances[task_id][index] = "not run" if value is None else str(value)
     out: dict[str, str] = {}
     for task_id in upstream:
-        state = states.get(task_id)
-        if isinstance(state, dict):  # mapped tasks: one state per index
-            bad = {str(s) for s in state.values() if str(s) not in OK_STATES}
-            if bad:
-                out[task_id] = ", ".join(sorted(bad))
-            continue
-        value = getattr(state, "value", state)
-        if str(value) not in OK_STATES:
-            out[task_id] = str(value) if value is not None else "not run"
+        bad = _not_succeeded(instances[task_id])
+        if bad:
+            out[task_id] = bad
     return out
+
+
+def _index(key: str, task_id: str) -> int | None:
+    """The map index when ``key`` is how the execution API names an instance of a mapped
+    ``task_id`` (``<task_id>_<map_index>``), else None."""
+    prefix = f"{task_id}_"
+    rest = key[len(prefix) :]
+    if key.startswith(prefix) and rest.isascii() and rest.isdigit():
+        return int(rest)
+    return None
+
+
+def _owner(key: str, task_ids: Sequence[str]) -> tuple[str | None, int]:
+    """The task (and map index, -1 unmapped) a key of ``get_task_states`` belongs to, among
+    ``task_ids`` (a batch without confusable names)."""
+    if key in task_ids:
+        return key, -1
+    for task_id in task_ids:
+        index = _index(key, task_id)
+        if index is not None:
+            return task_id, index
+    return None, -1
+
+
+def _not_succeeded(instances: dict[int, str]) -> str | None:
+    """None when every instance succeeded; else the states that did not, with their map
+    indexes for a mapped task (``failed (map indexes 0, 2 of 3)``)."""
+    if not instances:
+        return "not run"
+    mapped = {i: s for i, s in instances.items() if i >= 0}
+    bad: dict[str, list[int]] = {}
+    for index, state in sorted(instances.items()):
+        if state not in OK_STATES:
+            bad.setdefault(state, []).append(index)
+    if not bad:
+        return None
+    parts = []
+    for state, indexes in bad.items():
+        where = [i for i in indexes if i >= 0]
+        if not where:
+            parts.append(state)
+            continue
+        label = "map index" if len(where) == 1 else "map indexes"
+        parts.append(f"{state} ({label} {', '.join(map(str, where))} of {len(mapped)})")
+    return ", ".join(parts)
 
 
 class PublishReleaseOperator(AttemptOperator):
@@ -54,7 +116,8 @@ class PublishReleaseOperator(AttemptOperator):
 
     :param release: the release file that was checked (path/URI); it is verified to be the
         content the attempt recorded, then copied with its manifest to ``publish_to``
-    :param publish_to: the folder (or URI prefix) the release is published into
+    :param publish_to: the folder (or URI prefix) the release is published into; give each
+        release its own (e.g. per run), so that none overwrites another's published files
     :param conn_id: the connection of URIs
     :param attempt: / :param attempt_task_id: the attempt to decide (see :class:`AttemptOperator`)
     Also ``privacy_ledger_conn_id``. The gate always fails when it does not publish. The

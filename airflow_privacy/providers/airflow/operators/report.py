@@ -7,9 +7,12 @@ written beside the release (and beside its published copy) atomically and stored
 ledger, where the plugin's UI page shows it. The task carries an extra link, "Privacy
 report", to that page, by the release's UUID (it survives moving the ledger).
 
-Use it as a teardown of the gate (``report.as_teardown()``, or ``trigger_rule="all_done"``
-downstream of the publish task): it runs whatever happened, and as a teardown its own
-outcome never changes whether the run is green (the gate's does).
+Use it as a teardown of the gate (``publish >> report.as_teardown()``): it runs whatever
+happened, and as a teardown its own outcome never changes whether the run is green (the
+gate's does). Not as a teardown, it would be a leaf of the DAG, and Airflow decides a run's
+state by its leaves: a report that succeeds would turn a blocked run green. So a report task
+that is not a teardown fails (after writing and storing its report) whenever the release was
+not published: the run stays red, fail closed.
 """
 
 from __future__ import annotations
@@ -21,13 +24,13 @@ from airflow.sdk import BaseOperatorLink
 
 from airflow_privacy.providers.airflow.operators.base import AttemptOperator
 from airflow_privacy.providers.airflow.params import columns, number, templated, text, whole
+from airflow_privacy.providers.airflow.urls import URL_PREFIX
 
 if TYPE_CHECKING:
     from airflow.sdk import BaseOperator
     from airflow.sdk.types import TaskInstanceKey
 
 URL_KEY = "privacy_report_url"
-UI_PREFIX = "/privacy"
 
 
 def release_page(release_uuid: str, base_url: str | None = None) -> str:
@@ -37,7 +40,7 @@ def release_page(release_uuid: str, base_url: str | None = None) -> str:
         from airflow.sdk.configuration import conf
 
         base_url = conf.get("api", "base_url", fallback="") or ""
-    return f"{base_url.rstrip('/')}{UI_PREFIX}/releases/{release_uuid}"
+    return f"{base_url.rstrip('/')}{URL_PREFIX}/releases/{release_uuid}"
 
 
 class ReleaseReportLink(BaseOperatorLink):
@@ -59,7 +62,8 @@ class ReleaseReportOperator(AttemptOperator):
 
     :param release: the release file (path/URI) the DAG produced
     :param attempt: / :param attempt_task_id: the attempt (see :class:`AttemptOperator`);
-        without one (the attempt was never opened) the task says so and writes nothing
+        one of the two is required. When ``attempt_task_id`` pushed none (the attempt was
+        never opened) the task says so and writes nothing
     :param sensitive: the release's sensitive column (default: its manifest's)
     :param group_columns: the columns defining its groups (default: its manifest's)
     :param c: the confidence line of the disclosure curve, in (0, 1]
@@ -68,12 +72,14 @@ class ReleaseReportOperator(AttemptOperator):
     :param conn_id: the connection of URIs
     :param missing_as: count blank sensitive cells as this value (as the checks did);
         default: blank cells are bad input
-    Also ``privacy_ledger_conn_id``. The report never fails on a verdict. The trigger rule
-    defaults to ``all_done``.
+    Also ``privacy_ledger_conn_id``. The trigger rule defaults to ``all_done``.
 
     Returns (XCom) the report envelope (step ``report``; ``outputs.report`` is the file,
-    ``details.status`` the ledger's status). It fails only on its own errors, never because
-    the release was blocked (the gate fails then).
+    ``details.status`` the ledger's status). As a teardown (``report.as_teardown()``, the
+    intended use) it fails only on its own errors, never because the release was blocked
+    (the gate fails then). A report task that is not a teardown also fails, after writing
+    its report, when the status is not ``published``: otherwise it would be a green leaf of
+    a run whose release was not published.
     """
 
     template_fields: Sequence[str] = (
@@ -98,6 +104,10 @@ class ReleaseReportOperator(AttemptOperator):
     ) -> None:
         kwargs.setdefault("trigger_rule", "all_done")
         super().__init__(**kwargs)
+        if self.attempt is None and self.attempt_task_id is None:
+            from airflow_privacy.errors import InputError
+
+            raise InputError("give attempt or attempt_task_id: the attempt to report")
         self.release = release
         self.sensitive = sensitive
         self.group_columns = group_columns
@@ -133,6 +143,7 @@ class ReleaseReportOperator(AttemptOperator):
             self.log.warning("%s%s", env.summary, f" ({'; '.join(reasons)})" if reasons else "")
             data = env.to_dict()
             context["ti"].xcom_push(key=adapter.REPORT_KEY, value=data)
+            self._fail_unless_published("not-published", [env.summary, *reasons])
             return data
 
         def service(ctx: Any, _attempt: str | None) -> Any:
@@ -158,4 +169,22 @@ class ReleaseReportOperator(AttemptOperator):
             url = release_page(str(release_uuid))
             context["ti"].xcom_push(key=URL_KEY, value=url)
             self.log.info("release report: %s (UI: %s)", data["outputs"].get("report"), url)
+        details = data.get("details") or {}
+        self._fail_unless_published(str(details.get("status")), list(data.get("reasons") or []))
         return data
+
+    def _fail_unless_published(self, status: str, reasons: Sequence[str]) -> None:
+        """Fail the task when it is not a teardown and the release was not published: a
+        report that is a plain leaf of the DAG must never make a blocked run green."""
+        if self.is_teardown or status == "published":
+            return
+        from airflow.sdk.exceptions import AirflowFailException
+
+        from airflow_privacy.report.checks import redact
+
+        why = "; ".join(redact(str(r)) for r in reasons) or "no reason recorded"
+        raise AirflowFailException(
+            f"the release was not published ({status}): {why}. This report task is not a "
+            "teardown, so it fails to keep the run red; make it one "
+            "(publish >> report.as_teardown()) to let only the gate decide the run's state"
+        )
