@@ -209,7 +209,7 @@ def test_impossible_criterion_is_named_and_nothing_is_written(
          "--utility applies to --method lattice only"),
         (["--criterion", "k-anonymity:k=2", "--st", "x.csv"],
          "--qit and --st apply to --method bucketize only"),
-        (["--criterion", "k-anonymity:k=2", "--hierarchy", "age"], "--hierarchy expects COL=VALUE"),
+        (["--criterion", "k-anonymity:k=2", "--hierarchy", "age"], "--hierarchy expects COL=FILE"),
         (["--criterion", "k-anonymity:k=2", "--hierarchy", "age=/no/such.csv"],
          "hierarchy file '/no/such.csv' does not exist"),
         (["--criterion", "k-anonymity:k=2", "--seed", "x"], "--seed must be a whole number"),
@@ -254,7 +254,12 @@ def test_output_paths_are_checked(
     code, _, err = run(
         [*base(adult_csv, out, "mondrian"), "--criterion", "k-anonymity:k=2"], capsys
     )
-    assert code == 2 and "cannot tell the format" in err
+    assert code == 2 and "'r.txt.json' is a table: name it .csv, .csv.gz or .parquet" in err
+    out = tmp_path / "r.xlsx"
+    code, _, err = run(
+        [*base(adult_csv, out, "mondrian"), "--criterion", "k-anonymity:k=2"], capsys
+    )
+    assert code == 2 and "cannot tell the format to write" in err and "--input-format" not in err
 
 
 def test_a_failing_write_leaves_nothing_behind(

@@ -41,7 +41,10 @@ def test_the_parser_choices_equal_the_engines_constants() -> None:
     from airflow_privacy.cli import names
     from airflow_privacy.core.algorithm_aware.intervals import METHODS as INTERVALS
     from airflow_privacy.core.anonymize import METHODS, METRICS
+    from airflow_privacy.ledger.models import RELEASE_STATUSES, STATUSES
 
+    assert names.LEDGER_STATUSES == STATUSES
+    assert names.RELEASE_STATUSES == RELEASE_STATUSES
     assert names.METHODS == METHODS
     assert names.METRICS == METRICS
     assert names.INTERVAL_METHODS == INTERVALS

@@ -512,7 +512,7 @@ def test_bad_input_exits_2_with_one_line(
         ([*files_only, "--prior", h2, "--hierarchy", "zip"], "--hierarchy expects"),
         (
             [*files_only, "--prior", h2, "--individuals", str(tmp_path / "x.json")],
-            "cannot tell the format",
+            "'x.json' is a table: name it .csv, .csv.gz or .parquet, not .json",
         ),
         (
             [

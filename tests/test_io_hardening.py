@@ -295,6 +295,21 @@ def test_fifo_exits_2_on_the_command_line(fifo: Path, capsys: pytest.CaptureFixt
     assert "FIFO" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("what", ["knowledge", "criteria", "hierarchy"])
+def test_a_text_input_swapped_for_a_fifo_is_named_as_what_it_is(
+    fifo: Path, what: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check after opening (a file swapped for a FIFO once it was looked at) names the
+    input by its role, never "release" for a knowledge or criteria file."""
+    from airflow_privacy.core import io as core_io
+
+    monkeypatch.setattr(core_io, "_existing_file", lambda path, what="release": Path(path))
+    exc = _within(10, lambda: core_io.read_text(fifo, what), fifo)
+    assert isinstance(exc, InputError), exc
+    assert str(exc).startswith(f"{what} path {str(fifo)!r} is a FIFO (named pipe)")
+    assert "release" not in str(exc).replace("release.csv", "")
+
+
 def test_socket_is_refused() -> None:
     folder = Path(tempfile.mkdtemp())
     path = folder / "s.csv"

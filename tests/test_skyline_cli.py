@@ -200,6 +200,31 @@ def test_plots(slides_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[s
                                                           "slides.csv"]  # fmt: skip
 
 
+def test_a_failed_plot_write_leaves_nothing(
+    slides_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """The plot is written by the one writer of every output (gate.tables.write_outputs):
+    an error names --plot and leaves no temporary file and the old plot as it was."""
+    import os
+
+    svg = tmp_path / "skyline.svg"
+    svg.write_text("old", encoding="utf-8")
+
+    def full(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    code, out, err = run(["skyline", *base(slides_csv), "--c", "0.8", "--plot", str(svg)], capsys)
+    assert code == 2 and out == ""
+    assert err.strip() == (
+        f"airflow-privacy: error: --plot: cannot write {str(svg)!r}: No space left on device; "
+        "nothing was written"
+    )
+    assert svg.read_text(encoding="utf-8") == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["skyline.svg", "slides.csv"]
+
+
 def test_png_without_matplotlib(
     slides_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,

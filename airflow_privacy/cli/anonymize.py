@@ -18,7 +18,9 @@ from airflow_privacy.cli.common import (
     add_missing_arg,
     add_output_args,
     boolean,
+    column_pairs,
     context,
+    criteria_with_shorthand,
     emit,
     number,
     ref,
@@ -33,7 +35,6 @@ if TYPE_CHECKING:
 
 NAME = "anonymize"
 
-_SHORTHAND = ("k", "l", "c", "t", "ordered", "points")
 _LATTICE_ONLY = ("utility", "suppression", "max_lattice_size", "disclosure", "disclosure_limit")
 _BUCKETIZE_ONLY = ("bucket_column", "qit", "st")
 
@@ -169,18 +170,8 @@ def _criteria_file(path: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def criteria_from_args(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
-    from airflow_privacy.gate.criteria import parse_spec
-
-    parsed = [parse_spec(s) for s in args.criteria]
-    shorthand = {k: getattr(args, k) for k in _SHORTHAND if getattr(args, k) is not None}
-    if shorthand:
-        if len(parsed) != 1 or parsed[0][1]:
-            flags = " ".join(f"--{k}" for k in shorthand)
-            raise InputError(
-                f"{flags} apply to a single --criterion given without parameters; "
-                "with several criteria write NAME:PARAM=VALUE,..."
-            )
-        parsed = [(parsed[0][0], shorthand)]
+    """``--criterion`` (with the shorthand flags, as in ``check``) and ``--criteria-file``."""
+    parsed = criteria_with_shorthand(args)
     if args.criteria_file is not None:
         parsed.extend(_criteria_file(args.criteria_file))
     if not parsed:
@@ -189,44 +180,32 @@ def criteria_from_args(args: argparse.Namespace) -> list[tuple[str, dict[str, An
 
 
 # ---------------------------------------------------------------------- hierarchies
-def _pair(option: str, text: str, need_value: bool = True) -> tuple[str, str]:
-    col, eq, val = text.partition("=")
-    if not col.strip() or (need_value and (not eq or not val.strip())):
-        form = "COL=VALUE" if need_value else "COL[=VALUE]"
-        raise InputError(f"--{option} expects {form}, got {text!r}")
-    return col.strip(), val.strip()
-
-
 def hierarchy_specs(args: argparse.Namespace) -> dict[str, str]:
-    """``--hierarchy COL=FILE`` as ``{col: file}``."""
-    out: dict[str, str] = {}
-    for text in args.hierarchy:
-        col, path = _pair("hierarchy", text)
-        if col in out:
-            raise InputError(f"--hierarchy is given twice for column {col!r}")
-        out[col] = path
-    return out
+    """``--hierarchy COL=FILE`` as ``{col: file}`` (a column at most once)."""
+    return column_pairs("hierarchy", args.hierarchy, "COL=FILE")
 
 
 def interval_specs(args: argparse.Namespace) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
-    for text in args.interval:
-        col, widths = _pair("interval", text)
+    for col, widths in column_pairs("interval", args.interval, "COL=W1,W2,...").items():
         try:
             out[col] = [int(w) for w in widths.split(",")]
         except ValueError:
-            raise InputError(f"--interval {text!r}: widths must be whole numbers") from None
+            raise InputError(
+                f"--interval {col + '=' + widths!r}: widths must be whole numbers"
+            ) from None
     return out
 
 
 def mask_specs(args: argparse.Namespace) -> dict[str, int | None]:
     out: dict[str, int | None] = {}
-    for text in args.mask:
-        col, depth = _pair("mask", text, need_value=False)
+    for col, depth in column_pairs("mask", args.mask, "COL[=DEPTH]", need_value=False).items():
         try:
             out[col] = int(depth) if depth else None
         except ValueError:
-            raise InputError(f"--mask {text!r}: the depth must be a whole number") from None
+            raise InputError(
+                f"--mask {col + '=' + depth!r}: the depth must be a whole number"
+            ) from None
     return out
 
 

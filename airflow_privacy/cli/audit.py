@@ -14,6 +14,7 @@ from airflow_privacy.cli.common import (
     add_attempt_args,
     add_input_args,
     add_output_args,
+    column_pairs,
     context,
     emit,
     number,
@@ -21,7 +22,6 @@ from airflow_privacy.cli.common import (
     wrap,
 )
 from airflow_privacy.cli.report import add_report_arg, report_after, report_target
-from airflow_privacy.errors import InputError
 
 if TYPE_CHECKING:
     from airflow_privacy.gate.envelope import Envelope
@@ -47,16 +47,6 @@ def confidence(text: str) -> float:
     if not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"--confidence must be in (0, 1], got {text!r}")
     return value
-
-
-def _pairs(specs: list[str] | None) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for spec in specs or []:
-        col, sep, path = spec.partition("=")
-        if not sep or not col.strip() or not path.strip():
-            raise InputError(f"--hierarchy expects COL=FILE, got {spec!r}")
-        out[col.strip()] = path.strip()
-    return out
 
 
 def register(sub: Any) -> None:
@@ -149,7 +139,7 @@ def register(sub: Any) -> None:
         "the values left) to this CSV or Parquet file; it is confidential (nothing else "
         "shows an individual's values)",
     )  # fmt: skip
-    add_input_args(p)
+    add_input_args(p, tables=False)  # the audit reads release files, never SQL tables
     add_attempt_args(p, NAME)
     add_report_arg(p)
     add_output_args(p)
@@ -172,10 +162,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             manifest=ReleaseRef(path=args.manifest) if args.manifest is not None else None,
             datasets=args.datasets,
             against=args.against,
-            prior_files=[ReleaseRef.parse(p) for p in args.prior],
+            prior_files=[ref(p, args) for p in args.prior],
             overlap=args.overlap,
             id_column=args.id_column,
-            hierarchies=_pairs(args.hierarchy),
+            hierarchies=column_pairs("hierarchy", args.hierarchy, "COL=FILE"),
             missing_qi=args.missing_qi,
             top=args.top,
             confidence=args.confidence,

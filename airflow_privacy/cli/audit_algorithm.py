@@ -12,16 +12,18 @@ set, 1 = somebody flagged or the predicate fails, 2 = bad input.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from airflow_privacy.cli.common import (
     EXIT_SAFE,
     EXIT_UNSAFE,
     Progress,
+    add_input_args,
     add_output_args,
     boolean,
+    clean,
     number,
+    ref,
     write_json,
 )
 from airflow_privacy.errors import InputError
@@ -126,9 +128,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--mask", action="append", default=[], metavar="COL[=DEPTH]",
                    help="mask hierarchy for a QI")  # fmt: skip
-    p.add_argument("--input-format", choices=("csv", "parquet"), default=None,
-                   help="input file format (default: from the extension)")  # fmt: skip
-    p.add_argument("--delimiter", default=None, help="input CSV delimiter (default: detected)")
+    add_input_args(p, tables=False)  # the original table, a file
     add_output_args(p)
     p.set_defaults(criteria_file=None)
 
@@ -144,7 +144,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     from airflow_privacy.core.algorithm_aware.candidates import Generalizer
     from airflow_privacy.core.algorithm_aware.intervals import check_interval
     from airflow_privacy.core.anonymize.criteria import CriteriaSet
-    from airflow_privacy.core.io import column_names, read_release
+    from airflow_privacy.core.io import describe_columns
+    from airflow_privacy.gate.context import GateContext
+    from airflow_privacy.gate.tables import column_names, read_table
 
     progress = Progress(args.quiet)
     check_threshold(args.threshold)
@@ -152,24 +154,25 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     criteria = criteria_from_args(args)
     parsed = CriteriaSet.parse(criteria)
     hierarchies = hierarchy_files(args)
-    path = Path(args.input)
-    header = column_names(path, args.input_format, args.delimiter)
+    source = ref(args.input, args)
+    ctx = GateContext(progress=progress)
+    header = column_names(source, ctx, fmt=args.input_format, delimiter=args.delimiter)
     for col in [*args.qis, args.sensitive, *([args.id_column] if args.id_column else [])]:
         if col not in header:
-            raise InputError(f"column {col!r} does not exist in {path.name} "
-                             f"(columns: {', '.join(header)})")  # fmt: skip
-    progress(f"reading {path}")
-    table = read_release(path, None, args.input_format, args.delimiter)
+            raise InputError(f"column {col!r} does not exist in {source.name} "
+                             f"(columns: {describe_columns(header)})")  # fmt: skip
+    progress(f"reading {source.describe()}")
+    table = read_table(source, None, ctx, fmt=args.input_format, delimiter=args.delimiter)
     hierarchies.update(built_hierarchies(args, table))
     gen = Generalizer(table, args.qis, args.sensitive, hierarchies, args.id_column)
     if args.candidates:
         cands = gen.candidates(args.candidates)
-        source = "given"
+        order_of = "given"
     else:
         order = gen.lattice_sequence(parsed, args.utility)
         cands = [gen.candidate(node) for node in order]
-        source = f"lattice order ({args.utility})"
-    progress(f"{len(cands)} candidates ({source}); {gen.population.n:,} people")
+        order_of = f"lattice order ({args.utility})"
+    progress(f"{len(cands)} candidates ({order_of}); {gen.population.n:,} people")
     released: str | None = None
     if args.released is not None:
         released = gen.name(gen.parse(args.released))
@@ -180,10 +183,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         min_accepted=args.min_accepted, people_limit=max(args.people, 0), progress=progress,
     )  # fmt: skip
     if args.format == "json":
-        payload = {"input": str(path), "candidate_source": source, **result.to_dict()}
+        payload = {"input": args.input, "candidate_source": order_of, **result.to_dict()}
         write_json(payload, out)
     else:
-        out.write(render(str(path), source, result))
+        out.write(clean(render(args.input, order_of, result)))
     return EXIT_SAFE if result.safe else EXIT_UNSAFE
 
 

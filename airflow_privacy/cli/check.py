@@ -15,19 +15,18 @@ from airflow_privacy.cli.common import (
     add_output_args,
     boolean,
     context,
+    criteria_with_shorthand,
     emit,
     number,
     ref,
     wrap,
 )
 from airflow_privacy.cli.report import add_report_arg, report_after, report_target
-from airflow_privacy.errors import InputError
 
 if TYPE_CHECKING:
     from airflow_privacy.gate.envelope import Envelope
 
 NAME = "check"
-SHORTHAND = ("k", "l", "c", "t", "ordered", "points")
 
 
 def add_criterion_args(p: argparse.ArgumentParser, names: str) -> None:
@@ -56,23 +55,6 @@ def add_criterion_args(p: argparse.ArgumentParser, names: str) -> None:
         "l values the target does not have, the values of k other people and m people who "
         "have the target's value if anyone does stays below confidence c (0 < c <= 1)",
     )  # fmt: skip
-
-
-def criteria_from_args(args: argparse.Namespace) -> list[Any]:
-    """The criteria of ``--criterion`` (+ the shorthand flags of a single bare name)."""
-    from airflow_privacy.gate.criteria import parse_spec
-
-    parsed = [parse_spec(s) for s in args.criteria or []]
-    shorthand = {k: getattr(args, k) for k in SHORTHAND if getattr(args, k, None) is not None}
-    if shorthand:
-        if len(parsed) != 1 or parsed[0][1]:
-            flags = " ".join(f"--{'point' if k == 'points' else k}" for k in shorthand)
-            raise InputError(
-                f"{flags} apply to a single --criterion given without parameters; "
-                "with several criteria write NAME:PARAM=VALUE,..."
-            )
-        parsed = [(parsed[0][0], shorthand)]
-    return parsed
 
 
 def register(sub: Any) -> None:
@@ -109,7 +91,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             release=ref(args.release, args),
             sensitive=args.sensitive,
             group_columns=list(args.groups),
-            criteria=criteria_from_args(args),
+            criteria=criteria_with_shorthand(args),
             name=args.name,
             attempt=args.attempt,
             ledger=args.ledger,

@@ -103,16 +103,19 @@ def add_output_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress output on stderr")
 
 
-def add_input_args(p: argparse.ArgumentParser) -> None:
+def add_input_args(p: argparse.ArgumentParser, *, tables: bool = True) -> None:
+    """--input-format, --delimiter and, for a command whose step reads SQL tables,
+    --conn (the others refuse ``table:NAME``: :func:`ref`)."""
     p.add_argument(
         "--input-format", choices=("csv", "parquet"), default=None,
         help="file format (default: from the extension)",
     )  # fmt: skip
     p.add_argument("--delimiter", default=None, help="CSV delimiter (default: detected)")
-    p.add_argument(
-        "--conn", default=None, metavar="URL",
-        help="database URL of a table:SCHEMA.NAME reference (the GROUP BY runs there)",
-    )  # fmt: skip
+    if tables:
+        p.add_argument(
+            "--conn", default=None, metavar="URL",
+            help="database URL of a table:SCHEMA.NAME reference (the GROUP BY runs there)",
+        )  # fmt: skip
 
 
 def add_ledger_arg(p: argparse.ArgumentParser) -> None:
@@ -141,10 +144,58 @@ def add_missing_arg(p: argparse.ArgumentParser) -> None:
 
 
 def ref(text: str, args: argparse.Namespace) -> ReleaseRef:
-    """A positional RELEASE as a reference (path, URI, or table:NAME with --conn)."""
+    """A positional RELEASE as a reference (path, URI, or table:NAME with --conn; a command
+    without --conn reads files only and refuses table:NAME)."""
     from airflow_privacy.gate.refs import ReleaseRef
 
-    return ReleaseRef.parse(text, getattr(args, "conn", None))
+    return ReleaseRef.parse(text, getattr(args, "conn", None), tables=hasattr(args, "conn"))
+
+
+# --------------------------------------------------------------- criteria, hierarchies
+SHORTHAND = ("k", "l", "c", "t", "ordered", "points")
+"""The parameter flags of a single ``--criterion`` given without parameters (``points`` is
+``--point``, repeated)."""
+
+
+def criteria_with_shorthand(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
+    """The criteria of ``--criterion NAME[:PARAM=VALUE,...]`` (repeatable), with the
+    shorthand flags (``--k``, ``--l``, ``--c``, ``--t``, ``--ordered``, ``--point``) as the
+    parameters of a single bare name (check, anonymize, audit-algorithm)."""
+    from airflow_privacy.errors import InputError
+    from airflow_privacy.gate.criteria import parse_spec
+
+    parsed = [parse_spec(s) for s in getattr(args, "criteria", None) or []]
+    shorthand = {k: getattr(args, k) for k in SHORTHAND if getattr(args, k, None) is not None}
+    if shorthand:
+        if len(parsed) != 1 or parsed[0][1]:
+            flags = " ".join(f"--{'point' if k == 'points' else k}" for k in shorthand)
+            raise InputError(
+                f"{flags} apply to a single --criterion given without parameters; "
+                "with several criteria write NAME:PARAM=VALUE,..."
+            )
+        parsed = [(parsed[0][0], shorthand)]
+    return parsed
+
+
+def column_pairs(
+    option: str, specs: list[str] | None, form: str = "COL=FILE", need_value: bool = True
+) -> dict[str, str]:
+    """``--OPTION COL=VALUE`` (repeatable; ``form`` as the usage shows it) as
+    ``{col: value}``: both sides stripped, neither empty (``COL`` alone when not
+    ``need_value``: value ``""``), a column at most once (a repeated column is refused, not
+    silently replaced)."""
+    from airflow_privacy.errors import InputError
+
+    out: dict[str, str] = {}
+    for text in specs or []:
+        col, eq, val = text.partition("=")
+        col, val = col.strip(), val.strip()
+        if not col or (need_value and (not eq or not val)):
+            raise InputError(f"--{option} expects {form}, got {text!r}")
+        if col in out:
+            raise InputError(f"--{option} is given twice for column {col!r}")
+        out[col] = val
+    return out
 
 
 def context(args: argparse.Namespace) -> GateContext:

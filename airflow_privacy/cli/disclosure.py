@@ -9,6 +9,7 @@ from airflow_privacy.cli.common import (
     EXIT_SAFE,
     Progress,
     add_release_args,
+    clean,
     load_bucketization,
     number,
     release_info,
@@ -26,18 +27,23 @@ def register(sub: Any) -> None:
         "for k = 0..K, with the witness of each.",
     )  # fmt: skip
     add_release_args(p)
-    p.add_argument("--k-max", type=number(int, "--k-max"), required=True, metavar="K")
+    p.add_argument(
+        "--k-max", type=number(int, "--k-max"), required=True, metavar="K",
+        help="the largest k of the curve (whole, 0 to 100000; the curve is flat from the "
+        "number of distinct sensitive values in a group on)",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    from airflow_privacy.core.criteria.registry import MAX_K_CURVE
     from airflow_privacy.core.criteria.worst_case import (
         describe_witness,
         disclosure_curve,
         witness_dict,
     )
 
-    if args.k_max < 0:
-        raise InputError(f"--k-max must be >= 0, got {args.k_max}")
+    if not 0 <= args.k_max <= MAX_K_CURVE:  # before reading a possibly large file
+        raise InputError(f"--k-max must be a whole number in [0, {MAX_K_CURVE}], got {args.k_max}")
     progress = Progress(args.quiet)
     b = load_bucketization(args, progress)
     progress(f"computing the disclosure curve for k = 0..{args.k_max}")
@@ -59,14 +65,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         }
         write_json(payload, out)
         return EXIT_SAFE
-    out.write(
-        f"maximum disclosure of {args.release} ({b.n_records:,} records, {b.n_groups:,} groups)\n"
-    )
-    out.write("   k  implications  negations\n")
+    lines = [
+        f"maximum disclosure of {args.release} ({b.n_records:,} records, {b.n_groups:,} groups)",
+        "   k  implications  negations",
+    ]
     for p in curve:
-        out.write(
-            f"{p.k:4d}  {p.implications.max_disclosure:12.4f}  {p.negations.max_disclosure:9.4f}\n"
+        lines.append(
+            f"{p.k:4d}  {p.implications.max_disclosure:12.4f}  {p.negations.max_disclosure:9.4f}"
         )
     last = curve[-1]
-    out.write(f"at k = {last.k}: {describe_witness(b, last.implications)}\n")
+    lines.append(f"at k = {last.k}: {describe_witness(b, last.implications)}")
+    # the release's name and the witness's labels come from the data: shown, not obeyed
+    out.write(clean("\n".join(lines) + "\n"))
     return EXIT_SAFE

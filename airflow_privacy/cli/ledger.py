@@ -24,11 +24,11 @@ from airflow_privacy.cli.common import (
 from airflow_privacy.errors import InputError
 
 NAME = "ledger"
-STATUSES = ("candidate", "published", "blocked", "superseded")
 
 
 def register(sub: Any) -> None:
     from airflow_privacy.cli.attempt import add_release_file_args
+    from airflow_privacy.cli.names import LEDGER_STATUSES, RELEASE_STATUSES
 
     p = sub.add_parser(
         NAME,
@@ -42,7 +42,9 @@ def register(sub: Any) -> None:
     ls = actions.add_parser("list", help="list the recorded releases, oldest first")
     add_ledger_arg(ls)
     ls.add_argument("--dataset", help="only releases of this dataset")
-    ls.add_argument("--status", choices=STATUSES, help="only releases shown with this status")
+    ls.add_argument(
+        "--status", choices=LEDGER_STATUSES, help="only releases shown with this status"
+    )
     add_output_args(ls)
 
     show = actions.add_parser("show", help="one release: metadata, attempts, checks, groups")
@@ -64,7 +66,7 @@ def register(sub: Any) -> None:
     imp.add_argument("--dataset", required=True, help="dataset name (the series of releases)")
     imp.add_argument("--version", help="version label (default: the next number)")
     imp.add_argument(
-        "--status", choices=("candidate", "published"), default="candidate",
+        "--status", choices=RELEASE_STATUSES, default="candidate",
         help="candidate (default) or published (history published elsewhere)",
     )  # fmt: skip
     add_ledger_arg(imp)
@@ -75,7 +77,7 @@ def register(sub: Any) -> None:
         "are stored so that the overlap with later releases is known exactly",
     )  # fmt: skip
     imp.add_argument("--id-column", metavar="COL", help="the identifier column of --identifiers")
-    add_input_args(imp)
+    add_input_args(imp, tables=False)  # the ledger records release files, not SQL tables
     add_output_args(imp)
 
     pub = actions.add_parser(
@@ -175,6 +177,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 def _import(args: argparse.Namespace, out: TextIO) -> int:
     """Validate everything first (the files, the key), then open (or create) the ledger."""
+    from airflow_privacy.cli.common import ref
     from airflow_privacy.core.composition.files import read_population_file
     from airflow_privacy.core.composition.identifiers import key_from_env
     from airflow_privacy.gate.attempts import read_candidate
@@ -187,7 +190,7 @@ def _import(args: argparse.Namespace, out: TextIO) -> int:
     location = ctx.ledger_location(args.ledger)
     progress(f"reading {args.release}")
     rf = read_candidate(
-        ReleaseRef.parse(args.release), ctx, qis=args.qis, sensitive=args.sensitive,
+        ref(args.release, args), ctx, qis=args.qis, sensitive=args.sensitive,
         kind=args.kind, bucket=args.bucket,
         manifest=ReleaseRef(path=args.manifest) if args.manifest is not None else None,
         fmt=args.input_format, delimiter=args.delimiter,
@@ -238,6 +241,7 @@ def _summary(info: Any) -> dict[str, Any]:
         "version": info.version,
         "status": info.status,
         "created_at": info.created_at,
+        "updated_at": info.updated_at,
         "published_at": info.published_at,
         "kind": info.kind,
         "sensitive": info.sensitive,

@@ -45,15 +45,19 @@ def add_report_arg(p: argparse.ArgumentParser) -> None:
 
 
 def report_target(args: argparse.Namespace) -> ReleaseRef | None:
-    """``--report``'s file, checked before any work (its folder exists, it is no folder)."""
+    """``--report``'s file, checked before any work (:func:`airflow_privacy.gate.report.
+    report_target`: the release is a file, the target an ``.html`` file in a folder that
+    exists)."""
     from airflow_privacy.gate.refs import ReleaseRef
-    from airflow_privacy.gate.tables import check_writable
+    from airflow_privacy.gate.report import report_target as check_target
 
     if getattr(args, "report", None) is None:
         return None
+    release = getattr(args, "release", None) or getattr(args, "candidate", None)
     target = ReleaseRef(path=args.report)
-    check_writable(target, "--report")
-    return target
+    if release is None:  # pragma: no cover - every command with --report has a release
+        return target
+    return check_target(ref(release, args), target, option="report")
 
 
 def report_after(
@@ -73,6 +77,8 @@ def report_after(
             sensitive=env.release.sensitive,
             group_columns=env.release.group_columns or None,
             missing_as=getattr(args, "missing_as", None),  # as the check counted them
+            fmt=getattr(args, "input_format", None),  # as the check read it
+            delimiter=getattr(args, "delimiter", None),
         ),
         ctx,
     )
@@ -97,12 +103,14 @@ def register(sub: Any) -> None:
     add_ledger_arg(p)
     p.add_argument(
         "--out", metavar="FILE.html",
-        help="where to write the report (default: RELEASE.report.html beside the release)",
+        help="where to write the report, a name ending in .html (default: "
+        "RELEASE.report.html beside the release)",
     )  # fmt: skip
     p.add_argument(
         "--check", action="append", default=[], metavar="[NAME=]FILE", dest="checks",
         help="a report envelope saved with --format json by check, maxent or audit "
-        "(repeat; not with --attempt)",
+        "(repeat; not with --attempt); NAME is the text before the first '=' (it holds "
+        "none), FILE the rest; default NAME: the envelope's own",
     )  # fmt: skip
     p.add_argument("--sensitive", metavar="COL", help="sensitive column (default: manifest)")
     p.add_argument(
@@ -112,12 +120,14 @@ def register(sub: Any) -> None:
     p.add_argument("--dataset", metavar="NAME", help="dataset name shown (without --attempt)")
     p.add_argument("--version", metavar="LABEL", help="version label shown (without --attempt)")
     p.add_argument("--c", type=number(float, "--c"), help="threshold line of the curve")
-    p.add_argument("--k-max", type=number(int, "--k-max"), help="largest k of the curve")
+    p.add_argument(
+        "--k-max", type=number(int, "--k-max"), help="largest k of the curve (0 to 1000)"
+    )
     p.add_argument(
         "--skyline-c", type=number(float, "--skyline-c"), help="confidence of the skyline"
     )
     add_missing_arg(p)
-    add_input_args(p)
+    add_input_args(p, tables=False)  # a report reads a release file and its manifest
     add_output_args(p)
 
 
@@ -149,6 +159,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             skyline_c=args.skyline_c,
             ledger=args.ledger,
             missing_as=args.missing_as,
+            fmt=args.input_format,
+            delimiter=args.delimiter,
         ),
         context(args),
     )

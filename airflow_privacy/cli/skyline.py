@@ -16,6 +16,7 @@ from airflow_privacy.cli.common import (
     EXIT_SAFE,
     Progress,
     add_release_args,
+    clean,
     load_bucketization,
     number,
     release_info,
@@ -50,7 +51,8 @@ def register(sub: Any) -> None:
         p.add_argument(
             f"--max-{dim}", type=number(int, f"--max-{dim}"), default=DEFAULT_MAX,
             metavar=dim.upper(),
-            help=f"explore at most this many {what} (whole, >= 0; default {DEFAULT_MAX})",
+            help=f"explore at most this many {what} (whole, 0 to {MAX_BOUND}; default "
+            f"{DEFAULT_MAX})",
         )  # fmt: skip
     p.add_argument(
         "--plot", metavar="FILE", default=None,
@@ -112,7 +114,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         }
         write_json(payload, out)
     else:
-        out.write(render(result, args.release, b))
+        out.write(clean(render(result, args.release, b)))  # labels from the data: shown only
     return EXIT_SAFE
 
 

@@ -10,9 +10,8 @@ Multidimensional Adversarial Knowledge" (VLDB 2007), the talk's slide "Skyline E
 from __future__ import annotations
 
 import importlib.util
+import io
 import itertools
-import os
-import tempfile
 from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -156,7 +155,7 @@ def skyline_svg(result: SkylineResult, subject: str = "the release") -> str:
     return "\n".join(parts) + "\n"
 
 
-def _png(result: SkylineResult, subject: str, path: Path) -> None:
+def _png(result: SkylineResult, subject: str) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -187,30 +186,24 @@ def _png(result: SkylineResult, subject: str, path: Path) -> None:
     if series:
         ax.legend(loc="upper right", fontsize=9)
     fig.tight_layout()
-    fig.savefig(str(path), format="png")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
 
 
 def write_plot(result: SkylineResult, path: Path, subject: str = "the release") -> None:
-    """Write the plot to ``path`` (``.svg`` or ``.png``) atomically: a temporary file in the
-    same folder, renamed over ``path`` when complete."""
+    """Write the plot to ``path`` (``.svg`` or ``.png``) atomically, through the one writer
+    of every output (:func:`airflow_privacy.gate.tables.write_outputs`: a temporary file in
+    the same folder, renamed over ``path`` when complete; nothing left behind on error)."""
+    from airflow_privacy.gate.context import GateContext
+    from airflow_privacy.gate.refs import ReleaseRef
+    from airflow_privacy.gate.tables import write_outputs
+
     path = check_plot_path(str(path))
+    content: str | bytes = (
+        skyline_svg(result, subject) if path.suffix.lower() == ".svg" else _png(result, subject)
+    )
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=".plot.", suffix=path.suffix, dir=path.parent)
-    except OSError as exc:
-        raise InputError(f"--plot {str(path)!r}: cannot write: {exc.strerror or exc}") from None
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        if path.suffix.lower() == ".svg":
-            tmp.write_text(skyline_svg(result, subject), encoding="utf-8")
-        else:
-            _png(result, subject, tmp)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # mkstemp creates 0600; give the usual permissions
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise InputError(f"--plot {str(path)!r}: cannot write: {exc.strerror or exc}") from None
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+        write_outputs({ReleaseRef(path=str(path)): content}, GateContext())
+    except InputError as exc:
+        raise InputError(f"--plot: {exc}") from None

@@ -47,7 +47,6 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 from airflow_privacy.errors import InputError, opt
 
 if TYPE_CHECKING:
-    import pandas as pd
     import pyarrow as pa
 
     from airflow_privacy.core.model import Bucketization, ReleaseSpec
@@ -230,28 +229,6 @@ def column_names(
     return _csv_header(p, delimiter)[1]
 
 
-def read_release_frame(
-    path: str | Path, columns: Sequence[str] | None = None, fmt: Format | None = None
-) -> pd.DataFrame:
-    """Like :func:`read_release`, as a pandas DataFrame."""
-    frame: pd.DataFrame = read_release(path, columns, fmt).to_pandas()
-    return frame
-
-
-def write_release(frame: pd.DataFrame, path: str | Path) -> Path:
-    """Write a release table as CSV or Parquet (by extension), atomically."""
-    p = Path(path)
-    kind = detect_format(p)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    if kind == "parquet":
-        frame.to_parquet(tmp, index=False)
-    else:
-        frame.to_csv(tmp, index=False, compression="gzip" if p.suffix == ".gz" else None)
-    tmp.replace(p)
-    return p
-
-
 # ------------------------------------------------------------------------ internals
 def _existing_file(path: str | Path, what: str = "release") -> Path:
     """``path`` when it names a regular file (following links); checked before any open,
@@ -367,7 +344,7 @@ def read_text(path: str | Path, what: str, limit: int = TEXT_LIMIT) -> str:
     bytes, valid UTF-8 (a byte-order mark is dropped). Errors name ``what``."""
     p = _existing_file(path, what)
     try:
-        with _open_regular(p) as fh:
+        with _open_regular(p, what) as fh:
             data = fh.read(limit + 1)
     except OSError as exc:
         raise InputError(f"cannot read {what} {str(p)!r}: {_reason(exc)}") from None
@@ -393,15 +370,17 @@ def _what(mode: int) -> str:
     return "not a file"
 
 
-def _open_regular(path: Path) -> IO[bytes]:
+def _open_regular(path: Path, what: str = "release") -> IO[bytes]:
     """``path`` opened for reading bytes, without blocking, and checked again once open (a
-    file swapped for a FIFO after :func:`_existing_file` cannot hang the reader)."""
+    file swapped for a FIFO after :func:`_existing_file` cannot hang the reader); errors
+    name ``what`` (``release``, ``knowledge``, ``criteria``, ...), as
+    :func:`_existing_file` does."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(path, flags)
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise InputError(f"release path {str(path)!r} is {_what(mode)}, not a regular file")
+            raise InputError(f"{what} path {str(path)!r} is {_what(mode)}, not a regular file")
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)

@@ -43,11 +43,18 @@ class ReleaseRef:
                 raise InputError(f"table {self.sql_table!r} needs a connection ({opt('conn')})")
 
     @classmethod
-    def parse(cls, text: str, conn: str | None = None) -> ReleaseRef:
-        """``table:NAME`` -> a SQL table; anything else -> a path or URI."""
+    def parse(cls, text: str, conn: str | None = None, *, tables: bool = True) -> ReleaseRef:
+        """``table:NAME`` -> a SQL table; anything else -> a path or URI. With ``tables``
+        false (a step that reads files only) ``table:NAME`` is refused as such, rather than
+        asking for a connection the step has no use for."""
         if not isinstance(text, str):
             raise InputError(f"a release reference is text, got {type(text).__name__}")
         if text.startswith(TABLE_PREFIX):
+            if not tables:
+                raise InputError(
+                    f"{text!r} names a SQL table, which this step does not read: give a file "
+                    "path or URI"
+                )
             return cls(sql_table=text[len(TABLE_PREFIX) :].strip(), conn=conn)
         return cls(path=text, conn=conn)
 

@@ -46,6 +46,8 @@ class ReportRequest:
     ledger: str | None = None
     name: str = "report"
     missing_as: str | None = None  # blank sensitive cells counted as this (else refused)
+    fmt: Any = None  # the release's format, "csv" or "parquet" (default: from its name)
+    delimiter: str | None = None  # its CSV delimiter (default: detected)
 
 
 def status_of(info: AttemptInfo, failed_tasks: Mapping[str, str]) -> tuple[str, list[str]]:
@@ -76,13 +78,29 @@ def status_of(info: AttemptInfo, failed_tasks: Mapping[str, str]) -> tuple[str, 
     return "not-published", reasons
 
 
+def report_target(release: ReleaseRef, out: ReleaseRef | None, option: str = "out") -> ReleaseRef:
+    """Where the report of ``release`` goes (``out``, else ``RELEASE.report.html`` beside
+    it), checked before any work: ``release`` is a file (a report reads it and the manifest
+    beside it; a SQL table has neither), and the target is an ``.html`` file in a folder
+    that exists. ``option`` names the parameter that set ``out`` in messages."""
+    from airflow_privacy.gate.tables import check_writable
+
+    if release.is_table:
+        raise InputError(
+            f"{release.describe()} is a SQL table: a report ({opt(option)}) reads a release "
+            "file (a path or URI) and the manifest beside it"
+        )
+    target = out or release.sibling(REPORT_SUFFIX)
+    check_writable(target, "the report", option=option, kind="html")
+    return target
+
+
 def run_report(req: ReportRequest, ctx: GateContext) -> Envelope:
     """Build, write and store the report (module doc)."""
-    from airflow_privacy.gate.tables import check_writable, local_copy, write_outputs
+    from airflow_privacy.gate.tables import local_copy, write_outputs
     from airflow_privacy.report import build_release_report, render_html
 
-    out = req.out or req.release.sibling(REPORT_SUFFIX)
-    check_writable(out, opt("out"))
+    out = report_target(req.release, req.out)
     info = None
     checks = list(req.checks)
     dataset, version, release_id = req.dataset, req.version, None
@@ -112,6 +130,8 @@ def run_report(req: ReportRequest, ctx: GateContext) -> Envelope:
             skyline_c=req.skyline_c,
             progress=ctx.progress,
             missing_as=req.missing_as,
+            fmt=req.fmt,
+            delimiter=req.delimiter,
         )
     report = _with_path(report, req.release.describe())
     html = render_html(report)
@@ -159,7 +179,12 @@ def _with_path(report: Any, ref: str) -> Any:
 
 
 def checks_from_files(specs: Sequence[str]) -> list[Envelope]:
-    """``--check FILE``: envelopes saved with ``--format json`` (strictly read)."""
+    """``--check [NAME=]FILE``: envelopes saved with ``--format json`` (strictly read).
+
+    The text splits at its first ``=``: NAME never contains one, FILE may
+    (``run=1/ck.json`` is the file ``1/ck.json`` named ``run``). A FILE whose path has an
+    ``=`` therefore needs a NAME in front (``ck=dir=a/ck.json``, or ``=dir=a/ck.json``: an
+    empty NAME); without a NAME the envelope's own name is used."""
     import json
     from pathlib import Path
 
@@ -169,6 +194,11 @@ def checks_from_files(specs: Sequence[str]) -> list[Envelope]:
         name, sep, file = spec.partition("=")
         if not sep:
             name, file = "", spec
+        elif not file:
+            raise InputError(
+                f"{opt('check')} expects [NAME=]FILE (NAME before the first '='), got {spec!r}"
+            )
+        name = name.strip()  # an empty NAME (``=FILE``): the envelope's own name
         from airflow_privacy.core.io import read_text
 
         text = read_text(Path(file), opt("check"), limit=64 << 20)

@@ -7,30 +7,45 @@ file and read the same way; a SQL table is read column by column, or for counts 
 ``GROUP BY`` pushed down to the database.
 
 Writers (:func:`write_outputs`): every output (a table in the format its name says, gzip
-included; a JSON document; a text document) goes to a temporary file in the target folder
-first and is renamed into place only when all of them are written, so a failure leaves the
-old files or the new ones, never half of one. On Linux the temporary file is unnamed
-(``O_TMPFILE``) until the moment it is renamed, so a process killed with ``kill -9`` leaves
-nothing behind; where that is not available a named ``.NAME.PID.RANDOM.tmp`` is used, and
-the next write into the folder removes those whose process is gone.
+included; a JSON document; a text document) is checked first (:func:`check_writable`: the
+folder, and a name that fits what is written: a table ``.csv[.gz]``/``.tsv``/``.txt``/
+``.parquet``, JSON ``.json``, HTML ``.html``), then written in full, local ones to a
+temporary file in the target folder and remote ones to memory. Only when every output is
+written are they put in place: the remote ones uploaded first (the slow step, the one most
+likely to fail; each object store replaces an object atomically), then the local ones
+renamed, one quick ``rename`` each. A failure before that leaves every old file as it was
+and no temporary file; a failure while putting them in place (an upload refused, a rename
+failing) says which outputs were written and which were not.
+
+On Linux the temporary file is unnamed (``O_TMPFILE``) until the moment it is renamed, so a
+process killed with ``kill -9`` leaves nothing behind; where that is not available a named
+``.NAME.HOST.PID.RANDOM.tmp`` is used (``HOST``: this machine's name, shortened, with a hash
+of the whole name). The next write into the folder removes such files only when they are
+this host's, their process is gone and they are older than :data:`STALE_AGE` seconds: a
+folder on NFS or another shared volume may hold another machine's write in progress, whose
+process cannot be seen from here.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import io
 import json
 import os
 import re
 import secrets
 import shutil
+import socket
 import stat
 import tempfile
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from airflow_privacy.errors import InputError
+from airflow_privacy.errors import InputError, opt
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.refs import ReleaseRef
 
@@ -40,8 +55,17 @@ if TYPE_CHECKING:
     from airflow_privacy.core.model import Bucketization, ReleaseSpec
 
 Content = Any  # pa.Table | dict (JSON) | str (text) | bytes | Path (a file to copy)
-_STALE = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp$")
-_NAME_MAX = 255 - 24  # room for the ".NAME.PID.RANDOM.tmp" of a named temporary file
+Kind = Literal["table", "json", "html", "file"]
+"""What an output holds, which its name must say: a table (``.csv``, ``.csv.gz``, ``.tsv``,
+``.txt``, ``.parquet``), a JSON document (``.json``), an HTML page (``.html``, ``.htm``), or
+any file (no check of the name)."""
+_KIND_SUFFIXES: dict[str, tuple[str, ...]] = {"json": (".json",), "html": (".html", ".htm")}
+_STALE = re.compile(
+    r"^\.(?P<name>.+)\.(?P<host>[A-Za-z0-9-]{1,16}-[0-9a-f]{8})\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp$"
+)
+_NAME_MAX = 255 - 48  # room for the ".NAME.HOST.PID.RANDOM.tmp" of a named temporary file
+STALE_AGE = 3600.0
+"""Seconds a dead writer's named temporary file is left alone before it is swept (1 hour)."""
 
 
 # ----------------------------------------------------------------------------- reading
@@ -202,25 +226,64 @@ def _sql_table(ref: ReleaseRef, columns: Sequence[str] | None, ctx: GateContext)
 
 
 # ----------------------------------------------------------------------------- writing
-def check_writable(ref: ReleaseRef, what: str) -> None:
+def check_writable(
+    ref: ReleaseRef, what: str, *, option: str | None = None, kind: Kind | None = None
+) -> None:
     """Before any work: the output's folder exists and it is not a folder itself (local);
-    its format is known from its name."""
+    its name fits ``kind``, what will be written there (:data:`Kind`; default: a table
+    unless the name ends in ``.json``, ``.html`` or ``.htm``). ``what`` names the output in
+    messages (``the posterior table``) and ``option``, when given, the parameter that set
+    it (an :func:`~airflow_privacy.errors.opt` name: ``--output`` on the command line,
+    ``output`` in Airflow)."""
+    label = f"{what} ({opt(option)})" if option else what
+    if ref.is_table:
+        raise InputError(f"{label} cannot be written to a SQL table; give a path or URI")
+    if not ref.is_uri:
+        check_output_path(ref.local, label)
+    if kind is None:
+        legacy = ref.name.lower().endswith((".json", ".html", ".htm"))
+        kind = "file" if legacy else "table"
+    check_kind(ref.name, kind, label)
+
+
+def check_kind(name: str, kind: Kind, label: str) -> None:
+    """The file name ``name`` says the format of what is written (:data:`Kind`)."""
+    low = name.lower()
+    if kind == "table":
+        _table_format(name, label)
+    elif kind in _KIND_SUFFIXES and not low.endswith(_KIND_SUFFIXES[kind]):
+        want = " or ".join(_KIND_SUFFIXES[kind])
+        raise InputError(
+            f"{label} {name!r} is written as {kind.upper()}: its name must end in {want}"
+        )
+
+
+def _table_format(name: str, label: str) -> str:
+    """The table format an output's name says (``csv`` or ``parquet``)."""
     from airflow_privacy.core.io import detect_format
 
-    if ref.is_table:
-        raise InputError(f"{what} cannot be written to a SQL table; give a path or URI")
-    if ref.is_uri:
-        return
-    path = ref.local
-    check_output_path(path, what)
-    if path.suffix.lower() not in (".json", ".html", ".htm"):
-        detect_format(path)
+    low = name.lower()
+    if low.endswith((".json", ".html", ".htm")):
+        raise InputError(
+            f"{label} {name!r} is a table: name it .csv, .csv.gz or .parquet, not "
+            f"{Path(low).suffix}"
+        )
+    try:
+        return detect_format(Path(name))
+    except InputError as exc:
+        if "Parquet compresses" in str(exc):
+            raise
+        raise InputError(
+            f"cannot tell the format to write {label} {name!r} in from its extension: name "
+            "it .csv, .csv.gz, .tsv or .parquet"
+        ) from None
 
 
 def check_output_path(path: Path, what: str) -> None:
     """A local file that may be written: its folder exists and is writable, and the name is
     no folder, no FIFO or device (replacing one with a file would break whatever uses it),
-    no dangling or looping link, and short enough for the file system."""
+    no dangling or looping link, and short enough for the file system (and for the named
+    temporary file beside it)."""
     parent = path.parent if str(path.parent) else Path(".")
     try:
         parent_mode = os.stat(parent).st_mode
@@ -255,6 +318,17 @@ def check_output_path(path: Path, what: str) -> None:
 
 def _why(exc: BaseException) -> str:
     return (exc.strerror if isinstance(exc, OSError) else None) or str(exc) or type(exc).__name__
+
+
+def _kind_of(content: Content) -> Kind:
+    """What :func:`_serialize` writes for ``content``: its name must say so."""
+    import pyarrow as pa
+
+    if isinstance(content, pa.Table):
+        return "table"
+    if isinstance(content, dict | list):
+        return "json"
+    return "file"  # text, bytes, a file copied as it is
 
 
 def _serialize(content: Content, name: str, sink: Any) -> None:
@@ -297,18 +371,39 @@ def _serialize(content: Content, name: str, sink: Any) -> None:
     raise TypeError(f"cannot write {type(content).__name__}")
 
 
-def sweep_stale(folder: Path) -> int:
-    """Remove ``.NAME.PID.RANDOM.tmp`` files left in ``folder`` by writers that died."""
+@functools.cache
+def host_tag() -> str:
+    """This machine in a temporary file's name: up to 16 characters of its host name
+    (letters, digits, ``-``), a ``-`` and 8 hex digits of a hash of the whole name (two
+    hosts whose names share a prefix still differ)."""
+    name = socket.gethostname() or "localhost"
+    short = re.sub(r"[^A-Za-z0-9-]", "-", name.split(".", 1)[0])[:16] or "host"
+    return f"{short}-{hashlib.sha256(name.encode('utf-8', 'surrogateescape')).hexdigest()[:8]}"
+
+
+def temp_name(final: Path) -> Path:
+    """The named temporary file of ``final`` beside it: ``.NAME.HOST.PID.RANDOM.tmp``."""
+    return final.with_name(f".{final.name}.{host_tag()}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+
+
+def sweep_stale(folder: Path, min_age: float = STALE_AGE) -> int:
+    """Remove ``.NAME.HOST.PID.RANDOM.tmp`` files left in ``folder`` by writers that died:
+    only this host's (another host's write may be in progress on a shared volume), whose
+    process is gone, and untouched for ``min_age`` seconds (a process id may be reused)."""
     removed = 0
     try:
         entries = list(folder.iterdir())
     except OSError:
         return 0
+    now = time.time()
     for p in entries:
         m = _STALE.match(p.name)
-        if m is None or _alive(int(m.group("pid"))):
+        if m is None or m.group("host") != host_tag() or _alive(int(m.group("pid"))):
             continue
         with contextlib.suppress(OSError):
+            st = p.lstat()
+            if not stat.S_ISREG(st.st_mode) or now - st.st_mtime < min_age:
+                continue
             p.unlink()
             removed += 1
     return removed
@@ -340,16 +435,22 @@ class _Pending:
             except OSError:
                 self.fd = None
         if self.fd is None:
-            self.named = final.with_name(f".{final.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+            self.named = temp_name(final)
             self.fd = os.open(self.named, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+
+    def write(self, content: Content) -> None:
+        """Write ``content`` (in the format the final name says) and flush it to disk."""
+        assert self.fd is not None
+        with os.fdopen(os.dup(self.fd), "wb") as fh:
+            _serialize(content, self.final.name, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
 
     def commit(self) -> None:
         """Give the file its final name (atomically replacing an older one)."""
         assert self.fd is not None
         if self.named is None:
-            self.named = self.final.with_name(
-                f".{self.final.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-            )
+            self.named = temp_name(self.final)
             # linkat(..., AT_SYMLINK_FOLLOW) through /proc: os.link uses it only when given a
             # directory descriptor (a plain link() would not follow the magic link)
             proc = os.open("/proc/self/fd", os.O_RDONLY)
@@ -374,14 +475,19 @@ class _Pending:
 
 
 def write_outputs(outputs: Mapping[ReleaseRef, Content], ctx: GateContext) -> list[str]:
-    """Write every output (module doc); returns where each went. Nothing is renamed into
-    place until every output is written; an error leaves no temporary file and changes no
-    existing file."""
-    for ref in outputs:
-        check_writable(ref, "output")
+    """Write every output (module doc); returns where each went.
+
+    Every output is checked, then written in full (local ones to temporary files, remote
+    ones to memory): an error up to here changes no existing file and leaves no temporary
+    file ("nothing was written"). Then the remote outputs are uploaded and the local ones
+    renamed into place; an error there names the outputs already written and those not."""
+    for ref, content in outputs.items():
+        check_writable(ref, "output", kind=_kind_of(content))
     local = [(ref, content) for ref, content in outputs.items() if not ref.is_uri]
     remote = [(ref, content) for ref, content in outputs.items() if ref.is_uri]
     pending: list[_Pending] = []
+    blobs: list[tuple[ReleaseRef, bytes]] = []
+    done: list[str] = []
     current = ""
     try:
         for ref, content in local:
@@ -390,35 +496,48 @@ def write_outputs(outputs: Mapping[ReleaseRef, Content], ctx: GateContext) -> li
             sweep_stale(path.parent)
             p = _Pending(path)
             pending.append(p)
-            assert p.fd is not None
-            with os.fdopen(os.dup(p.fd), "wb") as fh:
-                _serialize(content, path.name, fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-        blobs = []
+            p.write(content)
         for ref, content in remote:
             current = ref.describe()
             buf = io.BytesIO()
             _serialize(content, ref.name, buf)
             blobs.append((ref, buf.getvalue()))
-        for p in pending:
-            current = str(p.final)
-            p.commit()
+        # in place: the uploads first (slow, most likely to fail), then the quick renames
         for ref, data in blobs:
             current = ref.describe()
             ctx.connections.write_bytes(str(ref.path), ref.conn, data)
+            done.append(current)
+        for p in pending:
+            current = str(p.final)
+            p.commit()
+            done.append(current)
     except BaseException as exc:
         for p in pending:
             p.discard()
+        where = _written(done, [r.describe() for r in outputs])
         if isinstance(exc, OSError):
-            reason = exc.strerror or str(exc)
-            raise InputError(f"cannot write {current!r}: {reason}; nothing was written") from None
+            raise InputError(f"cannot write {current!r}: {_why(exc)}; {where}") from None
+        if isinstance(exc, InputError) and done:
+            raise InputError(f"{exc}; {where}") from None
+        if done:
+            exc.add_note(f"while writing {current!r}: {where}")
         raise
     return [ref.describe() for ref in outputs]
 
 
+def _written(done: Sequence[str], every: Sequence[str]) -> str:
+    """Which outputs an interrupted :func:`write_outputs` put in place."""
+    if not done:
+        return "nothing was written"
+    rest = [x for x in every if x not in done]
+    return (
+        f"written: {', '.join(repr(x) for x in done)}; not written (the old file, if any, "
+        f"is unchanged): {', '.join(repr(x) for x in rest)}"
+    )
+
+
 def copy_files(pairs: Sequence[tuple[ReleaseRef, ReleaseRef]], ctx: GateContext) -> None:
-    """Copy files to another place, all renamed into place together (publishing)."""
+    """Copy files to another place, all put in place together (publishing)."""
     with contextlib.ExitStack() as stack:
         outputs: dict[ReleaseRef, Content] = {}
         for src, dst in pairs:

@@ -38,6 +38,7 @@ from airflow_privacy.report.model import (
 )
 
 if TYPE_CHECKING:
+    from airflow_privacy.core.io import Format
     from airflow_privacy.core.model import Bucketization
     from airflow_privacy.gate.envelope import Envelope
 
@@ -95,10 +96,14 @@ def build_release_report(
     skyline_c: float | None = None,
     progress: Progress | None = None,
     missing_as: str | None = None,
+    fmt: Format | None = None,
+    delimiter: str | None = None,
 ) -> ReleaseReport:
     """The report of ``release`` (module doc). ``checks``: the envelopes of the checks;
     ``reasons`` say why the release was not published (they lead). Blank sensitive cells are
-    refused, or counted as ``missing_as`` (as the check that saw them counted them)."""
+    refused, or counted as ``missing_as`` (as the check that saw them counted them).
+    ``fmt`` and ``delimiter``: the file's format and CSV delimiter (default: from its name,
+    detected)."""
     say = progress or _quiet
     checks = list(checks)
     if status not in STATUSES:
@@ -120,7 +125,7 @@ def build_release_report(
         )
     qis = [str(q) for q in m.get("qis") or groups]
     say(f"reading {path}")
-    b = _read(path, str(sens), groups, missing_as)
+    b = _read(path, str(sens), groups, missing_as, fmt, delimiter)
     say(f"{b.n_records:,} records in {b.n_groups:,} groups, {len(b.values)} sensitive values")
 
     rows = _criteria_rows(m, checks)
@@ -196,13 +201,18 @@ def _check_params(c: float | None, k_max: int | None, skyline_c: float | None) -
 
 
 def _read(
-    path: Path, sensitive: str, groups: Sequence[str], missing_as: str | None = None
+    path: Path,
+    sensitive: str,
+    groups: Sequence[str],
+    missing_as: str | None = None,
+    fmt: Format | None = None,
+    delimiter: str | None = None,
 ) -> Bucketization:
     from airflow_privacy.core.io import column_names, describe_columns, read_release
     from airflow_privacy.core.model import Bucketization, ReleaseSpec
 
     spec = ReleaseSpec(sensitive=sensitive, group_columns=tuple(groups))
-    present = column_names(path)
+    present = column_names(path, fmt, delimiter)
     for col, role in ((sensitive, "sensitive column"), *((g, "group column") for g in groups)):
         if col not in present:
             raise InputError(
@@ -210,7 +220,9 @@ def _read(
                 f"(columns: {describe_columns(present)})"
             )
     # blank sensitive cells are refused (or published as ``missing_as``), as by every reader
-    table = read_release(path, [*groups, sensitive], sensitive=sensitive, missing_as=missing_as)
+    table = read_release(
+        path, [*groups, sensitive], fmt, delimiter, sensitive=sensitive, missing_as=missing_as
+    )
     return Bucketization.from_arrow(table, spec)
 
 

@@ -1,5 +1,7 @@
 """Writing releases: one atomic writer for every step (gzip included), nothing left behind
-by a failure or by ``kill -9``, and every output readable by the project's own reader."""
+by a failure or by ``kill -9``, every output readable by the project's own reader; an
+output's name must say what is written; a failure while putting outputs in place says which
+were written; only this host's dead writers' old temporary files are swept."""
 
 from __future__ import annotations
 
@@ -9,15 +11,24 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
 
 from airflow_privacy.core.io import read_release
-from airflow_privacy.errors import InputError
+from airflow_privacy.errors import InputError, speaking
+from airflow_privacy.gate import tables as gate_tables
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.refs import ReleaseRef
-from airflow_privacy.gate.tables import sweep_stale, write_outputs
+from airflow_privacy.gate.tables import (
+    STALE_AGE,
+    check_writable,
+    host_tag,
+    sweep_stale,
+    temp_name,
+    write_outputs,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -99,17 +110,156 @@ def test_kill_9_while_writing_leaves_no_temporary_files(tmp_path: Path) -> None:
     assert target.read_bytes() == before
 
 
-def test_stale_named_temporaries_of_dead_writers_are_swept(tmp_path: Path) -> None:
+def _dead_pid() -> int:
     dead = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],
         capture_output=True,
         text=True,
         check=True,
     )
-    stale = tmp_path / f".r.parquet.{dead.stdout.strip()}.0123abcd.tmp"
-    stale.write_bytes(b"half")
-    mine = tmp_path / f".r.parquet.{os.getpid()}.0123abcd.tmp"
-    mine.write_bytes(b"in progress")
-    time.sleep(0.01)
+    return int(dead.stdout.strip())
+
+
+def _age(path: Path, seconds: float) -> None:
+    t = time.time() - seconds
+    os.utime(path, (t, t))
+
+
+def test_stale_named_temporaries_of_dead_writers_are_swept(tmp_path: Path) -> None:
+    """Only this host's, of a process that is gone, older than STALE_AGE."""
+    host, dead = host_tag(), _dead_pid()
+    stale = tmp_path / f".r.parquet.{host}.{dead}.0123abcd.tmp"
+    young = tmp_path / f".r.csv.{host}.{dead}.0123abcd.tmp"  # dead, but just written
+    mine = tmp_path / f".r.parquet.{host}.{os.getpid()}.0123abcd.tmp"  # alive
+    other = tmp_path / f".r.parquet.otherhost-0123abcd.{dead}.0123abcd.tmp"  # NFS neighbour
+    legacy = tmp_path / f".r.parquet.{dead}.0123abcd.tmp"  # no host: whose is unknown
+    for p in (stale, young, mine, other, legacy):
+        p.write_bytes(b"half")
+    for p in (stale, mine, other, legacy):
+        _age(p, STALE_AGE + 60)
     assert sweep_stale(tmp_path) == 1
-    assert not stale.exists() and mine.exists()
+    assert not stale.exists()
+    assert young.exists() and mine.exists() and other.exists() and legacy.exists()
+    assert sweep_stale(tmp_path, min_age=0) == 1  # the young one, once old enough
+    assert not young.exists()
+
+
+def test_a_named_temporary_file_carries_host_and_process(tmp_path: Path) -> None:
+    name = temp_name(tmp_path / "r.parquet").name
+    assert name.startswith(f".r.parquet.{host_tag()}.{os.getpid()}.") and name.endswith(".tmp")
+    assert gate_tables._STALE.match(name)
+    long = "x" * gate_tables._NAME_MAX
+    assert len(temp_name(tmp_path / long).name.encode()) <= 255
+
+
+def test_a_writer_without_o_tmpfile_sweeps_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where O_TMPFILE is missing the named temporary file is renamed into place."""
+    monkeypatch.delattr(os, "O_TMPFILE", raising=False)
+    old = tmp_path / f".r.csv.{host_tag()}.{_dead_pid()}.0123abcd.tmp"
+    old.write_bytes(b"half")
+    _age(old, STALE_AGE + 60)
+    write_outputs({ReleaseRef(path=str(tmp_path / "r.csv")): table()}, GateContext())
+    assert [p.name for p in tmp_path.iterdir()] == ["r.csv"]
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "message"),
+    [
+        ("r.html", "table", "is a table: name it .csv, .csv.gz or .parquet, not .html"),
+        ("ind.json", "table", "is a table: name it .csv"),
+        ("r.xlsx", "table", "cannot tell the format to write"),
+        ("r.parquet.gz", "table", "Parquet compresses inside the file"),
+        ("m.csv", "json", "is written as JSON: its name must end in .json"),
+        ("r.txt", "html", "is written as HTML: its name must end in .html or .htm"),
+    ],
+)
+def test_an_output_name_must_say_what_is_written(
+    tmp_path: Path, name: str, kind: gate_tables.Kind, message: str
+) -> None:
+    with pytest.raises(InputError, match=message.replace(".", r"\.")):
+        check_writable(ReleaseRef(path=str(tmp_path / name)), "the output", kind=kind)
+    with pytest.raises(InputError, match="must end in"):  # a URI's name too
+        check_writable(ReleaseRef(path="s3://bucket/r.csv"), "the output", kind="json")
+    for ok, k in (("r.csv.gz", "table"), ("m.json", "json"), ("r.HTM", "html"), ("x.svg", "file")):
+        check_writable(ReleaseRef(path=str(tmp_path / ok)), "the output", kind=k)  # type: ignore[arg-type]
+
+
+def test_check_writable_names_the_option_in_each_front_end(tmp_path: Path) -> None:
+    ref = ReleaseRef(path=str(tmp_path / "nodir" / "ind.csv"))
+    with pytest.raises(InputError) as caught:
+        check_writable(ref, "the individuals file", option="individuals")
+    assert "of the individuals file (--individuals) does not exist" in str(caught.value)
+    with speaking("airflow"):
+        assert "of the individuals file (individuals) does not exist" in str(caught.value)
+    with pytest.raises(InputError, match=r"^folder .* of the posterior table does not exist$"):
+        check_writable(ReleaseRef(path=str(tmp_path / "nodir" / "p.csv")), "the posterior table")
+
+
+def test_write_outputs_refuses_content_its_name_does_not_say(tmp_path: Path) -> None:
+    """A manifest (JSON) under a .csv name is refused before anything is written."""
+    outputs = {
+        ReleaseRef(path=str(tmp_path / "r.csv")): table(),
+        ReleaseRef(path=str(tmp_path / "m.csv")): {"method": "bucketize"},
+    }
+    with pytest.raises(InputError, match="is written as JSON"):
+        write_outputs(outputs, GateContext())
+    assert list(tmp_path.iterdir()) == []
+
+
+class _Store:
+    """Connections to an object store that refuses some uploads."""
+
+    def __init__(self, refuse: set[str]) -> None:
+        self.refuse = refuse
+        self.objects: dict[str, bytes] = {}
+
+    def write_bytes(self, uri: str, conn: str | None, data: bytes) -> None:
+        if uri in self.refuse:
+            raise OSError(13, "access denied")
+        self.objects[uri] = data
+
+
+def test_a_failed_upload_says_what_was_written_and_renames_nothing(tmp_path: Path) -> None:
+    """Uploads go first: one refused leaves every local file as it was, and the message
+    names the outputs written (the earlier upload) and those not."""
+    old = tmp_path / "r.csv"
+    old.write_text("old")
+    store = _Store(refuse={"s3://b/two.csv"})
+    ctx = GateContext(connections=store)  # type: ignore[arg-type]
+    outputs = {
+        ReleaseRef(path=str(old)): table(),
+        ReleaseRef(path="s3://b/one.csv"): table(),
+        ReleaseRef(path="s3://b/two.csv"): table(),
+    }
+    with pytest.raises(InputError) as caught:
+        write_outputs(outputs, ctx)
+    msg = str(caught.value)
+    assert msg.startswith("cannot write 's3://b/two.csv': access denied; written: 's3://b/one.csv'")
+    assert (
+        f"not written (the old file, if any, is unchanged): {str(old)!r}, 's3://b/two.csv'" in msg
+    )
+    assert "nothing was written" not in msg
+    assert old.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["r.csv"]
+    assert list(store.objects) == ["s3://b/one.csv"]
+
+
+def test_a_failed_rename_says_which_outputs_are_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    real = os.replace
+
+    def replace(src: Any, dst: Any) -> None:
+        if Path(dst) == b:
+            raise OSError(28, "disk full")
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(InputError) as caught:
+        write_outputs({ReleaseRef(path=str(a)): table(), ReleaseRef(path=str(b)): table()},
+                      GateContext())  # fmt: skip
+    msg = str(caught.value)
+    assert f"cannot write {str(b)!r}: disk full; written: {str(a)!r}; not written" in msg
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv"]  # no temporary file left
