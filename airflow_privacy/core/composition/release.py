@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from airflow_privacy.errors import InputError
+from airflow_privacy.errors import InputError, opt
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -197,13 +197,13 @@ class PublishedRelease:
         qis = tuple(qis)
         if k == "bucketized":
             if not bucket:
-                raise InputError("a bucketized release needs its bucket column (--bucket COL)")
+                raise InputError(f"a bucketized release needs its bucket column ({opt('bucket')})")
             if bucket in qis:
                 raise InputError(f"column {bucket!r} cannot be both the bucket column and a QI")
             group_cols: tuple[str, ...] = (bucket,)
         else:
             if bucket:
-                raise InputError(f"--bucket applies to bucketized releases, not {k} ones")
+                raise InputError(f"{opt('bucket')} applies to bucketized releases, not {k} ones")
             group_cols = qis
         present = table.column_names
         for col in (*qis, *group_cols):

@@ -13,7 +13,7 @@ from airflow_privacy.core.maxent.release import BucketRelease
 from airflow_privacy.core.maxent.result import MaxEntResult
 from airflow_privacy.core.maxent.rules import AssociationRule, mine_rules, rules_knowledge
 from airflow_privacy.core.maxent.solver import Solution, SolverOptions, solve
-from airflow_privacy.errors import InputError
+from airflow_privacy.errors import InputError, opt
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -37,11 +37,15 @@ def estimate(
     estimation accuracy (section 7.1)."""
     for v in not_sensitive:
         if v not in release.values:
-            raise InputError(f"--not-sensitive value {v!r} is not a value of {release.sensitive!r}")
+            raise InputError(
+                f"{opt('not_sensitive')} value {v!r} is not a value of {release.sensitive!r}"
+            )
     rules: list[AssociationRule] = []
     if top_positive or top_negative:
         if original is None:
-            raise InputError("mining association rules needs the original table (--original)")
+            raise InputError(
+                f"mining association rules needs the original table ({opt('original')})"
+            )
         pos, neg = mine_rules(
             original,
             release.qi_columns,

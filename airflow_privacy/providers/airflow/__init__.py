@@ -74,22 +74,18 @@ def record_check(
     privacy_ledger_conn_id: str | None = None,
 ) -> dict[str, Any]:
     """Record a custom task's verdict as check ``name`` of the run's attempt (the attempt
-    pushed by ``attempt_task_id``); returns the envelope. ``safe`` must be True or False."""
+    pushed by ``attempt_task_id``); returns the envelope. ``safe`` must be True or False; a
+    verdict of False is recorded and the task goes on (the gate blocks, naming the check)."""
     import logging
 
-    from airflow_privacy.errors import PrivacyGateError, speaking
     from airflow_privacy.gate.custom import record_check as record
     from airflow_privacy.providers.airflow import adapter
 
+    def service(ctx: Any) -> Any:
+        attempt = adapter.resolve_attempt(None, attempt_task_id, context)
+        return record(attempt, name, safe, summary, ctx, reasons=reasons or [], details=details)
+
     log = logging.getLogger("airflow.task")
-    with speaking("airflow"):
-        try:
-            ctx = adapter.make_context(log.info, context, privacy_ledger_conn_id)
-            attempt = adapter.resolve_attempt(None, attempt_task_id, context)
-            env = record(attempt, name, safe, summary, ctx, reasons=reasons or [],
-                         details=details)  # fmt: skip
-        except PrivacyGateError as exc:
-            raise adapter.task_error(exc, context.get("ti")) from None
-    data = env.to_dict()
-    context["ti"].xcom_push(key=adapter.REPORT_KEY, value=data)
-    return data
+    return adapter.run(
+        context, service, log=log.info, conn_id=privacy_ledger_conn_id, on_unsafe="continue"
+    )

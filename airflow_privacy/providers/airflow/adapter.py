@@ -20,7 +20,7 @@ connection store (:mod:`airflow_privacy.ledger.location`) and opened with its ow
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.errors import (
     IllegalTransition,
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from airflow_privacy.gate.envelope import Envelope
     from airflow_privacy.ledger.location import ConnectionFields, LedgerLocation
 
-OnUnsafe = Literal["fail", "skip", "continue"]
 ON_UNSAFE = ("fail", "skip", "continue")
 REPORT_KEY = "privacy_report"
 
@@ -112,15 +111,6 @@ def locate(conn_id: str | None, lookup: Callable[[str], Any] = task_lookup) -> L
     return resolve(None, conn_id=conn_id, lookup=lookup)
 
 
-def gate_context(operator: Any, context: Mapping[str, Any]) -> GateContext:
-    """The gate context of an operator's task (its log, its ledger connection)."""
-    return make_context(
-        lambda message: operator.log.info("%s", message),
-        context,
-        getattr(operator, "privacy_ledger_conn_id", None),
-    )
-
-
 def make_context(
     log: Callable[[str], None], context: Mapping[str, Any], conn_id: str | None
 ) -> GateContext:
@@ -143,34 +133,55 @@ def make_context(
     )
 
 
-def check_on_unsafe(value: str) -> OnUnsafe:
-    if value not in ON_UNSAFE:
-        raise InputError(f"on_unsafe must be one of {', '.join(ON_UNSAFE)}, got {value!r}")
-    return value  # type: ignore[return-value]
-
-
 def execute(
     operator: Any,
     context: Mapping[str, Any],
     service: Callable[[GateContext], Envelope],
     on_unsafe: str = "fail",
 ) -> dict[str, Any]:
-    """Run ``service`` for ``operator`` and turn its outcome into the task's (module doc)."""
+    """Run ``service`` for ``operator`` and turn its outcome into the task's (module doc).
+    A templated argument of ``operator`` that rendered blank is bad input
+    (:func:`~airflow_privacy.providers.airflow.params.check_rendered`)."""
+    from airflow_privacy.providers.airflow.params import check_rendered
+
+    def checked(ctx: GateContext) -> Envelope:
+        check_rendered(operator)
+        return service(ctx)
+
+    return run(
+        context,
+        checked,
+        log=lambda message: operator.log.info("%s", message),
+        conn_id=getattr(operator, "privacy_ledger_conn_id", None),
+        on_unsafe=on_unsafe,
+    )
+
+
+def run(
+    context: Mapping[str, Any],
+    service: Callable[[GateContext], Envelope],
+    *,
+    log: Callable[[str], None],
+    conn_id: str | None,
+    on_unsafe: str = "fail",
+) -> dict[str, Any]:
+    """:func:`execute` for any task (an operator's, or a task of one's own through
+    :func:`airflow_privacy.providers.airflow.record_check`): ``log`` takes its progress lines,
+    ``conn_id`` is its ledger connection."""
     from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
     ti = context.get("ti")
     with speaking("airflow"):
         try:
-            ctx = gate_context(operator, context)
-            env = service(ctx)
+            env = service(make_context(log, context, conn_id))
         except (ReleaseBlocked, InputError, IllegalTransition, LedgerUnavailable) as exc:
             raise task_error(exc, ti) from None
         data = env.to_dict()
     if ti is not None:
         ti.xcom_push(key=REPORT_KEY, value=data)
-    operator.log.info("%s %s: %s", env.step, env.outcome, env.summary)
+    log(f"{env.step} {env.outcome}: {env.summary}")
     for reason in env.reasons:
-        operator.log.info("reason: %s", reason)
+        log(f"reason: {reason}")
     if env.safe is False:
         message = f"release blocked by {env.name}: " + ("; ".join(env.reasons) or env.summary)
         if on_unsafe == "fail":
@@ -208,10 +219,10 @@ def attempt_of(operator: Any, context: Mapping[str, Any]) -> str | None:
 
 
 def resolve_attempt(given: Any, task_id: str | None, context: Mapping[str, Any]) -> str | None:
-    from airflow_privacy.providers.airflow.params import blank
+    from airflow_privacy.providers.airflow.params import blank, text
 
     if not blank(given):
-        return str(given)
+        return text(given, "attempt")
     if not task_id:
         return None
     ti = context["ti"]

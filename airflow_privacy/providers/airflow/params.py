@@ -1,25 +1,55 @@
-"""Operator arguments checked like the command line's options: wrong types and command-line
-syntax are bad input (``InputError`` naming the argument), never a ``TypeError`` deep in an
-engine.
+"""Operator arguments checked like the command line's options: wrong types, command-line
+syntax and values out of range are bad input (``InputError`` naming the argument), never a
+``TypeError`` deep in an engine nor a silent default.
 
-Arguments that are not templated are checked when the DAG is parsed (the operator's
-constructor), so a mistake shows as a DAG import error; templated ones arrive as text after
-rendering and are checked (and turned into numbers) when the task runs. Messages name the
-operator's argument.
+Every operator checks its arguments with one function (:class:`Args`), twice:
+
+* when the DAG is parsed (the operator's constructor), every value that is not a template:
+  a mistake is a DAG import error. A value is a template when it is text containing
+  ``{{``; in a list or a mapping, only its templated elements wait (``criteria`` with one
+  templated number still has its names and other numbers checked);
+* when the task runs, every value again, after rendering (templated values arrive as text
+  and are turned into numbers here).
+
+Only an argument that was never given gets its default: a given argument that is blank
+(``None`` where a value is needed, ``""``, ``"None"``: what a template renders for
+"nothing") is bad input naming it, so a template that renders empty never falls back to a
+default (for ``confidence``, the weakest setting). An operator lists the few arguments where
+blank documentedly means "the default" in ``blank_means_default``. Messages name the
+operator's argument, never a command-line flag.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from airflow_privacy.errors import InputError
 
 TEMPLATE = "{{"
+_SPAN = re.compile(r"\{\{.*?\}\}", re.S)
+#: a ledger name (dataset, version, check) is stored as text of at most this many characters
+MAX_LABEL = 255
+#: lattice options checked here without importing the engines (numpy) when a DAG is parsed;
+#: tests/airflow/test_operator_arguments.py keeps them equal to the engines' constants
+DISCLOSURE_MODES = ("naive", "safe")
+#: stand-ins for templated criterion parameters, so that the rest of a criterion is checked
+#: when the DAG is parsed (each passes every criterion's check of that parameter)
+_STAND_IN: dict[str, Any] = {"k": 1, "l": 1, "c": 1, "t": 1, "ordered": True}
+_STAND_IN_POINT = "1,1,1,1"
+
+
+def is_template(value: Any) -> bool:
+    """Whether ``value`` is a Jinja template (text containing ``{{``)."""
+    return isinstance(value, str) and TEMPLATE in value
 
 
 def templated(value: Any) -> bool:
-    """Whether ``value`` still holds a Jinja template (checked again after rendering)."""
+    """Whether ``value`` still holds a Jinja template anywhere (checked again after
+    rendering)."""
     if isinstance(value, str):
         return TEMPLATE in value
     if isinstance(value, Mapping):
@@ -34,6 +64,20 @@ def blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and value.strip() in ("", "None"))
 
 
+@contextmanager
+def airflow_words() -> Iterator[None]:
+    """Messages of the block in the operators' words, frozen: an ``InputError`` raised when
+    a DAG is parsed is shown later (a DAG import error), outside any front end."""
+    from airflow_privacy.errors import speaking
+
+    with speaking("airflow"):
+        try:
+            yield
+        except InputError as exc:
+            raise InputError(str(exc)) from None
+
+
+# ---------------------------------------------------------------- single values
 def text(value: Any, name: str, required: bool = True) -> str | None:
     if blank(value):
         if required:
@@ -46,30 +90,36 @@ def text(value: Any, name: str, required: bool = True) -> str | None:
     return value
 
 
-def columns(value: Any, name: str, required: bool = True) -> list[str] | None:
-    if value is None:
-        if required:
-            raise InputError(f"{name} is required: a list of column names")
-        return None
-    if isinstance(value, str):
+def label(value: Any, name: str) -> str:
+    """A name the ledger stores (dataset, version, check): text, at most 255 characters."""
+    out = str(text(value, name))
+    if len(out) > MAX_LABEL:
+        raise InputError(f"{name} is longer than {MAX_LABEL} characters")
+    if "\x00" in out:
+        raise InputError(f"{name} contains a NUL character")
+    return out
+
+
+def column(value: Any, name: str) -> str:
+    """A column name the release will carry: printable, without leading or trailing blanks
+    (a CSV header reads back stripped)."""
+    out = str(text(value, name))
+    if out != out.strip() or any(not ch.isprintable() for ch in out):
         raise InputError(
-            f"{name} must be a list of column names, got the text {value[:60]!r} "
-            f"(write {name}=[{value[:60]!r}])"
+            f"{name} must be a printable column name without leading or trailing blanks, "
+            f"got {out!r}"
         )
-    if not isinstance(value, Sequence) or not value:
-        raise InputError(f"{name} must be a non-empty list of column names, got {value!r}")
-    out = []
-    for v in value:
-        if not isinstance(v, str) or not v.strip():
-            raise InputError(f"{name}: {v!r} is not a column name")
-        if v.startswith("--"):
-            raise InputError(f"{name}: {v!r} looks like a command-line option, not a column")
-        out.append(v)
     return out
 
 
 def number(
-    value: Any, name: str, low: float, high: float, *, open_low: bool = False
+    value: Any,
+    name: str,
+    low: float,
+    high: float,
+    *,
+    open_low: bool = False,
+    open_high: bool = False,
 ) -> float | None:
     if blank(value):
         return None
@@ -80,11 +130,13 @@ def number(
             value = float(value.strip())
         except ValueError:
             raise InputError(f"{name} must be a number, got {value!r}") from None
-    if not isinstance(value, int | float) or value != value:
+    if not isinstance(value, int | float) or not math.isfinite(value):
         raise InputError(f"{name} must be a number, got {value!r}")
-    if (value <= low if open_low else value < low) or value > high:
-        bracket = "(" if open_low else "["
-        raise InputError(f"{name} must be in {bracket}{low:g}, {high:g}], got {value:g}")
+    if (value <= low if open_low else value < low) or (
+        value >= high if open_high else value > high
+    ):
+        lo, hi = "(" if open_low else "[", ")" if open_high else "]"
+        raise InputError(f"{name} must be in {lo}{low:g}, {high:g}{hi}, got {value:g}")
     return float(value)
 
 
@@ -113,15 +165,407 @@ def flag(value: Any, name: str) -> bool:
     raise InputError(f"{name} must be true or false, got {value!r}")
 
 
-def mapping(value: Any, name: str) -> dict[str, Any]:
+def choice(value: Any, name: str, choices: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise InputError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+# ------------------------------------------------------------- lists, mappings
+def columns(
+    value: Any,
+    name: str,
+    required: bool = True,
+    *,
+    noun: str = "column name",
+    unique: bool = False,
+    partial: bool = False,
+) -> list[str] | None:
+    """A non-empty list of names (``noun``: what each names). ``partial``: when the DAG is
+    parsed, templated elements wait for rendering."""
+    if value is None:
+        if required:
+            raise InputError(f"{name} is required: a list of {noun}s")
+        return None
+    if isinstance(value, str):
+        raise InputError(
+            f"{name} must be a list of {noun}s, got the text {value[:60]!r} "
+            f"(write {name}=[{value[:60]!r}])"
+        )
+    if not isinstance(value, Sequence) or not value:
+        raise InputError(f"{name} must be a non-empty list of {noun}s, got {value!r}")
+    out = []
+    for v in value:
+        if partial and is_template(v):
+            continue
+        if not isinstance(v, str) or not v.strip() or v.strip() == "None":
+            raise InputError(f"{name}: {v!r} is not a {noun}")
+        if v.lstrip().startswith("--"):
+            raise InputError(f"{name}: {v!r} looks like a command-line option, not a {noun}")
+        out.append(v)
+    if unique:
+        twice = sorted({v for v in out if out.count(v) > 1})
+        if twice:
+            raise InputError(f"{name} names {', '.join(map(repr, twice))} more than once")
+    return out
+
+
+def mapping(value: Any, name: str, keys: str | None = "column name") -> dict[str, Any]:
+    """A mapping (None: empty) whose keys are ``keys`` (names, checked unless None)."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise InputError(f"{name} must be a mapping (dict), got {type(value).__name__} {value!r}")
+        raise InputError(
+            f"{name} must be a mapping (dict), got {type(value).__name__} {value!r}"[:200]
+        )
+    for key in value:
+        if keys and (not isinstance(key, str) or not key.strip() or key.lstrip().startswith("--")):
+            raise InputError(f"{name}: the key {key!r} is not a {keys}")
     return {str(k): v for k, v in value.items()}
 
 
-def choice(value: Any, name: str, choices: Sequence[str]) -> str:
-    if value not in choices:
-        raise InputError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
-    return str(value)
+def files(value: Any, name: str, *, partial: bool = False) -> dict[str, str]:
+    """``{column: path}`` (hierarchy files); ``partial``: templated paths wait."""
+    out: dict[str, str] = {}
+    for col, path in mapping(value, name).items():
+        if partial and is_template(path):
+            continue
+        if not isinstance(path, str):
+            raise InputError(
+                f"{name}[{col!r}] must be a path (text), got {type(path).__name__} {path!r}"
+            )
+        out[col] = str(text(path, f"{name}[{col!r}]"))
+    return out
+
+
+def intervals(value: Any, name: str = "intervals") -> dict[str, list[int]]:
+    """``{column: [width, ...]}``: whole numbers > 0, increasing (the levels of a numeric
+    hierarchy built from the data)."""
+    out: dict[str, list[int]] = {}
+    for col, widths in mapping(value, name).items():
+        where = f"{name}[{col!r}]"
+        if isinstance(widths, str):
+            parts = [p.strip() for p in re.split(r"[,;\s]+", widths) if p.strip()]
+            shown = (
+                f"[{', '.join(parts)}]" if parts and all(p.isdigit() for p in parts) else "[5, 10]"
+            )
+            raise InputError(
+                f"{where} must be a list of whole-number widths, got the text {widths[:60]!r} "
+                f"(write {name}={{{col!r}: {shown}}})"
+            )
+        if not isinstance(widths, Sequence) or not widths:
+            raise InputError(
+                f"{where} must be a non-empty list of whole-number widths, got {widths!r}"
+            )
+        ws: list[int] = []
+        for w in widths:
+            if isinstance(w, bool) or not isinstance(w, int) or w <= 0:
+                raise InputError(f"{where}: width {w!r} is not a whole number > 0")
+            ws.append(w)
+        if ws != sorted(ws):
+            raise InputError(f"{where}: the widths must be increasing, got {ws}")
+        out[col] = ws
+    return out
+
+
+def masks(value: Any, name: str = "masks") -> dict[str, int | None]:
+    """``{column: depth or None}``: a depth is a whole number >= 0 (None: every character)."""
+    out: dict[str, int | None] = {}
+    for col, depth in mapping(value, name).items():
+        if depth is not None and (
+            isinstance(depth, bool) or not isinstance(depth, int) or depth < 0
+        ):
+            raise InputError(f"{name}[{col!r}] must be a whole number >= 0 or None, got {depth!r}")
+        out[col] = depth
+    return out
+
+
+def _metric(value: Any, name: str) -> str:
+    from airflow_privacy.cli.names import METRICS
+
+    return choice(value, name, METRICS)
+
+
+def _fraction(value: Any, name: str) -> float:
+    out = None if blank(value) else number(value, name, 0, 1, open_high=True)
+    if out is None:
+        raise InputError(f"{name} must be a fraction in [0, 1), got {value!r}")
+    return out
+
+
+def _positive(value: Any, name: str) -> int:
+    out = None if blank(value) else whole(value, name, 1, 2**63 - 1)
+    if out is None:
+        raise InputError(f"{name} must be a whole number >= 1, got {value!r}")
+    return out
+
+
+_OPTION_CHECKS: dict[str, Any] = {
+    "utility": _metric,
+    "suppression_limit": _fraction,
+    "max_lattice_size": _positive,
+    "disclosure": lambda v, n: choice(v, n, DISCLOSURE_MODES),
+    "disclosure_limit": _positive,
+    "bucket_column": column,
+}
+
+
+def method_options(value: Any, name: str, methods: Sequence[str]) -> dict[str, Any]:
+    """The options of one of ``methods`` (several while the method is templated), each
+    checked and brought to its type; None counts as not given."""
+    from airflow_privacy.gate.anonymize import METHOD_OPTIONS
+
+    allowed = [k for m in methods for k in METHOD_OPTIONS[m]]
+    out: dict[str, Any] = {}
+    for key, v in mapping(value, name, keys=None).items():
+        if key not in allowed:
+            others = [m for m, keys in METHOD_OPTIONS.items() if key in keys]
+            where = (
+                f"applies to method {others[0]} only"
+                if others
+                else f"is not an option (options: {', '.join(allowed) or 'none'})"
+            )
+            raise InputError(f"{name}: {key!r} {where} (method {' or '.join(methods)})")
+        if v is not None:
+            out[key] = _OPTION_CHECKS[key](v, f"{name}[{key!r}]")
+    return out
+
+
+# ---------------------------------------------------------------------- criteria
+def criteria(value: Any, name: str, *, partial: bool = False) -> None:
+    """Check ``value`` as the gate parses criteria. ``partial`` (when the DAG is parsed): a
+    templated parameter is stood in for, so that every name and every other parameter is
+    checked now; a criterion whose name (or a parameter's name) is templated waits."""
+    from airflow_privacy.gate.criteria import parse_criteria
+
+    if partial and is_template(value):
+        return
+    if not partial or not templated(value) or isinstance(value, str | Mapping):
+        parse_criteria(value, name)
+        return
+    if not isinstance(value, Sequence):
+        parse_criteria(value, name)
+        return
+    known = [c for c in (_stand_in(item) for item in value) if c is not None]
+    if known:
+        parse_criteria(known, name)
+
+
+def _stand_in(item: Any) -> Any:
+    """``item`` with every templated parameter value replaced by a valid stand-in (None when
+    the rest of it cannot be checked before rendering)."""
+    if not templated(item):
+        return item
+    if isinstance(item, str):
+        return _stand_in_spec(item)
+    if isinstance(item, Mapping):
+        if templated(item.get("name")):
+            return None
+        out: dict[str, Any] = {}
+        for key, v in item.items():
+            if key == "parameters" and isinstance(v, Mapping):
+                out[key] = {k: _stand_in_value(k, x) for k, x in v.items()}
+            elif key != "name":
+                out[key] = _stand_in_value(key, v)
+            else:
+                out[key] = v
+        return out
+    return None
+
+
+def _stand_in_value(key: Any, value: Any) -> Any:
+    if not templated(value):
+        return value
+    if key == "points" and isinstance(value, list | tuple):
+        return [_STAND_IN_POINT if templated(p) else p for p in value]
+    if key == "points":
+        return [_STAND_IN_POINT]
+    return _STAND_IN.get(key, value)
+
+
+def _stand_in_spec(spec: str) -> Any:
+    """``"NAME:k=3,c={{ params.c }}"``: the name and the parameters not templated."""
+    from airflow_privacy.core.criteria.registry import CRITERIA
+    from airflow_privacy.gate.criteria import parse_spec
+
+    head, _, _ = spec.partition(":")
+    if TEMPLATE in head:
+        return None
+    crit = head.strip()
+    if crit.startswith("-") or not crit:
+        return spec  # parse_spec says what is wrong
+    if crit not in CRITERIA:
+        raise InputError(f"unknown criterion {crit!r} (known: {', '.join(CRITERIA)})")
+    marker = "\x01templated\x01"
+    try:
+        parsed_name, params = parse_spec(_SPAN.sub(marker, spec))
+    except InputError:
+        return None  # the template may hold what the syntax needs: checked after rendering
+    out: dict[str, Any] = {}
+    for key, v in params.items():
+        if marker in key:
+            return None
+        if key == "points":
+            out[key] = [_STAND_IN_POINT if marker in p else p for p in v]
+        elif isinstance(v, str) and marker in v:
+            out[key] = _STAND_IN.get(key, v)
+        else:
+            out[key] = v
+    return (parsed_name, out)
+
+
+# ------------------------------------------------------------ per-operator checks
+class Args:
+    """One operator's arguments, read by name from its attributes and checked (module doc).
+
+    ``parsing``: the DAG is being parsed, so templates wait. The methods return the checked
+    value (converted: numbers from text, ...) when the task runs; when parsing, what they
+    return is not used.
+    """
+
+    def __init__(self, operator: Any, parsing: bool) -> None:
+        self.op = operator
+        self.parsing = parsing
+        self.blank_ok: frozenset[str] = frozenset(getattr(operator, "blank_means_default", ()))
+        self.fields: frozenset[str] = frozenset(getattr(operator, "template_fields", ()))
+
+    def _value(self, name: str, optional: bool) -> tuple[bool, Any]:
+        """(done, value): done when nothing (more) is to be checked: a template while
+        parsing, an optional argument not given, or a blank one where blank means the
+        default. A given argument that is blank is bad input."""
+        value = getattr(self.op, name)
+        if name not in self.fields and templated(value):
+            raise InputError(
+                f"{name} is not templated: {value!r} would be used as written; give the value"
+            )
+        if self.parsing and is_template(value):
+            return True, value
+        if value is None:
+            if optional:
+                return True, None
+            raise InputError(f"{name} must have a value, got None")
+        if blank(value):
+            if name in self.blank_ok:
+                return True, None
+            raise InputError(
+                f"{name} is blank ({value!r}): a given argument needs a value (a template "
+                f"must render one){'; leave it out for its default' if optional else ''}"
+            )
+        return False, value
+
+    def text(self, name: str, *, optional: bool = False) -> Any:
+        done, value = self._value(name, optional)
+        return value if done else text(value, name)
+
+    def label(self, name: str, *, optional: bool = False) -> Any:
+        done, value = self._value(name, optional)
+        if done:
+            return value
+        if not isinstance(value, str):
+            raise InputError(
+                f"{name} must be text (the ledger stores it as text), got "
+                f"{type(value).__name__} {value!r} (write {name}={str(value)!r})"
+            )
+        return label(value, name)
+
+    def column(self, name: str, *, optional: bool = False) -> Any:
+        done, value = self._value(name, optional)
+        return value if done else column(value, name)
+
+    def number(
+        self,
+        name: str,
+        low: float,
+        high: float,
+        *,
+        optional: bool = False,
+        open_low: bool = False,
+        open_high: bool = False,
+    ) -> Any:
+        done, value = self._value(name, optional)
+        if done:
+            return value
+        return number(value, name, low, high, open_low=open_low, open_high=open_high)
+
+    def whole(self, name: str, low: int, high: int, *, optional: bool = False) -> Any:
+        done, value = self._value(name, optional)
+        return value if done else whole(value, name, low, high)
+
+    def flag(self, name: str) -> Any:
+        done, value = self._value(name, False)
+        return value if done else flag(value, name)
+
+    def choice(self, name: str, choices: Sequence[str]) -> Any:
+        done, value = self._value(name, False)
+        return value if done else choice(value, name, choices)
+
+    def names(
+        self,
+        name: str,
+        *,
+        optional: bool = False,
+        noun: str = "column name",
+        unique: bool = False,
+    ) -> Any:
+        done, value = self._value(name, optional)
+        if done:
+            return value
+        return columns(value, name, noun=noun, unique=unique, partial=self.parsing)
+
+    def values(self, name: str) -> Any:
+        """A list of values (text), possibly empty."""
+        done, value = self._value(name, True)
+        if done:
+            return () if value is None else value
+        if isinstance(value, str) or not isinstance(value, Sequence):
+            raise InputError(
+                f"{name} must be a list of values, got {type(value).__name__} {value!r}"[:200]
+            )
+        for v in value:
+            if not (self.parsing and is_template(v)) and (not isinstance(v, str) or blank(v)):
+                raise InputError(f"{name}: {v!r} is not a value (text)")
+        return tuple(value)
+
+    def wholes(self, name: str, low: int, high: int, *, optional: bool = False) -> Any:
+        """A non-empty list of whole numbers in [low, high] (not text: ``"12"`` is refused,
+        not read as ``[1, 2]``)."""
+        done, value = self._value(name, optional)
+        if done:
+            return value
+        if isinstance(value, str) or not isinstance(value, Sequence) or not value:
+            raise InputError(
+                f"{name} must be a non-empty list of whole numbers, got "
+                f"{type(value).__name__} {value!r}"[:200]
+            )
+        out = []
+        for v in value:
+            if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
+                raise InputError(f"{name}: {v!r} is not a whole number in [{low}, {high}]")
+            out.append(v)
+        return out
+
+    def files(self, name: str) -> Any:
+        done, value = self._value(name, True)
+        if done:
+            return {} if value is None else value
+        return files(value, name, partial=self.parsing)
+
+    def criteria(self, name: str) -> Any:
+        done, value = self._value(name, False)
+        if not done:
+            criteria(value, name, partial=self.parsing)
+        return value
+
+
+def check_rendered(operator: Any) -> None:
+    """After rendering: an argument given as a template that rendered blank is bad input
+    (module doc), unless blank means its default (``blank_means_default``)."""
+    given = getattr(operator, "_templated_args", ())
+    allowed = getattr(operator, "blank_means_default", ())
+    for name in given:
+        value = getattr(operator, name, None)
+        if name not in allowed and blank(value):
+            raise InputError(
+                f"{name} was given as a template that rendered blank ({value!r}): a given "
+                "argument needs a value (leave it out for its default)"
+            )

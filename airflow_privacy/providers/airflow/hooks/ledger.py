@@ -19,18 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
 
-from airflow_privacy.ledger.location import CONN_TYPE, DEFAULT_CONN_ID, default_path
+from airflow_privacy.ledger.location import CONN_TYPE, DEFAULT_CONN_ID
 from airflow_privacy.providers.airflow.connection_fields import UI_FIELD_BEHAVIOUR
 
 if TYPE_CHECKING:
     from airflow_privacy.ledger import ReleaseLedger
     from airflow_privacy.ledger.location import LedgerLocation
 
-__all__ = ["DEFAULT_CONN_ID", "PrivacyLedgerHook", "default_ledger_path"]
-
-
-def default_ledger_path() -> Any:
-    return default_path()
+__all__ = ["DEFAULT_CONN_ID", "PrivacyLedgerHook"]
 
 
 class PrivacyLedgerHook(BaseHook):

@@ -14,12 +14,12 @@ from typing import Any, ClassVar
 
 from airflow_privacy.providers.airflow.operators.base import PrivacyOperator
 from airflow_privacy.providers.airflow.params import (
+    Args,
     choice,
-    columns,
-    mapping,
+    intervals,
+    masks,
+    method_options,
     templated,
-    text,
-    whole,
 )
 
 METHODS = ("lattice", "mondrian")
@@ -61,74 +61,91 @@ class _AnonymizeBase(PrivacyOperator):
         self.qis = qis
         self.sensitive = sensitive
         self.criteria = criteria
-        self.hierarchies = hierarchies or {}
-        self.intervals = mapping(intervals, "intervals")
-        self.masks = mapping(masks, "masks")
+        self.hierarchies = hierarchies
+        self.intervals = intervals
+        self.masks = masks
         self.seed = seed
-        self.method_options = mapping(method_options, "method_options")
+        self.method_options = method_options
         self.missing_as = missing_as
-        from airflow_privacy.errors import InputError, speaking
-        from airflow_privacy.gate.criteria import parse_criteria
+        self._check_at_parse_time()
 
-        if (source is None) == (source_table is None):
+    def _methods(self) -> tuple[str, ...]:
+        """The method (several while it is a template, or not yet known)."""
+        return (self.method,)
+
+    def check_arguments(self, parsing: bool) -> dict[str, Any]:
+        """Every argument (:meth:`PrivacyOperator.check_arguments`)."""
+        from airflow_privacy.errors import InputError
+
+        a = Args(self, parsing)
+        methods = self._methods()
+        out = {
+            "source": a.text("source", optional=True),
+            "source_table": a.text("source_table", optional=True),
+            "source_conn_id": a.text("source_conn_id", optional=True),
+            "release": a.text("release"),
+            "release_conn_id": a.text("release_conn_id", optional=True),
+            "qis": a.names("qis"),
+            "sensitive": a.text("sensitive"),
+            "criteria": a.criteria("criteria"),
+            "hierarchies": a.files("hierarchies"),
+            "intervals": intervals(self.intervals),
+            "masks": masks(self.masks),
+            "seed": a.whole("seed", 0, 2**32 - 1),
+            "method_options": method_options(self.method_options, "method_options", methods),
+            "missing_as": a.text("missing_as", optional=True),
+            "method": methods[0],
+        }
+        if (self.source is None) == (self.source_table is None):
             raise InputError("give exactly one of source and source_table")
-        if not templated(qis):
-            columns(qis, "qis")
-        if not templated(hierarchies):
-            mapping(hierarchies, "hierarchies")
-        if not templated(criteria):
-            with speaking("airflow"):
-                parse_criteria(criteria, "criteria")
-
-    def _method(self) -> str:
-        return self.method
+        if self.source_table is not None and self.source_conn_id is None:
+            raise InputError("source_table needs source_conn_id: the SQL connection of the table")
+        built = {"hierarchies": out["hierarchies"], "intervals": out["intervals"],
+                 "masks": out["masks"]}  # fmt: skip
+        qis = out["qis"] if isinstance(out["qis"], list) and not templated(self.qis) else None
+        for what, given in built.items():
+            for col in given:
+                if qis is not None and col not in qis:
+                    raise InputError(
+                        f"{what} is given for column {col!r}, which is not a quasi-identifier "
+                        f"(qis: {', '.join(qis)})"
+                    )
+                others = [w for w, g in built.items() if w != what and col in g]
+                if others:
+                    raise InputError(f"column {col!r} has both {what} and {others[0]}")
+        return out
 
     def execute(self, context: Any) -> dict[str, Any]:
         from airflow_privacy.gate.anonymize import AnonymizeRequest, run_anonymize
         from airflow_privacy.gate.refs import ReleaseRef
 
-        def service(ctx: Any, attempt: str | None) -> Any:
+        def service(ctx: Any) -> Any:
+            a = self.check_arguments(parsing=False)
             source = (
-                ReleaseRef(sql_table=text(self.source_table, "source_table"),
-                           conn=self.source_conn_id)
-                if self.source_table is not None
-                else ReleaseRef(path=text(self.source, "source"), conn=self.source_conn_id)
-            )  # fmt: skip
-            options = {
-                k: (v if not isinstance(v, str) else _number(v))
-                for k, v in self.method_options.items()
-            }
+                ReleaseRef(sql_table=a["source_table"], conn=a["source_conn_id"])
+                if a["source_table"] is not None
+                else ReleaseRef(path=a["source"], conn=a["source_conn_id"])
+            )
             return run_anonymize(
                 AnonymizeRequest(
                     source=source,
-                    release=ReleaseRef(
-                        path=text(self.release, "release"), conn=self.release_conn_id
-                    ),
-                    qis=columns(self.qis, "qis") or [],
-                    sensitive=str(text(self.sensitive, "sensitive")),
-                    method=self._method(),
-                    criteria=self.criteria,
-                    hierarchies=mapping(self.hierarchies, "hierarchies"),
-                    intervals=self.intervals,
-                    masks=self.masks,
-                    seed=whole(self.seed, "seed", 0, 2**32 - 1) or 0,
-                    options=options,
+                    release=ReleaseRef(path=a["release"], conn=a["release_conn_id"]),
+                    qis=a["qis"],
+                    sensitive=a["sensitive"],
+                    method=a["method"],
+                    criteria=a["criteria"],
+                    hierarchies=a["hierarchies"],
+                    intervals=a["intervals"],
+                    masks=a["masks"],
+                    seed=a["seed"],
+                    options=a["method_options"],
                     name=self.name,
-                    missing_as=text(self.missing_as, "missing_as", required=False),
+                    missing_as=a["missing_as"],
                 ),
                 ctx,
             )
 
-        return self.run_service(context, lambda ctx: service(ctx, None))
-
-
-def _number(value: str) -> Any:
-    for kind in (int, float):
-        try:
-            return kind(value)
-        except ValueError:
-            continue
-    return value
+        return self.run_service(context, service)
 
 
 class BucketizeOperator(_AnonymizeBase):
@@ -147,9 +164,11 @@ class BucketizeOperator(_AnonymizeBase):
     :param hierarchies: ``{column: ARX hierarchy CSV}`` (not used by bucketization's groups;
         kept in the manifest)
     :param intervals: ``{column: [width, ...]}`` numeric hierarchies built from the data
-    :param masks: ``{column: depth or None}`` mask hierarchies built from the data
+        (a list of whole numbers > 0, increasing; not the text ``"5,10"``)
+    :param masks: ``{column: depth or None}`` mask hierarchies built from the data (a depth
+        is a whole number >= 0)
     :param seed: makes the bucketization deterministic (whole number >= 0)
-    :param method_options: ``{"bucket_column": "bucket"}``
+    :param method_options: ``{"bucket_column": "bucket"}`` (any other key is bad input)
     :param missing_as: publish blank sensitive cells as this value (default: refused)
     An anonymizer records nothing in the ledger (the attempt opened afterwards records the
     release), and a release it writes has passed its criteria.
@@ -169,21 +188,24 @@ class AnonymizeLatticeOperator(_AnonymizeBase):
     :param method: ``lattice`` (default) or ``mondrian``
     :param hierarchies: ``{column: path of an ARX hierarchy CSV}`` for QI columns (a
         hierarchy for a column that is not a QI is bad input)
-    :param method_options: lattice: ``utility``, ``suppression_limit``,
-        ``max_lattice_size``, ``disclosure`` (``naive``/``safe``), ``disclosure_limit``
+    :param method_options: lattice: ``utility`` (a metric name), ``suppression_limit`` (in
+        [0, 1)), ``max_lattice_size`` (>= 1), ``disclosure`` (``naive``/``safe``),
+        ``disclosure_limit`` (>= 1); mondrian: none. Checked when the DAG is parsed
     Other parameters as :class:`BucketizeOperator`: ``source``, ``source_table``,
     ``source_conn_id``, ``release``, ``release_conn_id``, ``qis``, ``sensitive``,
-    ``criteria``, ``intervals``, ``masks``, ``seed``, ``missing_as``, ``check_name``; and, with
-    no use here, ``attempt``, ``attempt_task_id``, ``privacy_ledger_conn_id``, ``on_unsafe``.
+    ``criteria``, ``intervals``, ``masks``, ``seed``, ``missing_as``. An anonymizer works
+    outside the ledger: it takes no ``attempt``, ``check_name`` or ledger connection.
     """
 
     template_fields: Sequence[str] = (*_AnonymizeBase.template_fields, "method_name")
 
     def __init__(self, *, method: str = "lattice", **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if not templated(method):
-            choice(method, "method", METHODS)
         self.method_name = method
+        self._check_at_parse_time()
 
-    def _method(self) -> str:
-        return choice(self.method_name, "method", METHODS)
+    def _methods(self) -> tuple[str, ...]:
+        method = getattr(self, "method_name", None)  # None while the base constructor checks
+        if method is None or templated(method):
+            return METHODS
+        return (choice(method, "method", METHODS),)

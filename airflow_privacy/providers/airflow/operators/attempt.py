@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from airflow_privacy.providers.airflow.operators.base import LedgerOperator
-from airflow_privacy.providers.airflow.params import columns, flag, templated, text
+from airflow_privacy.providers.airflow.params import Args, label
 
 
 class OpenAttemptOperator(LedgerOperator):
@@ -21,8 +21,9 @@ class OpenAttemptOperator(LedgerOperator):
     :param dataset: the dataset (the series of releases of one population)
     :param required_checks: the names of the checks that must be recorded and pass before
         the gate publishes (the ``check_name`` of each check operator, by default its task
-        id), e.g. ``["check_safety", "maxent_risk", "composition_audit"]``
-    :param version: the version label (default: the dataset's next number)
+        id), e.g. ``["check_safety", "maxent_risk", "composition_audit"]``; no name twice
+    :param version: the version label, text (``3`` is refused: write ``"3"``; default: the
+        dataset's next number, also when a template renders it empty)
     :param first_release: declare this the dataset's first release: the ledger may be
         created, and the composition audit has nothing to intersect with. Without it, a
         dataset with no published release (a typo in its name) or a ledger that does not
@@ -45,6 +46,7 @@ class OpenAttemptOperator(LedgerOperator):
         "release", "dataset", "version", "first_release", "population", "id_column",
     )  # fmt: skip
     ui_color = "#eef0fb"
+    blank_means_default = frozenset({"version"})
 
     def __init__(
         self,
@@ -62,35 +64,54 @@ class OpenAttemptOperator(LedgerOperator):
         super().__init__(**kwargs)
         self.release = release
         self.dataset = dataset
-        self.required_checks = columns(required_checks, "required_checks")
+        self.required_checks = required_checks
         self.version = version
         self.first_release = first_release
         self.population = population
         self.id_column = id_column
         self.conn_id = conn_id
-        if not templated(dataset):
-            text(dataset, "dataset")
-        if not templated(first_release):
-            flag(first_release, "first_release")
+        self._check_at_parse_time()
+
+    def check_arguments(self, parsing: bool) -> dict[str, Any]:
+        """Every argument (:meth:`PrivacyOperator.check_arguments`)."""
+        from airflow_privacy.errors import InputError
+
+        a = Args(self, parsing)
+        out = {
+            "release": a.text("release"),
+            "dataset": a.label("dataset"),
+            "required_checks": a.names("required_checks", noun="check name", unique=True),
+            "version": a.label("version", optional=True),
+            "first_release": a.flag("first_release"),
+            "population": a.text("population", optional=True),
+            "id_column": a.text("id_column", optional=True),
+            "conn_id": a.text("conn_id", optional=True),
+        }
+        for check in out["required_checks"] if isinstance(out["required_checks"], list) else ():
+            label(check, f"required_checks: {check[:40]!r}")
+        if (self.population is None) != (self.id_column is None):
+            raise InputError("population and id_column go together")
+        return out
 
     def execute(self, context: Any) -> dict[str, Any]:
         from airflow_privacy.gate.attempts import AttemptRequest, open_attempt
         from airflow_privacy.gate.refs import ReleaseRef
 
-        def service(ctx: Any, attempt: str | None) -> Any:
-            pop = text(self.population, "population", required=False)
+        def service(ctx: Any) -> Any:
+            a = self.check_arguments(parsing=False)
+            pop = a["population"]
             return open_attempt(
                 AttemptRequest(
-                    release=ReleaseRef(path=text(self.release, "release"), conn=self.conn_id),
-                    dataset=str(text(self.dataset, "dataset")),
-                    required=self.required_checks or [],
-                    version=text(self.version, "version", required=False),
-                    first_release=flag(self.first_release, "first_release"),
-                    population=ReleaseRef(path=pop, conn=self.conn_id) if pop else None,
-                    id_column=text(self.id_column, "id_column", required=False),
+                    release=ReleaseRef(path=a["release"], conn=a["conn_id"]),
+                    dataset=a["dataset"],
+                    required=a["required_checks"],
+                    version=a["version"],
+                    first_release=a["first_release"],
+                    population=ReleaseRef(path=pop, conn=a["conn_id"]) if pop else None,
+                    id_column=a["id_column"],
                     name=self.name,
                 ),
                 ctx,
             )
 
-        return self.run_service(context, lambda ctx: service(ctx, None))
+        return self.run_service(context, service)

@@ -5,20 +5,33 @@
 * :class:`LedgerOperator`: + ``privacy_ledger_conn_id`` (steps that use the ledger);
 * :class:`AttemptOperator`: + ``attempt`` / ``attempt_task_id`` (steps of an attempt);
 * :class:`CheckOperator`: + ``check_name`` and ``on_unsafe`` (steps that give a verdict).
+
+Arguments are checked as :mod:`airflow_privacy.providers.airflow.params` says: when the DAG
+is parsed every value that is not a template, when the task runs every value; a given
+argument that is blank (a template that renders empty) is bad input, never its default.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.sdk import BaseOperator
 
 from airflow_privacy.ledger.location import DEFAULT_CONN_ID
 from airflow_privacy.providers.airflow import adapter
-from airflow_privacy.providers.airflow.params import text
+from airflow_privacy.providers.airflow.params import (
+    Args,
+    airflow_words,
+    choice,
+    is_template,
+    text,
+)
 
 if TYPE_CHECKING:
+    import jinja2
+    from airflow.sdk.definitions.context import Context
+
     from airflow_privacy.gate.context import GateContext
     from airflow_privacy.gate.envelope import Envelope
 
@@ -27,6 +40,30 @@ class PrivacyOperator(BaseOperator):
     """Base of the provider's operators (not used on its own)."""
 
     on_unsafe: str = "fail"
+    #: templated arguments for which a blank rendering documentedly means the default
+    blank_means_default: ClassVar[frozenset[str]] = frozenset()
+    #: the template fields that held a template before rendering (set when rendered)
+    _templated_args: tuple[str, ...] = ()
+
+    def render_template_fields(
+        self, context: Context, jinja_env: jinja2.Environment | None = None
+    ) -> None:
+        """Render, remembering which arguments were templates: one that renders blank is
+        bad input when the task runs (``params.check_rendered``)."""
+        self._templated_args = tuple(
+            f for f in self.template_fields if is_template(getattr(self, f, None))
+        )
+        super().render_template_fields(context, jinja_env)
+
+    def check_arguments(self, parsing: bool) -> dict[str, Any]:
+        """Every argument of the operator checked (``params.Args``): when the DAG is parsed
+        (``parsing``: templates wait) and again when the task runs, where the checked
+        values are what the service gets."""
+        return {}
+
+    def _check_at_parse_time(self) -> None:
+        with airflow_words():
+            self.check_arguments(parsing=True)
 
     @property
     def name(self) -> str:
@@ -73,6 +110,10 @@ class AttemptOperator(LedgerOperator):
             raise InputError("give attempt or attempt_task_id, not both")
         self.attempt = attempt
         self.attempt_task_id = attempt_task_id
+        with airflow_words():
+            args = Args(self, parsing=True)
+            args.text("attempt", optional=True)
+            args.text("attempt_task_id", optional=True)
 
     def attempt_service(
         self, context: Mapping[str, Any], service: Callable[[GateContext, str | None], Envelope]
@@ -100,7 +141,9 @@ class CheckOperator(AttemptOperator):
     ) -> None:
         super().__init__(**kwargs)
         self.check_name = check_name
-        self.on_unsafe = adapter.check_on_unsafe(on_unsafe)
+        with airflow_words():
+            Args(self, parsing=True).label("check_name", optional=True)
+            self.on_unsafe = choice(on_unsafe, "on_unsafe", adapter.ON_UNSAFE)
 
     @property
     def name(self) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from airflow_privacy.providers.airflow.operators.base import CheckOperator
-from airflow_privacy.providers.airflow.params import columns, templated, text
+from airflow_privacy.providers.airflow.params import Args
 
 
 class CheckSafetyOperator(CheckOperator):
@@ -19,7 +19,7 @@ class CheckSafetyOperator(CheckOperator):
         (templated)
     :param sql_table: instead of ``release``, a table on the SQL connection ``conn_id``; the
         per-group counting runs in the database (``GROUP BY``)
-    :param conn_id: the connection of a URI or of ``sql_table``
+    :param conn_id: the connection of a URI or of ``sql_table`` (``sql_table`` needs it)
     :param sensitive: the sensitive column
     :param group_columns: the columns that define the QI-groups (a list)
     :param criteria: a list of criteria, each ``{"name": "ck-safety", "c": 0.7, "k": 3}`` or
@@ -59,45 +59,48 @@ class CheckSafetyOperator(CheckOperator):
         self.group_columns = group_columns
         self.criteria = criteria
         self.missing_as = missing_as
-        self._validate()
+        self._check_at_parse_time()
 
-    def _validate(self) -> None:
-        """Everything not templated, at parse time (a DAG import error names it)."""
-        from airflow_privacy.gate.criteria import parse_criteria
+    def check_arguments(self, parsing: bool) -> dict[str, Any]:
+        """Every argument (:meth:`PrivacyOperator.check_arguments`)."""
+        from airflow_privacy.errors import InputError
 
-        if not templated(self.group_columns):
-            columns(self.group_columns, "group_columns")
-        if not templated(self.sensitive):
-            text(self.sensitive, "sensitive")
-        if not templated(self.criteria):
-            from airflow_privacy.errors import speaking
-
-            with speaking("airflow"):
-                parse_criteria(self.criteria, "criteria")
+        a = Args(self, parsing)
+        out = {
+            "release": a.text("release", optional=True),
+            "sql_table": a.text("sql_table", optional=True),
+            "conn_id": a.text("conn_id", optional=True),
+            "sensitive": a.text("sensitive"),
+            "group_columns": a.names("group_columns"),
+            "criteria": a.criteria("criteria"),
+            "missing_as": a.text("missing_as", optional=True),
+        }
         if (self.release is None) == (self.sql_table is None):
-            from airflow_privacy.errors import InputError
-
             raise InputError("give exactly one of release and sql_table")
+        if self.sql_table is not None and self.conn_id is None:
+            raise InputError("sql_table needs conn_id: the SQL connection of the table")
+        return out
 
     def execute(self, context: Any) -> dict[str, Any]:
         from airflow_privacy.gate.check import CheckRequest, run_check
         from airflow_privacy.gate.refs import ReleaseRef
 
         def service(ctx: Any, attempt: str | None) -> Any:
+            a = self.check_arguments(parsing=False)
             ref = (
-                ReleaseRef(sql_table=text(self.sql_table, "sql_table"), conn=self.conn_id)
-                if self.sql_table is not None
-                else ReleaseRef(path=text(self.release, "release"), conn=self.conn_id)
+                ReleaseRef(sql_table=a["sql_table"], conn=a["conn_id"])
+                if a["sql_table"] is not None
+                else ReleaseRef(path=a["release"], conn=a["conn_id"])
             )
             return run_check(
                 CheckRequest(
                     release=ref,
-                    sensitive=str(text(self.sensitive, "sensitive")),
-                    group_columns=columns(self.group_columns, "group_columns") or [],
-                    criteria=self.criteria,
+                    sensitive=a["sensitive"],
+                    group_columns=a["group_columns"],
+                    criteria=a["criteria"],
                     name=self.name,
                     attempt=attempt,
-                    missing_as=text(self.missing_as, "missing_as", required=False),
+                    missing_as=a["missing_as"],
                 ),
                 ctx,
             )

@@ -9,20 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from airflow_privacy.gate.audit import MEASURES, MISSING_QI, OVERLAPS
 from airflow_privacy.providers.airflow.operators.base import CheckOperator
-from airflow_privacy.providers.airflow.params import (
-    choice,
-    columns,
-    flag,
-    mapping,
-    number,
-    templated,
-    text,
-    whole,
-)
-
-MEASURES = ("ganta", "posterior")
-OVERLAPS = ("worst-case", "known")
+from airflow_privacy.providers.airflow.params import Args
 
 
 class CompositionAuditOperator(CheckOperator):
@@ -100,61 +89,83 @@ class CompositionAuditOperator(CheckOperator):
         self.datasets = datasets
         self.against = against
         self.prior_files = prior_files
-        self.use_ledger = flag(use_ledger, "use_ledger")
+        self.use_ledger = use_ledger
         self.first_release = first_release
         self.confidence = confidence
         self.max_pvp = max_pvp
-        self.measure = measure if templated(measure) else choice(measure, "measure", MEASURES)
-        self.overlap = overlap if templated(overlap) else choice(overlap, "overlap", OVERLAPS)
+        self.measure = measure
+        self.overlap = overlap
         self.id_column = id_column
-        self.hierarchies = hierarchies or {}
-        self.missing_qi = choice(missing_qi, "missing_qi", ("error", "suppressed"))
-        self.top = whole(top, "top", 0, 10_000)
+        self.hierarchies = hierarchies
+        self.missing_qi = missing_qi
+        self.top = top
         self.individuals = individuals
         self.conn_id = conn_id
-        for name, value in (("datasets", datasets), ("prior_files", prior_files),
-                            ("against", against), ("qis", qis)):  # fmt: skip
-            if value is not None and not templated(value):
-                columns(value, name)
-        if not templated(hierarchies):
-            mapping(hierarchies, "hierarchies")
-        if not templated(first_release):
-            flag(first_release, "first_release")
-        if not templated(confidence):
-            number(confidence, "confidence", 0, 1, open_low=True)
-        if not templated(max_pvp):
-            number(max_pvp, "max_pvp", 0, 100)
+        self._check_at_parse_time()
+
+    def check_arguments(self, parsing: bool) -> dict[str, Any]:
+        """Every argument (:meth:`PrivacyOperator.check_arguments`)."""
+        from airflow_privacy.errors import InputError
+
+        a = Args(self, parsing)
+        out = {
+            "candidate": a.text("candidate"),
+            "population": a.text("population", optional=True),
+            "qis": a.names("qis", optional=True),
+            "sensitive": a.text("sensitive", optional=True),
+            "datasets": a.names("datasets", optional=True, noun="dataset name"),
+            "against": a.names(
+                "against", optional=True, noun="release (id, UUID or DATASET@VERSION)"
+            ),
+            "prior_files": a.names("prior_files", optional=True, noun="path"),
+            "use_ledger": a.flag("use_ledger"),
+            "first_release": a.flag("first_release"),
+            "confidence": a.number("confidence", 0, 1, open_low=True),
+            "max_pvp": a.number("max_pvp", 0, 100),
+            "measure": a.choice("measure", MEASURES),
+            "overlap": a.choice("overlap", OVERLAPS),
+            "id_column": a.text("id_column", optional=True),
+            "hierarchies": a.files("hierarchies"),
+            "missing_qi": a.choice("missing_qi", MISSING_QI),
+            "top": a.whole("top", 0, 10_000),
+            "individuals": a.text("individuals", optional=True),
+            "conn_id": a.text("conn_id", optional=True),
+        }
+        if out["overlap"] == "known" and self.id_column is None:
+            raise InputError("overlap known needs id_column (of population)")
+        if out["use_ledger"] is False and self.prior_files is None:
+            raise InputError("nothing to audit against: use the ledger and/or give prior_files")
+        return out
 
     def execute(self, context: Any) -> dict[str, Any]:
         from airflow_privacy.gate.audit import AuditRequest, run_audit
         from airflow_privacy.gate.refs import ReleaseRef
 
         def service(ctx: Any, attempt: str | None) -> Any:
-            pop = text(self.population, "population", required=False)
-            ind = text(self.individuals, "individuals", required=False)
+            a = self.check_arguments(parsing=False)
+            conn = a["conn_id"]
             return run_audit(
                 AuditRequest(
-                    candidate=ReleaseRef(path=text(self.candidate, "candidate"), conn=self.conn_id),
-                    population=ReleaseRef(path=pop, conn=self.conn_id) if pop else None,
-                    qis=columns(self.qis, "qis", required=False),
-                    sensitive=text(self.sensitive, "sensitive", required=False),
-                    datasets=columns(self.datasets, "datasets", required=False),
-                    against=columns(self.against, "against", required=False),
-                    prior_files=[
-                        ReleaseRef(path=p, conn=self.conn_id)
-                        for p in columns(self.prior_files, "prior_files", required=False) or []
-                    ],
-                    overlap=choice(self.overlap, "overlap", OVERLAPS),
-                    id_column=text(self.id_column, "id_column", required=False),
-                    hierarchies=mapping(self.hierarchies, "hierarchies"),
-                    missing_qi=self.missing_qi,
-                    top=self.top if self.top is not None else 10,
-                    confidence=number(self.confidence, "confidence", 0, 1, open_low=True) or 1.0,
-                    max_pvp=number(self.max_pvp, "max_pvp", 0, 100) or 0.0,
-                    measure=choice(self.measure, "measure", MEASURES),
-                    first_release=flag(self.first_release, "first_release"),
-                    individuals=ReleaseRef(path=ind) if ind else None,
-                    use_ledger=self.use_ledger,
+                    candidate=ReleaseRef(path=a["candidate"], conn=conn),
+                    population=ReleaseRef(path=a["population"], conn=conn)
+                    if a["population"]
+                    else None,
+                    qis=a["qis"],
+                    sensitive=a["sensitive"],
+                    datasets=a["datasets"],
+                    against=a["against"],
+                    prior_files=[ReleaseRef(path=p, conn=conn) for p in a["prior_files"] or []],
+                    overlap=a["overlap"],
+                    id_column=a["id_column"],
+                    hierarchies=a["hierarchies"],
+                    missing_qi=a["missing_qi"],
+                    top=a["top"],
+                    confidence=a["confidence"],
+                    max_pvp=a["max_pvp"],
+                    measure=a["measure"],
+                    first_release=a["first_release"],
+                    individuals=ReleaseRef(path=a["individuals"]) if a["individuals"] else None,
+                    use_ledger=a["use_ledger"],
                     attempt=attempt,
                     name=self.name,
                 ),

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from airflow_privacy.providers.airflow.operators.base import CheckOperator
-from airflow_privacy.providers.airflow.params import columns, flag, number, templated, text, whole
+from airflow_privacy.providers.airflow.params import Args
 
 
 class MaxEntRiskOperator(CheckOperator):
@@ -23,15 +23,17 @@ class MaxEntRiskOperator(CheckOperator):
     :param sensitive: the sensitive column
     :param bucket_column: the bucket id column (default ``bucket``)
     :param threshold: safe iff the largest P*(s | q) is below it, in (0, 1]; ``None`` gives an
-        estimate without a verdict, which no gate accepts as a pass
+        estimate without a verdict, which no gate accepts as a pass (a template that renders
+        blank is bad input, not ``None``)
     :param knowledge: optional YAML/JSON knowledge file (docs/usage/maxent.md)
     :param original: the original table (path/URI), to mine association rules and report
         accuracy
     :param top_positive: how many strongest positive rules the adversary is assumed to know
     :param top_negative: how many strongest negative rules
     :param min_support: a mined rule's minimum support (records, default 3)
-    :param rule_widths: mine rules whose condition names these numbers of QI columns
-    :param not_sensitive: sensitive values whose disclosure is acceptable (a list)
+    :param rule_widths: mine rules whose condition names these numbers of QI columns (a
+        list of whole numbers, each 1 to 64)
+    :param not_sensitive: sensitive values whose disclosure is acceptable (a list of text)
     :param top: how many QI values at risk to report (default 10)
     :param joint: solve every bucket jointly (no closed form; slower, same answer)
     :param missing_as: publish blank sensitive cells as this value (default: refused)
@@ -79,47 +81,73 @@ class MaxEntRiskOperator(CheckOperator):
         self.top_positive = top_positive
         self.top_negative = top_negative
         self.min_support = min_support
-        self.rule_widths = list(rule_widths) if rule_widths else None
+        self.rule_widths = rule_widths
         self.not_sensitive = not_sensitive
         self.threshold = threshold
-        self.top = whole(top, "top", 0, 10_000)
-        self.joint = flag(joint, "joint")
+        self.top = top
+        self.joint = joint
         self.conn_id = conn_id
         self.missing_as = missing_as
-        if qis is not None and not templated(qis):
-            columns(qis, "qis")
-        if isinstance(not_sensitive, str):
-            from airflow_privacy.errors import InputError
+        self._check_at_parse_time()
 
-            raise InputError("not_sensitive must be a list of values")
-        if not templated(threshold):
-            number(threshold, "threshold", 0, 1, open_low=True)
+    def check_arguments(self, parsing: bool) -> dict[str, Any]:
+        """Every argument (:meth:`PrivacyOperator.check_arguments`)."""
+        from airflow_privacy.errors import InputError
+
+        a = Args(self, parsing)
+        out = {
+            "release": a.text("release"),
+            "sensitive": a.text("sensitive"),
+            "bucket_column": a.text("bucket_column"),
+            "qis": a.names("qis", optional=True),
+            "knowledge": a.text("knowledge", optional=True),
+            "original": a.text("original", optional=True),
+            "top_positive": a.whole("top_positive", 0, 100_000),
+            "top_negative": a.whole("top_negative", 0, 100_000),
+            "min_support": a.whole("min_support", 1, 10**9),
+            "rule_widths": a.wholes("rule_widths", 1, 64, optional=True),
+            "not_sensitive": a.values("not_sensitive"),
+            "threshold": a.number("threshold", 0, 1, optional=True, open_low=True),
+            "top": a.whole("top", 0, 10_000),
+            "joint": a.flag("joint"),
+            "conn_id": a.text("conn_id", optional=True),
+            "missing_as": a.text("missing_as", optional=True),
+        }
+        rules = [out[k] for k in ("top_positive", "top_negative")]
+        if self.original is None and any(isinstance(n, int) and n > 0 for n in rules):
+            raise InputError("top_positive/top_negative mine rules from original: give original")
+        qis = out["qis"] if isinstance(out["qis"], list) else []
+        for name in ("sensitive", "bucket_column"):
+            if out[name] in qis:
+                raise InputError(f"qis must not name the {name} column {out[name]!r}")
+        return out
 
     def execute(self, context: Any) -> dict[str, Any]:
         from airflow_privacy.gate.maxent import MaxEntRequest, run_maxent
         from airflow_privacy.gate.refs import ReleaseRef
 
         def service(ctx: Any, attempt: str | None) -> Any:
-            original = text(self.original, "original", required=False)
+            a = self.check_arguments(parsing=False)
+            conn = a["conn_id"]
             return run_maxent(
                 MaxEntRequest(
-                    release=ReleaseRef(path=text(self.release, "release"), conn=self.conn_id),
-                    sensitive=str(text(self.sensitive, "sensitive")),
-                    bucket=str(text(self.bucket_column, "bucket_column")),
-                    qis=columns(self.qis, "qis", required=False),
-                    knowledge=text(self.knowledge, "knowledge", required=False),
-                    original=ReleaseRef(path=original, conn=self.conn_id) if original else None,
-                    top_positive=whole(self.top_positive, "top_positive", 0, 100_000) or 0,
-                    top_negative=whole(self.top_negative, "top_negative", 0, 100_000) or 0,
-                    min_support=whole(self.min_support, "min_support", 1, 10**9) or 3,
-                    rule_widths=self.rule_widths,
-                    not_sensitive=tuple(self.not_sensitive),
-                    c=number(self.threshold, "threshold", 0, 1, open_low=True),
-                    top=self.top if self.top is not None else 10,
-                    joint=self.joint,
+                    release=ReleaseRef(path=a["release"], conn=conn),
+                    sensitive=a["sensitive"],
+                    bucket=a["bucket_column"],
+                    qis=a["qis"],
+                    knowledge=a["knowledge"],
+                    original=ReleaseRef(path=a["original"], conn=conn) if a["original"] else None,
+                    top_positive=a["top_positive"],
+                    top_negative=a["top_negative"],
+                    min_support=a["min_support"],
+                    rule_widths=a["rule_widths"],
+                    not_sensitive=a["not_sensitive"],
+                    c=a["threshold"],
+                    top=a["top"],
+                    joint=a["joint"],
                     name=self.name,
                     attempt=attempt,
-                    missing_as=text(self.missing_as, "missing_as", required=False),
+                    missing_as=a["missing_as"],
                 ),
                 ctx,
             )
