@@ -1727,8 +1727,10 @@ SLOTS = (
     Slot(
         "publish",
         ("publish", "{F}", "--attempt", "{A_open}", "--to", "{out}/published", "--ledger", "{L}"),
+        # another regular file: blocked (not the attempt's bytes); a file that cannot be
+        # read into a snapshot (FIFO, device, folder, loop): bad input, the ledger untouched
         frozenset({EXIT_BLOCKED}),
-        frozenset({EXIT_BLOCKED}),
+        frozenset({EXIT_BLOCKED, EXIT_INPUT}),
         core_only=True,
         ledger="real",
     ),
@@ -2843,14 +2845,16 @@ def _ref_cases(cases: list[Case]) -> None:
             ),
             (
                 "check",
-                ["check", V, *CHECK, "--criterion", "k-anonymity:k=2", "--attempt", ref, *led],
+                # the attempt's own file: a check of another file is refused (exit 2)
+                ["check", "{in}/valid2.csv", *CHECK, "--criterion", "k-anonymity:k=2",
+                 "--attempt", ref, *led],  # fmt: skip
                 {"open": OK, "blocked": frozenset({5}), "published": frozenset({5})},
             ),
             (
                 "maxent",
                 [
                     "maxent",
-                    V,
+                    "{in}/valid2.csv",
                     "--sensitive",
                     "disease",
                     "--bucket",
@@ -3256,7 +3260,7 @@ def _output_cases(cases: list[Case]) -> None:
     ):
         _case(cases, "anonymize", argv, expect)
     for to, expect in (
-        ("{in}/valid.csv", frozenset({EXIT_BLOCKED})),
+        ("{in}/valid.csv", BAD),  # a file where the folder should be: refused before deciding
         ("", BAD),
         ("/", BAD),
         ("{out}/new-folder", frozenset({EXIT_BLOCKED})),

@@ -165,8 +165,11 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
     outputs = [("release", req.release), ("manifest", manifest_ref)]
     outputs += [(k, r) for k, r in (("qit", req.qit), ("st", req.st)) if r is not None]
     seen: dict[str, str] = {}
+    options_of = {"release": "out", "manifest": "manifest" if req.manifest is not None else "out",
+                  "qit": "qit", "st": "st"}  # fmt: skip
     for what, ref in outputs:
-        check_writable(ref, what)
+        check_writable(ref, f"the {what}", option=options_of[what],
+                       kind="json" if what == "manifest" else "table")  # fmt: skip
         key = ref.describe()
         if key == req.source.describe():
             raise InputError(f"the {what} would overwrite the input {key!r}")

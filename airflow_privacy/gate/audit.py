@@ -105,7 +105,7 @@ def run_audit(req: AuditRequest, ctx: GateContext) -> Envelope:
 
     _check(req)
     if req.individuals is not None:
-        check_writable(req.individuals, "the individuals file")
+        check_writable(req.individuals, "the individuals file", option="individuals", kind="table")
     hierarchies = _hierarchies(req.hierarchies)
     start = begin_check(req.attempt, req.ledger, ctx, reads=req.candidate)
     attempt = start.info

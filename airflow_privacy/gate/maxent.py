@@ -88,7 +88,7 @@ def run_maxent(req: MaxEntRequest, ctx: GateContext) -> Envelope:
     sensitive = column(req.sensitive, "sensitive")
     bucket = column(req.bucket, "bucket")
     if req.output is not None:
-        check_writable(req.output, "the posterior table")
+        check_writable(req.output, "the posterior table", option="output", kind="table")
     start = begin_check(req.attempt, req.ledger, ctx, reads=req.release)
     attempt = start.info
     if start.skip:
