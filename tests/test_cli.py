@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 from fractions import Fraction
@@ -304,19 +305,37 @@ def test_json_is_strict_even_for_infinite_values(
 def test_internal_error_is_exit_3_not_a_verdict(
     fig3_csv: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A bug must not read as "unsafe" (exit 1) to a pipeline gating on the exit code."""
+    """A bug must not read as "unsafe" (exit 1) to a pipeline gating on the exit code; its
+    one line names the exception's type and place, never its message (which can quote a
+    cell value); AIRFLOW_PRIVACY_DEBUG=1 adds the traceback."""
     import airflow_privacy.cli.check as check_cli
 
     def boom(*_args: object) -> int:
-        raise OverflowError("int too large to convert to float")
+        raise OverflowError("cannot convert 'ZZ-SECRET-CELL' to float")
 
     monkeypatch.setattr(check_cli, "run", boom)
-    code = main(["check", str(fig3_csv), "--sensitive", "disease", "--group", "zip",
-                 "--criterion", "k-anonymity", "--k", "2"], io.StringIO())  # fmt: skip
+    argv = ["check", str(fig3_csv), "--sensitive", "disease", "--group", "zip",
+            "--criterion", "k-anonymity", "--k", "2"]  # fmt: skip
+    monkeypatch.delenv("AIRFLOW_PRIVACY_DEBUG", raising=False)
+    code = main(argv, io.StringIO())
     err = capsys.readouterr().err
     assert code == 3
-    assert "Traceback" in err
-    assert err.strip().splitlines()[-1] == (
-        "airflow-privacy: internal error (a bug, not a verdict): OverflowError: int too large "
-        "to convert to float"
+    assert "Traceback" not in err and "ZZ-SECRET-CELL" not in err
+    place = (
+        rf"OverflowError at test_cli\.py:{boom.__code__.co_firstlineno + 1} "
+        r"\(called from airflow_privacy/cli/__init__\.py:\d+\)"
     )
+    (only,) = err.strip().splitlines()
+    assert re.fullmatch(
+        r"airflow-privacy: internal error \(a bug, not a verdict\): "
+        + place
+        + r" \(set AIRFLOW_PRIVACY_DEBUG=1 for the traceback\)",
+        only,
+    )
+    monkeypatch.setenv("AIRFLOW_PRIVACY_DEBUG", "1")
+    code = main(argv, io.StringIO())
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "Traceback" in err and "ZZ-SECRET-CELL" in err  # the developer asked for it
+    last = err.strip().splitlines()[-1]
+    assert re.fullmatch(r"airflow-privacy: internal error \(a bug, not a verdict\): " + place, last)

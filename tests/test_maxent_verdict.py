@@ -114,7 +114,7 @@ def test_public_form_has_no_names_or_values_of_people() -> None:
     assert "Alice" in full and "Charlie" in full  # the confidential form names them
     public_dict = res.to_dict(redacted=True)
     public = json.dumps(public_dict)
-    for name in ("Alice", "Bob", "Charlie", "alice-hiv"):
+    for name in ("Alice", "Bob", "Charlie", "alice-hiv", "men-flu", "HIV", "Lung", "Flu"):
         assert name not in public, name
     assert public_dict["redacted"] is True
     people = [a for a in public_dict["top_at_risk"] if a["kind"] == "person"]
@@ -132,12 +132,16 @@ def test_public_form_has_no_names_or_values_of_people() -> None:
     statements = [k["statement"] for k in public_dict["knowledge"]]
     assert statements[0] == "knowledge about person #1"
     assert statements[1] == "knowledge about person #2, person #3"
-    assert "gender=male" in statements[2]  # a statement about QI values stays
+    # a statement about the distribution keeps the QI values it is given, not its values
+    assert statements[2] == "knowledge about the sensitive values given gender=male"
     # the people's values appear nowhere next to them: no per-value posterior per person
     assert "posterior" not in json.dumps(public_dict["people"]).replace("max_posterior", "")
-    # QI-value rows stay (a published QI combination and its most likely value)
+    # QI-value rows stay (a QI combination of the release, its size and largest posterior),
+    # but not which value that is: the estimate's release may never be published
     qi_rows = [a for a in public_dict["top_at_risk"] if a["kind"] == "qi"]
-    assert qi_rows and all(a["value"] is not None for a in qi_rows)
+    assert qi_rows and all(a["value"] is None and a["qi"] for a in qi_rows)
+    full_rows = [a for a in res.to_dict()["top_at_risk"] if a["kind"] == "qi"]
+    assert all(a["value"] is not None for a in full_rows)  # the confidential form has them
 
 
 def test_public_max_at_and_top_at_risk_for_a_person() -> None:
@@ -169,3 +173,5 @@ def test_public_reason_and_public_dict() -> None:
     assert "is below c = 0.42" in plain.public_reason(0.42)
     at = plain.max_at
     assert at is not None and at.kind == "qi" and at.label in plain.public_reason()
+    assert at.value is not None and repr(at.value) not in plain.public_reason()
+    assert "one sensitive value with probability" in plain.public_reason()

@@ -34,6 +34,7 @@ from airflow_privacy.gate.envelope import Envelope
 from airflow_privacy.report import ReleaseReport, build_release_report, maxent_heatmap, render_html
 from airflow_privacy.report.build import size_bins
 from airflow_privacy.report.checks import redact, rows_of
+from airflow_privacy.report.maxent import rank_label
 from tests.report_html_checker import Element, by_id, find, parse
 
 QIS = ["age", "marital-status", "race", "sex"]
@@ -264,18 +265,25 @@ def test_pvp_bars_are_the_audits(
 def test_the_heatmap_is_the_maxent_posterior(
     run: dict[str, Any], full: tuple[ReleaseReport, str, Element]
 ) -> None:
-    """Without knowledge the report recomputes P*(s | q); it must equal the engine's."""
+    """Without knowledge the report recomputes P*(s | q); it must equal the engine's, each
+    row sorted from the most likely value down, the columns named by rank, never by value."""
     report, _, root = full
     table = pq.read_table(run["release"])
     result = estimate(BucketRelease.from_arrow(table, QIS, SENS, "bucket"))
     rel = result.release
     hm = report.maxent.heatmap if report.maxent else None
-    assert hm is not None and hm.values == list(rel.values)
+    assert hm is not None and hm.values == [rank_label(j) for j in range(len(hm.values))]
+    assert hm.values[:3] == ["1st", "2nd", "3rd"]
+    assert len(hm.values) == min(len(rel.values), 24)
     labels = [rel.describe_qi(q) for q in range(len(rel.qi_values))]
     for row in hm.rows:
         q = labels.index(row.label)
         assert row.records == int(rel.qi_counts[q])
-        assert row.posterior == pytest.approx(result.posterior[q].tolist(), abs=1e-9)
+        ranked = sorted(result.posterior[q].tolist(), reverse=True)[: len(hm.values)]
+        assert row.posterior == pytest.approx(ranked, abs=1e-9)
+    maxent_html = _section(root, "maxent").all_text()
+    for value in rel.values:  # which value a QI value is likely to hold is not shown
+        assert f"{value}" not in maxent_html, value
     best = [max(r.posterior) for r in hm.rows]
     assert best == sorted(best, reverse=True)
     assert best[0] == pytest.approx(result.max_posterior, abs=1e-9)
@@ -623,3 +631,35 @@ def test_explicit_k_max_and_confidences(run: dict[str, Any]) -> None:
     assert rep.curve is not None and [p.k for p in rep.curve.points] == [0, 1, 2, 3]
     assert rep.curve.c == 0.5
     assert rep.skyline is not None and rep.skyline.c == 0.6
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("group 'zip=130**, age=<30' has 'HIV' at 100.0% of its 3 records vs 10.0% in the whole",
+         "group 'zip=130**, age=<30' has a sensitive value at 100.0% of its 3 records vs 10.0%"),
+        ("group 'g=1' has entropy log(1) < log(2) in 'disease' ('HIV' is 100% of its 3 records)",
+         "group 'g=1' has entropy log(1) < log(2) in 'disease' (its most frequent value is 100%"),
+        ("group 'g=1' has 'HIV' 6 times but only 1 record", "group 'g=1' has a sensitive value 6"),
+        ("knows that (1) the target does not have 'Flu'; (2) if person #2 of group 'g=2' has "
+         "'Cold', then the target has 'HIV' concludes that a person in group 'g=1' has 'HIV' "
+         "with probability 1",
+         "the target does not have a sensitive value; (2) if person #2 of group 'g=2' has a "
+         "sensitive value, then the target has a sensitive value concludes that a person in "
+         "group 'g=1' has a sensitive value with probability 1"),
+        ("knows (1) the target does not have 'Flu' or 'Cold'; (2) the values of 2 other people "
+         "in the target's group ('Gout', 'Asthma'); (3) the value of a person in group 'g=2' "
+         "('Mumps') concludes",
+         "does not have a sensitive value; (2) the values of 2 other people in the target's "
+         "group; (3) the value of a person in group 'g=2' concludes"),
+        ("maxent: the maximum-entropy estimate says a person with sex=F has 'HIV' with "
+         "probability 1.0000", "sex=F has a sensitive value with probability 1.0000"),
+    ],
+)  # fmt: skip
+def test_redact_drops_the_values_old_reasons_quoted(old: str, new: str) -> None:
+    """Envelopes recorded before witnesses stopped naming a group's value are shown without
+    the values (report/checks.py): the report is stored in the ledger and shown in the UI."""
+    out = redact(old)
+    assert new in out, out
+    for value in ("HIV", "Flu", "Cold", "Gout", "Asthma", "Mumps"):
+        assert value not in out

@@ -61,10 +61,14 @@ def test_check_skyline_json_contract(slides_csv: Path, capsys: pytest.CaptureFix
     w = result["witness"]
     assert w["point"] == [1, 1, 0] and result["max_disclosure"] == 1.0
     # fewest pieces: in group 1, "does not have Flu" alone leaves AIDS
-    assert w["target"]["group_label"] == "group=1" and w["target"]["value"] == "AIDS"
-    assert w["excluded"] == ["Flu"] and w["known"] == [] and w["implications"] == []
+    # values by letter (the target's is value A), never by name (docs/design.md)
+    assert w["target"]["group_label"] == "group=1" and w["target"]["value_ref"] == "value A"
+    assert w["excluded"] == ["value B"] and w["known"] == [] and w["implications"] == []
     assert w["pieces"] == {"l": 1, "k": 0, "m": 0} and w["exact"] == "1/1"
-    assert "the target does not have 'Flu'" in result["reason"]
+    assert "the target does not have value B" in result["reason"]
+    assert "group 'group=1' has value A with probability 1" in result["reason"]
+    for value in ("AIDS", "Flu", "Cancer"):
+        assert value not in out
 
 
 def test_check_skyline_safe_and_text_table(

@@ -22,6 +22,7 @@ from airflow_privacy.core.criteria.worst_case import (
     disclosure_curve,
     max_disclosure,
     posterior,
+    witness_dict,
 )
 from airflow_privacy.core.model import Bucketization
 from benchmarks.paper_dp import max_disclosure_dp
@@ -123,11 +124,24 @@ def test_witness_in_words() -> None:
     res = max_disclosure(b, 2)
     text = describe_witness(b, res)
     assert text.startswith("an adversary who knows that (1) ")
-    assert "concludes that a person in group 'group=0' has 'a' with probability 1" in text
+    assert "concludes that a person in group 'group=0' has value A with probability 1" in text
+    # values are letters by first mention, the target's first: never the values themselves
+    assert "'a'" not in text and "'b'" not in text and "'c'" not in text
+    assert text.startswith(
+        "an adversary who knows that (1) the target does not have value B; (2) the target "
+        "does not have value C concludes"
+    )
+    w = witness_dict(b, res)
+    assert w["target"]["value_ref"] == "value A" and "value" not in w["target"]
+    # one letter per distinct value: equal values get equal letters, different ones not
+    pairs = {(a.value, d["value_ref"]) for a, d in zip(res.witness.atoms, w["atoms"], strict=True)}
+    pairs.add((res.witness.target.value, "value A"))
+    assert len({v for v, _ in pairs}) == len({r for _, r in pairs}) == len(pairs)
+    assert w["explanation"] == text
     result = check_ck_safety(b, 0.9, 0)
     assert result.safe is True
     assert "an adversary with no background knowledge" in result.reason
-    assert result.witness is not None and result.witness["target"]["value"] == "a"
+    assert result.witness is not None and result.witness["target"]["value_ref"] == "value A"
 
 
 def test_posterior_rejects_impossible_knowledge() -> None:

@@ -3,11 +3,13 @@
 report envelope they return.
 
 Exit codes: 0 = safe / pass / published, 1 = unsafe / blocked (a verdict), 2 = bad input or
-usage (a one-line reason on stderr, nothing written), 3 = internal error (a bug: the
-traceback and a one-line summary on stderr; never confused with a verdict), 4 = the ledger
-is unavailable (unreachable, locked too long, a lost race: try again), 5 = an illegal
-transition (the ledger's state forbids the step). ``--format json`` prints the envelope on
-stdout; progress goes to stderr (silence it with ``--quiet``).
+usage (a one-line reason on stderr, nothing written), 3 = internal error (a bug: one line
+on stderr naming the exception's type and where it was raised, never its message, which can
+quote cell values; with ``AIRFLOW_PRIVACY_DEBUG=1`` also the full traceback; never
+confused with a verdict), 4 = the ledger is unavailable (unreachable, locked too long, a
+lost race: try again), 5 = an illegal transition (the ledger's state forbids the step).
+``--format json`` prints the envelope on stdout; progress goes to stderr (silence it with
+``--quiet``).
 
 Each subcommand is a module of this package with ``NAME``, ``register(subparsers)`` and
 ``run(args, out) -> exit code``; :data:`COMMANDS` lists them.
@@ -94,7 +96,43 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             os.dup2(devnull, sys.stdout.fileno())
         return 141
     except Exception as exc:  # a bug: say so, and do not let it read as "unsafe" (exit 1)
-        traceback.print_exc(file=sys.stderr)
-        sys.stderr.write(f"airflow-privacy: internal error (a bug, not a verdict): "
-                         f"{type(exc).__name__}: {one_line(str(exc)[:300])}\n")  # fmt: skip
+        # the message (and the traceback, which repeats it) can quote cell values: one line
+        # with the type and the place by default; the traceback with AIRFLOW_PRIVACY_DEBUG=1
+        debug = os.environ.get(DEBUG_ENV, "").strip() not in ("", "0")
+        if debug:
+            traceback.print_exc(file=sys.stderr)
+        hint = "" if debug else f" (set {DEBUG_ENV}=1 for the traceback)"
+        sys.stderr.write(
+            f"airflow-privacy: internal error (a bug, not a verdict): "
+            f"{type(exc).__name__} at {where(exc)}{hint}\n"
+        )
         return EXIT_INTERNAL
+
+
+#: Set to 1 to print the traceback of an internal error (it can quote cell values).
+DEBUG_ENV = "AIRFLOW_PRIVACY_DEBUG"
+
+
+def where(exc: BaseException) -> str:
+    """``file:line`` of the innermost frame that raised ``exc`` (paths from the package
+    down, other files by name), and the innermost frame of this package when that is a
+    different one: ``a.py:3 (called from airflow_privacy/core/b.py:40)``."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return "an unknown place"
+
+    def name(f: traceback.FrameSummary) -> tuple[str, bool]:
+        parts = f.filename.replace("\\", "/").split("/")
+        if "airflow_privacy" in parts:
+            at = len(parts) - 1 - parts[::-1].index("airflow_privacy")
+            return f"{'/'.join(parts[at:])}:{f.lineno}", True
+        return f"{parts[-1]}:{f.lineno}", False
+
+    last, ours = name(frames[-1])
+    if ours:
+        return last
+    for f in reversed(frames):
+        text, inside = name(f)
+        if inside:
+            return f"{last} (called from {text})"
+    return last

@@ -396,7 +396,14 @@ def _maxent(env: Envelope) -> MaxEntSection:
 
 
 def _heatmap(hm: Mapping[str, Any], source: str) -> Heatmap:
+    """The heatmap of an envelope, by rank (as
+    :func:`~airflow_privacy.report.maxent.maxent_heatmap` writes it): rows of an older
+    envelope, whose columns were sensitive values, are sorted and their columns named by
+    rank, so the report never says which value a QI value is likely to hold."""
+    from airflow_privacy.report.maxent import rank_label
+
     values = [str(v) for v in ck.as_list(hm.get("values"))]
+    ranked = hm.get("ranked") is True
     rows = []
     for r in ck.as_list(hm.get("rows")):
         if not isinstance(r, Mapping):
@@ -404,13 +411,16 @@ def _heatmap(hm: Mapping[str, Any], source: str) -> Heatmap:
         posterior = [ck.as_float(x) for x in ck.as_list(r.get("posterior"))]
         if len(posterior) != len(values) or any(x is None or not 0 <= x <= 1 for x in posterior):
             continue  # a row the report cannot draw (an envelope written by hand)
+        cells = [float(x) for x in posterior if x is not None]
         rows.append(
             HeatmapRow(
                 label=str(r.get("label", "?")),
                 records=ck.as_whole(r.get("records")) or 0,
-                posterior=[float(x) for x in posterior if x is not None],
+                posterior=cells if ranked else sorted(cells, reverse=True),
             )
         )
+    if not ranked:
+        values = [rank_label(j) for j in range(len(values))]
     return Heatmap(values=values, rows=rows, source=source)
 
 

@@ -5,9 +5,11 @@ the XCom of an operator, the ``--format json`` of a command and the ledger's rec
 same object, so a section is chosen by the envelope's ``step``, never by guessing from keys,
 and the thresholds come from the results' parameters, never from text.
 
-Envelopes carry no individual's sensitive value (witnesses name groups and pseudonymous
-rows); :func:`redact` is kept as a second line of defence for reasons written before that
-rule, removing an individual's values from a composition reason.
+Envelopes carry no individual's sensitive value and do not say which value a group holds
+(witnesses name groups, pseudonymous rows and ``value A``, ``value B``, ...); :func:`redact`
+is kept as a second line of defence for reasons written before those rules (an envelope
+read back from the ledger or a file): it removes an individual's values from a composition
+reason and the quoted values from the old wording of the other criteria.
 """
 
 from __future__ import annotations
@@ -47,13 +49,23 @@ MEASURES: dict[str, str] = {
 }
 
 _WORST = re.compile(r"row (\d+): \{.*?\} left after intersecting ")
+# the old wording of group witnesses, which quoted values: "has 'HIV' at 100.0%", "does not
+# have 'Flu' or 'Cold'", "('x' is 75% of its", "people in group 'g' ('a', 'b')"
+_HAS = re.compile(r"\b(has|have) '[^']*'(?: or '[^']*')*")
+_SHARE = re.compile(r"\('[^']*' is ")
+_KNOWN = re.compile(r"(\bin (?:the target's group|group '[^']*')) \('[^']*'(?:, '[^']*')*\)")
 
 
 def redact(text: str) -> str:
-    """Remove the sensitive values of an individual from a composition reason: ``row 147:
+    """Remove the sensitive values of an individual from a composition reason (``row 147:
     {'AIDS'} left after intersecting A group x with B group y`` -> ``row 147 pinned down
-    after intersecting A group x with B group y``."""
-    return _WORST.sub(lambda m: f"row {m.group(1)} pinned down after intersecting ", text)
+    after intersecting A group x with B group y``) and the values quoted by the old wording
+    of the other criteria (``group 'g' has 'HIV' at 100.0%`` -> ``group 'g' has a sensitive
+    value at 100.0%``)."""
+    text = _WORST.sub(lambda m: f"row {m.group(1)} pinned down after intersecting ", text)
+    text = _HAS.sub(lambda m: f"{m.group(1)} a sensitive value", text)
+    text = _SHARE.sub("(its most frequent value is ", text)
+    return _KNOWN.sub(lambda m: m.group(1), text)
 
 
 def _num(x: Any) -> Number:
@@ -267,7 +279,9 @@ def _int(v: Any) -> int | None:
 
 # ------------------------------------------------------------------------- maxent
 def maxent_section(env: Envelope) -> MaxEntSection:
-    """Top QI values at risk (named people are only counted: never shown)."""
+    """Top QI values at risk, by QI value and posterior only: named people are only
+    counted, and which sensitive value a QI value is likely to hold is never shown (an
+    older envelope's ``value`` is ignored)."""
     d = env.details
     v = env.results[0] if env.results else {}
     params = as_mapping(v.get("parameters"))
@@ -280,7 +294,7 @@ def maxent_section(env: Envelope) -> MaxEntSection:
         passed=env.safe,
         threshold=as_float(params.get("c")),
         max_posterior=as_float(d.get("max_posterior")) or 0.0,
-        summary=env.summary,
+        summary=redact(env.summary),
         accuracy=as_float(d.get("accuracy")),
         knowledge=len(d["knowledge"]) if isinstance(d.get("knowledge"), list) else None,
         people=len(d["people"]) if isinstance(d.get("people"), list) else len(people),
@@ -289,7 +303,6 @@ def maxent_section(env: Envelope) -> MaxEntSection:
             AtRiskRow(
                 label=str(a.get("label")),
                 records=as_whole(a.get("records")) or 0,
-                value=str(a.get("value")),
                 posterior=as_float(a.get("posterior")) or 0.0,
             )
             for a in qi

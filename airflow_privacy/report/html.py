@@ -554,21 +554,22 @@ def _maxent(s: MaxEntSection | None, note: str | None) -> str:
             "maxent-top-chart",
             "QI values most at risk: largest MaxEnt posterior",
             "Posterior of the most likely sensitive value for the QI values most at risk: "
-            + "; ".join(f"{a.label}: {a.value} {a.posterior:.3f}" for a in s.top),
-            [f"{a.label} → {a.value}" for a in s.top],
+            + "; ".join(f"{a.label}: {a.posterior:.3f}" for a in s.top),
+            [a.label for a in s.top],
             [a.posterior for a in s.top],
             threshold=(s.threshold, f"c = {s.threshold:g}") if s.threshold is not None else None,
         )
         inner.append(
-            f"<figure>{chart}<figcaption>Each bar: a QI value of the release, its most likely "
-            "sensitive value and that value's posterior probability.</figcaption></figure>"
+            f"<figure>{chart}<figcaption>Each bar: a QI value of the release and the posterior "
+            "probability of its most likely sensitive value (which value that is, is not "
+            "shown: the report may be read where the release is not).</figcaption></figure>"
         )
         inner.append(
             _table(
                 "QI values most at risk",
-                ["QI value", "Records", "Most likely value", "Posterior (probability)"],
-                [[e(a.label), f"{a.records:,}", e(a.value), f"{a.posterior:.4f}"] for a in s.top],
-                numeric=(1, 3),
+                ["QI value", "Records", "Posterior of its most likely value"],
+                [[e(a.label), f"{a.records:,}", f"{a.posterior:.4f}"] for a in s.top],
+                numeric=(1, 2),
             )
         )
         del labels
@@ -577,16 +578,19 @@ def _maxent(s: MaxEntSection | None, note: str | None) -> str:
         chart = svg.heatmap(
             "maxent-heatmap",
             "P*(s | q) for the riskiest QI values",
-            f"Heatmap of {len(hm.rows)} QI values (rows q1 to q{len(hm.rows)}) by "
-            f"{len(hm.values)} sensitive values; each cell holds the probability as text.",
+            f"Heatmap of {len(hm.rows)} QI values (rows q1 to q{len(hm.rows)}) by their "
+            f"{len(hm.values)} most likely sensitive values, most likely first; each cell "
+            "holds the probability as text.",
             [r.label for r in hm.rows],
             hm.values,
             [r.posterior for r in hm.rows],
         )
         inner.append("<h3>Posterior heatmap</h3>")
         inner.append(
-            f"<figure>{chart}<figcaption>{e(hm.source)}. Darker = more likely; every cell "
-            "states its probability.</figcaption></figure>"
+            f"<figure>{chart}<figcaption>{e(hm.source)}. Columns are ranks: a row's "
+            "posteriors from its most likely sensitive value (1st) down, without saying which "
+            "values they are. Darker = more likely; every cell states its "
+            "probability.</figcaption></figure>"
         )
         rows = [
             [f"q{i + 1}: {e(r.label)}", f"{r.records:,}", *[f"{v:.4f}" for v in r.posterior]]
@@ -596,7 +600,7 @@ def _maxent(s: MaxEntSection | None, note: str | None) -> str:
             _details(
                 "Heatmap data (probabilities)",
                 _table(
-                    "P*(s | q): rows are QI values, columns sensitive values",
+                    "P*(s | q): rows are QI values, columns their sensitive values by rank",
                     ["QI value", "Records", *[e(v) for v in hm.values]],
                     rows,
                     numeric=tuple(range(1, len(hm.values) + 2)),

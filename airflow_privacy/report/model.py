@@ -159,11 +159,11 @@ class CompositionSection:
 
 @dataclass(frozen=True)
 class AtRiskRow:
-    """A QI value of the release and its most likely sensitive value under MaxEnt."""
+    """A QI value of the release and the posterior of its most likely sensitive value under
+    MaxEnt (which value that is, is not part of the report)."""
 
     label: str
     records: int
-    value: str
     posterior: float
 
 
@@ -176,7 +176,9 @@ class HeatmapRow:
 
 @dataclass(frozen=True)
 class Heatmap:
-    """``P*(s | q)`` for the riskiest QI values (rows) and every sensitive value."""
+    """``P*(s | q)`` for the riskiest QI values (rows), each row sorted from the most to the
+    least likely sensitive value; ``values`` names the columns by rank (``1st``, ``2nd``,
+    ...), never by value."""
 
     values: list[str]
     rows: list[HeatmapRow]

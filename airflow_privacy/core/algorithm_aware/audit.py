@@ -222,10 +222,12 @@ def audit_algorithm(
         report(f"audit: disclosure set of {trials:,} worlds")
     else:
         report(f"audit: {trials:,} accepted samples in the disclosure set")
-    people, flagged = _people(population, cand, world_counts, trials, threshold, lows, people_limit)
+    people, flagged, rows = _people(
+        population, cand, world_counts, trials, threshold, lows, people_limit
+    )
     on_set = _predicate_on_set(rule.predicate, cand, world_counts, trials, population, method, lows)
     safe = not flagged and on_set.get("passes") is not False and trials > 0
-    reason = _reason(mode, cand.name, method, trials, flagged, threshold, on_set, sampling)
+    reason = _reason(mode, cand.name, method, trials, rows, threshold, on_set, sampling)
     return AlgorithmAuditResult(
         mode=mode,
         criteria=rule.predicate.to_list(),
@@ -243,6 +245,7 @@ def audit_algorithm(
         true_world_in_set=in_set,
         threshold=threshold,
         flagged=flagged,
+        flagged_rows=rows,
         predicate_on_set=on_set,
         safe=bool(safe),
         reason=reason,
@@ -322,9 +325,11 @@ def _people(
     threshold: float,
     bounds: Any,
     limit: int,
-) -> tuple[list[PersonPosterior], list[str]]:
+) -> tuple[list[PersonPosterior], list[str], list[int]]:
+    """The ``limit`` people with the highest posteriors, and every flagged person by name
+    and by row number (the pseudonymous position messages use)."""
     if trials == 0:
-        return [], []
+        return [], [], []
     post = world_counts / float(trials)
     top = post.max(axis=1)
     flagged_idx = np.flatnonzero(top >= threshold)
@@ -349,8 +354,10 @@ def _people(
             posterior={pop.values[j]: float(post[p, j]) for j in present},
             worlds={pop.values[j]: int(world_counts[p, j]) for j in present},
             interval=interval,
+            row=int(p),
         ))  # fmt: skip
-    return out, [pop.people[p] for p in flagged_idx.tolist()]
+    rows = flagged_idx.tolist()
+    return out, [pop.people[p] for p in rows], [int(p) for p in rows]
 
 
 def _predicate_on_set(
@@ -389,7 +396,7 @@ def _reason(
     name: str,
     method: str,
     trials: int,
-    flagged: list[str],
+    flagged: list[int],
     threshold: float,
     on_set: dict[str, Any],
     sampling: SamplingInfo | None,
@@ -401,9 +408,13 @@ def _reason(
         return "no sampled world was in the disclosure set: acceptance too rare to estimate"
     est = "" if method == "exact" else " (estimated)"
     parts = []
-    if flagged:
-        shown = ", ".join(flagged[:5]) + (", ..." if len(flagged) > 5 else "")
-        parts.append(f"{len(flagged)} people reach posterior >= {threshold:g}{est}: {shown}")
+    if flagged:  # by row number: an id column's values are raw identifiers
+        shown = ", ".join(str(p) for p in flagged[:5]) + (", ..." if len(flagged) > 5 else "")
+        word = "row" if len(flagged) == 1 else "rows"
+        parts.append(
+            f"{len(flagged)} people reach posterior >= {threshold:g}{est} ({word} {shown} of "
+            "the input)"
+        )
     if on_set.get("passes") is False:
         n = len(on_set["failing_people"])
         parts.append(f"the predicate fails on the disclosure set for {n} people{est}")

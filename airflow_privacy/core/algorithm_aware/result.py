@@ -12,7 +12,9 @@ class PersonPosterior:
 
     ``posterior[v]`` is ``Pr(person holds v | disclosure set)`` (exact fraction of worlds, or
     the sample estimate); ``worlds[v]`` the number of worlds (or accepted samples) behind it;
-    ``interval[v]`` the confidence interval when sampled.
+    ``interval[v]`` the confidence interval when sampled; ``row`` the person's row number
+    in the input (the pseudonymous position of :meth:`public_dict`). Confidential: the
+    person's name (an id column), true value and posterior per value.
     """
 
     person: str
@@ -24,9 +26,20 @@ class PersonPosterior:
     posterior: dict[str, float]
     worlds: dict[str, int]
     interval: dict[str, list[float]] | None = None
+    row: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def public_dict(self) -> dict[str, Any]:
+        """Pseudonymous: the row, the published group, the largest posterior and whether it
+        is flagged; never the name nor any sensitive value."""
+        return {
+            "row": self.row,
+            "group": self.group,
+            "top_posterior": self.top_posterior,
+            "flagged": self.flagged,
+        }
 
 
 @dataclass(frozen=True)
@@ -77,6 +90,7 @@ class AlgorithmAuditResult:
     true_world_in_set: bool
     threshold: float
     flagged: list[str]
+    flagged_rows: list[int]
     predicate_on_set: dict[str, Any]
     safe: bool
     reason: str
@@ -87,9 +101,25 @@ class AlgorithmAuditResult:
     details: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        """Everything, confidential: people by name with their true values (``--id``)."""
         out = asdict(self)
         out["people"] = [p.to_dict() for p in self.people]
         out["sampling"] = self.sampling.to_dict() if self.sampling else None
+        return out
+
+    def public_dict(self) -> dict[str, Any]:
+        """The public form: people by row number (:meth:`PersonPosterior.public_dict`), the
+        flagged ones as ``flagged_rows``, the predicate on the disclosure set by counts;
+        never a name or a sensitive value of a person."""
+        out = self.to_dict()
+        out["people"] = [p.public_dict() for p in self.people]
+        del out["flagged"]
+        on_set = dict(self.predicate_on_set)
+        for key in ("failing_people", "within_error"):
+            if isinstance(on_set.get(key), list):
+                on_set[key] = len(on_set[key])
+        out["predicate_on_set"] = on_set
+        out["redacted"] = True
         return out
 
 

@@ -23,6 +23,11 @@ Definitions (docs/classic-criteria.md has the details and the differences with p
   equal ground distance for categorical values and the ordered distance for numerical ones.
 
 Every check returns a :class:`CriterionResult` whose ``witness`` is the weakest group.
+Reasons and witnesses name the group (its published label) and shares, never which
+sensitive value a group holds: a failing check's reason goes to logs, XCom and the ledger
+of a release that is not published, and "group 'zip=130**' has 'HIV' at 100%" would be
+the very disclosure the check refused. The value is referred to by its rank in the group
+("its most frequent value").
 
 Verdicts at the threshold follow :mod:`airflow_privacy.core.thresholds`: integer values
 (group sizes, distinct counts) are compared exactly; ratios of integers (the recursive
@@ -132,13 +137,6 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def _present_values(b: Bucketization, g: int, limit: int = 10) -> list[str]:
-    """Labels of the values present in group ``g``, most frequent first (at most ``limit``)."""
-    row = b.counts[g]
-    order = np.argsort(-row, kind="stable")
-    return [b.values[int(v)] for v in order[:limit] if row[int(v)] > 0]
-
-
 def _failing_note(n_fail: int, n_groups: int) -> str:
     return f" ({n_fail} of {_plural(n_groups, 'group')} fail)" if n_fail > 1 else ""
 
@@ -238,7 +236,6 @@ def distinct_l_diversity(b: Bucketization, l: int) -> CriterionResult:  # noqa: 
             "label": label,
             "distinct_values": value,
             "size": int(b.sizes[g]),
-            "values": _present_values(b, g),
         },
         details={
             "groups": b.n_groups,
@@ -359,7 +356,6 @@ def entropy_l_diversity(b: Bucketization, l: float) -> CriterionResult:  # noqa:
     safe = n_fail == 0
     label = b.group_label(g)
     s = b.sensitive
-    top = _present_values(b, g, limit=1)[0]
     share = float(b.counts[g].max() / b.sizes[g])
     g_value = math.exp(float(h[g]))
     if safe:
@@ -371,7 +367,8 @@ def entropy_l_diversity(b: Bucketization, l: float) -> CriterionResult:  # noqa:
         shown = f"{g_value:.3g}" if not thresholds.near(g_value, l) else f"{g_value:.12g}"
         reason = (
             f"group '{label}' has entropy log({shown}) < log({_fmt(l)}) in '{s}' "
-            f"('{top}' is {share:.0%} of its {_plural(int(b.sizes[g]), 'record')}); entropy "
+            f"(its most frequent value is {share:.0%} of its "
+            f"{_plural(int(b.sizes[g]), 'record')}); entropy "
             f"{_fmt(l)}-diversity needs its values spread more evenly"
             f"{_failing_note(n_fail, b.n_groups)}: generalize the QI columns further"
         )
@@ -388,7 +385,6 @@ def entropy_l_diversity(b: Bucketization, l: float) -> CriterionResult:  # noqa:
             "effective_values": g_value,
             "size": int(b.sizes[g]),
             "distinct_values": int((b.counts[g] > 0).sum()),
-            "most_frequent": top,
             "most_frequent_share": share,
         },
         details={
@@ -467,7 +463,6 @@ def recursive_cl_diversity(b: Bucketization, c: float, l: int) -> CriterionResul
     safe = n_fail == 0
     label = b.group_label(g)
     s = b.sensitive
-    top = _present_values(b, g, limit=1)[0]
     r1g, tailg, dg = int(r1[g]), int(tail[g]), int(distinct[g])
     name = f"recursive ({_fmt(c)},{l})-diversity"
     if safe:
@@ -485,8 +480,8 @@ def recursive_cl_diversity(b: Bucketization, c: float, l: int) -> CriterionResul
     else:
         from_l = f"from the {_ordinal(l)} most frequent on" if l > 1 else "in all"
         reason = (
-            f"group '{label}' has '{top}' {r1g} times but only {_plural(tailg, 'record')} "
-            f"{from_l}; "
+            f"group '{label}' has its most frequent value {r1g} times but only "
+            f"{_plural(tailg, 'record')} {from_l}; "
             f"{name} needs {r1g} < {_fmt(c)} x {tailg}{_failing_note(n_fail, b.n_groups)}: "
             f"generalize the QI columns further or raise c above {value:.4g}"
         )
@@ -502,7 +497,6 @@ def recursive_cl_diversity(b: Bucketization, c: float, l: int) -> CriterionResul
             "r1": r1g,
             "tail": tailg,
             "ratio": float(ratio[g]),
-            "most_frequent": top,
             "distinct_values": dg,
             "size": int(b.sizes[g]),
         },
@@ -637,9 +631,10 @@ def t_closeness(b: Bucketization, t: float, ordered: bool | None = None) -> Crit
     if ordered is None:
         use_ordered = numeric is not None
     elif ordered and numeric is None:
-        bad = next(v for v in labels if _numeric_labels((v,)) is None)
+        bad = sum(_numeric_labels((v,)) is None for v in labels)
         raise InputError(
-            f"ordered=True needs numeric values of {b.sensitive!r}, but {bad!r} is not a number"
+            f"ordered=True needs numeric values of {b.sensitive!r}, but {bad} of its "
+            f"{len(labels)} values are not numbers"
         )
     else:
         use_ordered = bool(ordered)
@@ -655,12 +650,12 @@ def t_closeness(b: Bucketization, t: float, ordered: bool | None = None) -> Crit
     n_fail = int(failing.size)
     safe = n_fail == 0
 
-    # Explain the worst group: the value whose share differs most from the table's.
+    # Explain the worst group: the value whose share differs most from the table's (named
+    # by nothing but its shares, module doc).
     sizes = b.sizes
     p = counts[g] / float(sizes[g])
     q = counts.sum(axis=0) / float(b.n_records)
     j = int(np.argmax(np.abs(p - q)))
-    gap_label = b.values[int(cols[j])]
     label = b.group_label(g)
     s = b.sensitive
     distance = "ordered" if use_ordered else "equal"
@@ -672,7 +667,7 @@ def t_closeness(b: Bucketization, t: float, ordered: bool | None = None) -> Crit
         )
     else:
         reason = (
-            f"group '{label}' has '{gap_label}' at {p[j]:.1%} of its "
+            f"group '{label}': one sensitive value makes up {p[j]:.1%} of its "
             f"{_plural(int(sizes[g]), 'record')} vs {q[j]:.1%} in the whole table (EMD "
             f"{value:.4g} with the {distance} distance); {_fmt(t)}-closeness needs at most "
             f"{_fmt(t)}{_failing_note(n_fail, b.n_groups)}: generalize the QI columns further"
@@ -682,7 +677,6 @@ def t_closeness(b: Bucketization, t: float, ordered: bool | None = None) -> Crit
         "label": label,
         "emd": float(emd[g]),
         "size": int(sizes[g]),
-        "largest_gap_value": gap_label,
         "group_share": float(p[j]),
         "table_share": float(q[j]),
     }

@@ -43,6 +43,7 @@ import numpy.typing as npt
 from airflow_privacy.core import thresholds
 from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.core.criteria.skyline_scan import Scanner, TopTwo
+from airflow_privacy.core.criteria.wording import ValueNames
 from airflow_privacy.core.model import Bucketization
 from airflow_privacy.errors import InputError
 
@@ -664,50 +665,59 @@ def find_skyline(
 
 
 # ----------------------------------------------------------------------- wording
-def _values(vals: Sequence[str]) -> str:
-    return ", ".join(f"'{v}'" for v in vals)
+def _value_names(w: SkylineWitness) -> ValueNames:
+    """The witness's values as ``value A`` (the target's), ``value B``, ... in the order
+    :func:`describe_breach` and :func:`witness_dict` mention them."""
+    names = ValueNames()
+    for v in (w.value, *w.excluded, *w.known_target, *w.known_other):
+        names(v)
+    return names
 
 
-def _known(vals: Sequence[str], where: str, other: bool) -> str:
+def _known(vals: Sequence[str], where: str, other: bool, name: ValueNames) -> str:
     if len(vals) == 1:
         who = "a person" if other else "another person"
-        return f"the value of {who} in {where} ({_values(vals)})"
+        return f"the value of {who} in {where} ({name.quoted(vals)})"
     who = "people" if other else "other people"
-    return f"the values of {len(vals)} {who} in {where} ({_values(vals)})"
+    return f"the values of {len(vals)} {who} in {where} ({name.quoted(vals)})"
 
 
 def _implied(count: int, where: str, value: str, other: bool) -> str:
     if count == 1:
         who = "a person" if other else "another person"
-        return f"that if {who} of {where} has '{value}', so does the target"
+        return f"that if {who} of {where} has {value}, so does the target"
     who = "people" if other else "other people"
-    return f"that if any of {count} {who} of {where} has '{value}', so does the target"
+    return f"that if any of {count} {who} of {where} has {value}, so does the target"
 
 
 def describe_breach(b: Bucketization, result: BreachResult) -> str:
-    """The witness in words a data steward can act on."""
+    """The witness in words a data steward can act on: groups by their published labels,
+    sensitive values as ``value A`` (the target's), ``value B``, ...
+    (:mod:`airflow_privacy.core.criteria.wording`): never a value itself."""
     w = result.witness
+    name = _value_names(w)
+    target = name(w.value)
     target_group = b.group_label(w.target_group)
     facts: list[str] = []
     if w.excluded:
-        facts.append("the target does not have " + " or ".join(f"'{v}'" for v in w.excluded))
+        facts.append("the target does not have " + " or ".join(name(v) for v in w.excluded))
     if w.known_target:
-        facts.append(_known(w.known_target, "the target's group", other=False))
+        facts.append(_known(w.known_target, "the target's group", False, name))
     if w.implied_target:
-        facts.append(_implied(w.implied_target, "the target's group", w.value, other=False))
+        facts.append(_implied(w.implied_target, "the target's group", target, other=False))
     if w.other_group is not None:
         where = f"group '{b.group_label(w.other_group)}'"
         if w.known_other:
-            facts.append(_known(w.known_other, where, other=True))
+            facts.append(_known(w.known_other, where, True, name))
         if w.implied_other:
-            facts.append(_implied(w.implied_other, where, w.value, other=True))
+            facts.append(_implied(w.implied_other, where, target, other=True))
     if facts:
         listed = "; ".join(f"({i}) {f}" for i, f in enumerate(facts, start=1))
         prefix = f"an adversary who knows {listed}"
     else:
         prefix = "an adversary with no background knowledge"
     return (
-        f"{prefix} concludes that a person in group '{target_group}' has '{w.value}' "
+        f"{prefix} concludes that a person in group '{target_group}' has {target} "
         f"with probability {result.breach:.4g}"
     )
 
@@ -720,19 +730,23 @@ def _people(group: int | None, first: int, labels: Sequence[str]) -> list[tuple[
 
 
 def witness_dict(b: Bucketization, result: BreachResult) -> dict[str, Any]:
-    """JSON-ready witness: groups with their labels, the pieces used, the explanation."""
+    """JSON-ready witness, the public form: groups with their labels, people by position,
+    values as ``value_ref`` (``value A`` is the target's, as in :func:`describe_breach`),
+    the pieces used, the explanation; never a sensitive value (``result.witness`` keeps
+    them, inside the engine)."""
     w = result.witness
+    name = _value_names(w)
     used = w.pieces
     return {
         "target": {
             "group": w.target_group,
             "group_label": b.group_label(w.target_group),
             "person": 0,
-            "value": w.value,
+            "value_ref": name(w.value),
         },
-        "excluded": list(w.excluded),
+        "excluded": [name(v) for v in w.excluded],
         "known": [
-            {"group": g, "group_label": b.group_label(g), "person": p, "value": v}
+            {"group": g, "group_label": b.group_label(g), "person": p, "value_ref": name(v)}
             for g, p, v in _people(w.target_group, 1, w.known_target)
             + _people(w.other_group, 0, w.known_other)
         ],

@@ -42,6 +42,7 @@ import numpy.typing as npt
 from airflow_privacy.core import thresholds
 from airflow_privacy.core.criteria.registry import MAX_K, MAX_K_CURVE
 from airflow_privacy.core.criteria.result import CriterionResult
+from airflow_privacy.core.criteria.wording import ValueNames
 from airflow_privacy.core.model import Bucketization
 from airflow_privacy.errors import InputError, opt
 
@@ -696,11 +697,24 @@ def posterior(
 
 
 # ----------------------------------------------------------------- criteria and wording
+def _value_names(w: Witness) -> ValueNames:
+    """The witness's values as ``value A`` (the target's), ``value B``, ... in the order
+    :func:`describe_witness` and :func:`witness_dict` mention them."""
+    names = ValueNames()
+    names(w.target.value)
+    for a in w.atoms:
+        names(a.value)
+    return names
+
+
 def describe_witness(b: Bucketization, result: DisclosureResult) -> str:
-    """The witness in words a data steward can act on."""
+    """The witness in words a data steward can act on: groups by their published labels,
+    people by position in their group, sensitive values as ``value A`` (the target's),
+    ``value B``, ... (:mod:`airflow_privacy.core.criteria.wording`): never a value itself."""
     w = result.witness
     t = w.target
     target_group = b.group_label(t.group)
+    name = _value_names(w)
 
     def who(a: Atom) -> str:
         if a.group == t.group:
@@ -710,11 +724,11 @@ def describe_witness(b: Bucketization, result: DisclosureResult) -> str:
     facts: list[str] = []
     for a in w.atoms:
         if a.group == t.group and a.person == t.person:
-            facts.append(f"the target does not have '{a.value}'")
+            facts.append(f"the target does not have {name(a.value)}")
         elif w.knowledge == "negations":
-            facts.append(f"{who(a)} does not have '{a.value}'")
+            facts.append(f"{who(a)} does not have {name(a.value)}")
         else:
-            facts.append(f"if {who(a)} has '{a.value}', then the target has '{t.value}'")
+            facts.append(f"if {who(a)} has {name(a.value)}, then the target has {name(t.value)}")
     if facts:
         listed = "; ".join(f"({i}) {f}" for i, f in enumerate(facts, start=1))
         prefix = f"an adversary who knows that {listed}"
@@ -722,26 +736,30 @@ def describe_witness(b: Bucketization, result: DisclosureResult) -> str:
         prefix = "an adversary with no background knowledge"
     return (
         f"{prefix} concludes that a person in group '{target_group}' "
-        f"has '{t.value}' with probability {result.max_disclosure:.4g}"
+        f"has {name(t.value)} with probability {result.max_disclosure:.4g}"
     )
 
 
 def witness_dict(b: Bucketization, result: DisclosureResult) -> dict[str, Any]:
+    """JSON-ready witness, the public form: groups with their labels, people by position,
+    values as ``value_ref`` (``value A`` is the target's, as in :func:`describe_witness`);
+    never a sensitive value (``result.witness`` keeps them, inside the engine)."""
     w = result.witness
+    name = _value_names(w)
     return {
         "knowledge": w.knowledge,
         "target": {
             "group": w.target.group,
             "group_label": b.group_label(w.target.group),
             "person": w.target.person,
-            "value": w.target.value,
+            "value_ref": name(w.target.value),
         },
         "atoms": [
             {
                 "group": a.group,
                 "group_label": b.group_label(a.group),
                 "person": a.person,
-                "value": a.value,
+                "value_ref": name(a.value),
             }
             for a in w.atoms
         ],

@@ -48,16 +48,22 @@ def original_conditional(
     for i, row in enumerate(uniq.tolist()):
         key = tuple(coded[j][1][v] for j, v in enumerate(row))
         q = qpos.get(key)
-        if q is None:
-            desc = ", ".join(f"{c}={v}" for c, v in zip(release.qi_columns, key, strict=True))
-            raise InputError(f"the original table has {desc}, which the release does not")
+        if q is None:  # named by row number: the original's QI values are confidential
+            first = int(np.flatnonzero(inverse == i)[0])
+            names = ", ".join(release.qi_columns)
+            raise InputError(
+                f"row {first} of the original table has QI values ({names}) that no record of "
+                "the release has: the release must publish the original's QI values exactly"
+            )
         to_release[i] = q
     s_codes, s_labels = string_codes(original, release.sensitive)
     vpos = {v: i for i, v in enumerate(release.values)}
-    missing = [v for v in s_labels if v not in vpos]
+    missing = [i for i, v in enumerate(s_labels) if v not in vpos]
     if missing:
+        first = int(np.flatnonzero(np.isin(s_codes, missing))[0])
         raise InputError(
-            f"the original table has {release.sensitive}={missing[0]!r}, which the release does not"
+            f"row {first} of the original table has a value of {release.sensitive!r} that the "
+            "release does not have"
         )
     s_map = np.array([vpos[v] for v in s_labels], dtype=np.int64)
     nq, nv = len(release.qi_values), len(release.values)

@@ -190,50 +190,56 @@ def build_system(release: BucketRelease, knowledge: Knowledge | None = None) -> 
 
 
 def _check_people(release: BucketRelease, know: Knowledge) -> list[tuple[Person, int]]:
-    """The people some statement names, with their QI value index, validated."""
+    """The people some statement names, with their QI value index, validated. Messages name
+    a person ``person #i`` (:func:`~airflow_privacy.core.maxent.knowledge.pseudonyms`, the
+    numbering of the result's public form) with the line of the declaration, never the name,
+    the QI values or a sensitive value."""
     declared: dict[str, Person] = {}
     for p in know.people:
         if p.name in declared:
-            raise InputError(f"person {p.name!r} is declared twice{_at(p.line)}")
+            first = declared[p.name].line
+            again = f" on line {first}" if first is not None else ""
+            raise InputError(f"a person{_at(p.line)} is already declared{again}")
         declared[p.name] = p
     used: list[str] = []
     for f in know.facts:
         if isinstance(f, IndividualFact):
             if len(set(f.people)) != len(f.people):
                 raise InputError(f"{f.source.describe()}: a person is listed more than once")
-            for name in f.people:
+            for pos, name in enumerate(f.people, start=1):
                 if name not in declared:
-                    raise InputError(f"{f.source.describe()}: person {name!r} is not declared")
+                    raise InputError(
+                        f"{f.source.describe()}: the person at position {pos} of the "
+                        "statement is not declared"
+                    )
                 if name not in used:
                     used.append(name)
     out: list[tuple[Person, int]] = []
     per_class: dict[int, int] = {}
-    for name in used:
+    for i, name in enumerate(used, start=1):
         p = declared[name]
+        who = f"person #{i}{_at(p.line, 'declared on line')}"
         qi = dict(p.qi)
         extra = [c for c in qi if c not in release.qi_columns]
         if extra:
             raise InputError(
-                f"person {name!r}{_at(p.line)}: {extra[0]!r} is not a QI column "
+                f"{who}: {extra[0]!r} is not a QI column "
                 f"(QI columns: {', '.join(release.qi_columns)})"
             )
         missing = [c for c in release.qi_columns if c not in qi]
         if missing:
             raise InputError(
-                f"person {name!r}{_at(p.line)}: QI column {missing[0]!r} is missing (a person "
-                f"needs every QI column)"
+                f"{who}: QI column {missing[0]!r} is missing (a person needs every QI column)"
             )
         key = tuple(qi[c] for c in release.qi_columns)
         q = release.qi_index.get(key)
         if q is None:
-            desc = ", ".join(f"{c}={v}" for c, v in zip(release.qi_columns, key, strict=True))
-            raise InputError(f"person {name!r}{_at(p.line)}: no record of the release has {desc}")
+            raise InputError(f"{who}: no record of the release has this person's QI values")
         per_class[q] = per_class.get(q, 0) + 1
         if per_class[q] > release.qi_counts[q]:
             raise InputError(
-                f"person {name!r}{_at(p.line)}: more people are named with "
-                f"{release.describe_qi(q)} than the release has records with it "
-                f"({int(release.qi_counts[q])})"
+                f"{who}: more people are named with this person's QI values than the "
+                f"release has records with them ({int(release.qi_counts[q])})"
             )
         out.append((p, q))
     return out
@@ -400,13 +406,16 @@ def _knowledge_row(
             seen.add(col)
             if val not in release.column_domains[col]:
                 raise InputError(
-                    f"{fact.source.describe()}: unknown value {val!r} of QI column {col!r}"
+                    f"{fact.source.describe()}: its value of QI column {col!r} is not a value "
+                    "the release has"
                 )
         qmask = release.matching(fact.given)
         n_given = float(release.qi_counts[qmask].sum())
         if n_given == 0:
-            cond = ", ".join(f"{c}={v}" for c, v in fact.given)
-            raise InputError(f"{fact.source.describe()}: no record of the release has {cond}")
+            cols = ", ".join(c for c, _ in fact.given)
+            raise InputError(
+                f"{fact.source.describe()}: no record of the release has its values of {cols}"
+            )
         _check_bound(fact, 1.0)
         gmask = qmask[np.array([g.q for g in groups], dtype=np.int64)]
         scale = n_given
@@ -426,11 +435,11 @@ def _value_mask(release: BucketRelease, fact: Fact) -> npt.NDArray[np.bool_]:
     mask = np.zeros(len(release.values), dtype=bool)
     if not fact.values:
         raise InputError(f"{fact.source.describe()}: no sensitive value given")
-    for v in fact.values:
+    for i, v in enumerate(fact.values, start=1):
         if v not in pos:
             raise InputError(
-                f"{fact.source.describe()}: unknown value {v!r} of the sensitive column "
-                f"{release.sensitive!r}"
+                f"{fact.source.describe()}: its sensitive value {i} is not a value of the "
+                f"sensitive column {release.sensitive!r}"
             )
         mask[pos[v]] = True
     return mask
@@ -446,5 +455,5 @@ def _check_bound(fact: Fact, top: float) -> None:
         raise InputError(f"{fact.source.describe()}: interval low {b.low:g} > high {b.high:g}")
 
 
-def _at(line: int | None) -> str:
-    return f" (line {line})" if line is not None else ""
+def _at(line: int | None, what: str = "line") -> str:
+    return f" ({what} {line})" if line is not None else ""

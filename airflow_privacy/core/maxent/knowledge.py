@@ -10,6 +10,10 @@
 
 Every statement carries a :class:`Source` (a label, the line of the knowledge file, or the
 association rule it was mined from) so that errors and infeasibility reports point at it.
+Messages point at a statement by its line or rule position only
+(:meth:`Source.describe`), never by its label, its sensitive values or the names of the
+people it concerns: a named person is ``person #i`` (:func:`pseudonyms`), the numbering
+the public form of a result uses.
 """
 
 from __future__ import annotations
@@ -20,18 +24,27 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Source:
-    """Where a statement came from: ``label`` (a name or a mined rule) and ``line``."""
+    """Where a statement came from: ``label`` (a name or a mined rule: confidential, it may
+    quote values), ``line`` and ``file`` of a knowledge file, ``rule`` (1-based position
+    among the mined association rules)."""
 
     label: str
     line: int | None = None
     file: str | None = None
+    rule: int | None = None
 
     def describe(self) -> str:
-        where = f" (line {self.line})" if self.line is not None else ""
-        return f"{self.label}{where}"
+        """The statement's position, without its content: ``the statement on line 4`` (of
+        the knowledge file), ``mined rule #2``; a statement from neither (built in code) is
+        named by its label."""
+        if self.line is not None:
+            return f"the statement on line {self.line}"
+        if self.rule is not None:
+            return f"mined rule #{self.rule}"
+        return f"the statement {self.label!r}" if self.label else "a statement"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"label": self.label, "line": self.line, "file": self.file}
+        return {"label": self.label, "line": self.line, "file": self.file, "rule": self.rule}
 
 
 @dataclass(frozen=True)
@@ -111,6 +124,20 @@ class Knowledge:
 
     def __len__(self) -> int:
         return len(self.facts)
+
+
+def pseudonyms(
+    facts: tuple[Fact, ...] | list[Fact], people: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """``name -> person #i``: people numbered from 1 by first mention in the statements
+    ``facts`` (then any other of ``people``, in their order). Results, reports and error
+    messages all use this numbering."""
+    order: list[str] = []
+    for f in facts:
+        if isinstance(f, IndividualFact):
+            order.extend(p for p in f.people if p not in order)
+    order.extend(p for p in people if p not in order)
+    return {name: f"person #{i}" for i, name in enumerate(order, start=1)}
 
 
 def _rel(bound: Bound) -> str:

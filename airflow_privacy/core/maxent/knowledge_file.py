@@ -19,9 +19,14 @@ The format (documented in docs/usage/maxent.md)::
 
 Every error names the line of the offending entry: unknown keys, a probability outside
 [0, 1], a ``given`` column that is not a QI column, and -- when the release is known -- a
-value the release does not contain. The file is read at the node level, so an unquoted
-``No`` or ``39`` is the string ``"No"`` / ``"39"`` where a value is expected (YAML's
-implicit booleans and numbers never change a value's meaning).
+value the release does not contain. Errors never quote a person's name, a person's QI
+values or a sensitive value (they end up in logs and task output): a person is
+``person #i`` (numbered by first mention in the statements, as results number them) or
+"the person declared on line N", a value is its position in the statement's list.
+
+The file is read at the node level, so an unquoted ``No`` or ``39`` is the string ``"No"``
+/ ``"39"`` where a value is expected (YAML's implicit booleans and numbers never change a
+value's meaning).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -71,6 +76,13 @@ class Schema(Protocol):
 class _Ctx:
     file: str
     schema: Schema | None
+    mentioned: list[str] = field(default_factory=list)  # people, by first mention
+
+    def pseudonym(self, name: str) -> str:
+        """``person #i`` of :func:`~airflow_privacy.core.maxent.knowledge.pseudonyms`."""
+        if name not in self.mentioned:
+            self.mentioned.append(name)
+        return f"person #{self.mentioned.index(name) + 1}"
 
     def fail(self, node: yaml.Node, message: str) -> InputError:
         return InputError(f"{self.file} line {node.start_mark.line + 1}: {message}")
@@ -139,6 +151,7 @@ def _statement(ctx: _Ctx, node: yaml.Node, index: int, people: Mapping[str, Pers
         return DistributionFact(given, values, bound, Source(label, line, ctx.file))
     if kind == "person":
         who: tuple[str, ...] = (_person_ref(ctx, m["person"], people),)
+        ctx.pseudonym(who[0])
         if "count" in m:
             raise ctx.fail(m["count"], "'count' is for 'people' statements; use 'probability'")
         bound = _bound(ctx, m, node, "probability", 1.0)
@@ -147,9 +160,16 @@ def _statement(ctx: _Ctx, node: yaml.Node, index: int, people: Mapping[str, Pers
         if not isinstance(seq, yaml.SequenceNode) or not seq.value:
             raise ctx.fail(seq, "'people' must be a non-empty list of names from 'people:'")
         names = [_person_ref(ctx, n, people) for n in seq.value]
-        dupes = sorted({n for n in names if names.count(n) > 1})
+        for n in names:
+            ctx.pseudonym(n)
+        dupes = [i for i, n in enumerate(names) if n in names[:i]]
         if dupes:
-            raise ctx.fail(seq, f"person {dupes[0]!r} is listed more than once")
+            n = names[dupes[0]]
+            raise ctx.fail(
+                seq,
+                f"{ctx.pseudonym(n)} is listed more than once (entries "
+                f"{names.index(n) + 1} and {dupes[0] + 1} of 'people')",
+            )
         who = tuple(names)
         if "probability" in m:
             raise ctx.fail(m["probability"], "'people' statements take 'count' (how many of them)")
@@ -158,7 +178,7 @@ def _statement(ctx: _Ctx, node: yaml.Node, index: int, people: Mapping[str, Pers
     return IndividualFact(who, values, bound, Source(name or fact_i.describe(), line, ctx.file))
 
 
-def _given(ctx: _Ctx, node: yaml.Node) -> tuple[tuple[str, str], ...]:
+def _given(ctx: _Ctx, node: yaml.Node, person: bool = False) -> tuple[tuple[str, str], ...]:
     if not isinstance(node, yaml.MappingNode):
         raise ctx.fail(node, "'given' must be a mapping of QI column to value, e.g. {sex: Male}")
     out: list[tuple[str, str]] = []
@@ -169,7 +189,7 @@ def _given(ctx: _Ctx, node: yaml.Node) -> tuple[tuple[str, str], ...]:
             raise ctx.fail(key_node, f"column {col!r} is given twice")
         seen.add(col)
         val = _text(ctx, val_node, f"the value of {col!r}")
-        _check_qi(ctx, key_node, val_node, col, val)
+        _check_qi(ctx, key_node, val_node, col, val, person)
         out.append((col, val))
     return tuple(out)
 
@@ -181,16 +201,17 @@ def _people(ctx: _Ctx, node: yaml.Node) -> dict[str, Person]:
     for key_node, val_node in node.value:
         name = _text(ctx, key_node, "a person's name")
         if name in out:
-            raise ctx.fail(key_node, f"person {name!r} is declared twice")
-        qi = _given(ctx, val_node)
+            raise ctx.fail(key_node, f"this person is already declared on line {out[name].line}")
+        qi = _given(ctx, val_node, person=True)
         if ctx.schema is not None:
             have = {c for c, _ in qi}
             missing = [c for c in ctx.schema.qi_columns if c not in have]
             if missing:
                 raise ctx.fail(
                     val_node,
-                    f"person {name!r}: QI column {missing[0]!r} is missing (a person needs "
-                    f"every QI column: {', '.join(ctx.schema.qi_columns)})",
+                    f"the person declared on line {key_node.start_mark.line + 1}: QI column "
+                    f"{missing[0]!r} is missing (a person needs every QI column: "
+                    f"{', '.join(ctx.schema.qi_columns)})",
                 )
         out[name] = Person(name, qi, key_node.start_mark.line + 1)
     return out
@@ -199,8 +220,12 @@ def _people(ctx: _Ctx, node: yaml.Node) -> dict[str, Person]:
 def _person_ref(ctx: _Ctx, node: yaml.Node, people: Mapping[str, Person]) -> str:
     name = _text(ctx, node, "a person's name")
     if name not in people:
-        known = ", ".join(sorted(people)) or "none declared"
-        raise ctx.fail(node, f"person {name!r} is not declared under 'people:' ({known})")
+        declared = f"{len(people)} declared" if people else "none declared"
+        raise ctx.fail(
+            node,
+            f"the person named here is not declared under 'people:' ({declared}; names are "
+            "compared exactly, case and spaces included)",
+        )
     return name
 
 
@@ -209,15 +234,20 @@ def _values(ctx: _Ctx, node: yaml.Node) -> tuple[str, ...]:
     if not nodes:
         raise ctx.fail(node, "'value' must name at least one sensitive value")
     out: list[str] = []
-    for n in nodes:
+    for i, n in enumerate(nodes, start=1):
         val = _text(ctx, n, "a sensitive value")
         if val in out:
-            raise ctx.fail(n, f"sensitive value {val!r} is listed twice")
+            raise ctx.fail(
+                n,
+                f"'value' lists the same sensitive value twice (items {out.index(val) + 1} "
+                f"and {i})",
+            )
         if ctx.schema is not None and val not in ctx.schema.values:
             raise ctx.fail(
                 n,
-                f"unknown value {val!r} of the sensitive column {ctx.schema.sensitive!r}"
-                + _suggest(val, ctx.schema.values),
+                f"item {i} of 'value' is not a value of the sensitive column "
+                f"{ctx.schema.sensitive!r} ({len(ctx.schema.values)} values; compared "
+                "exactly, case and spaces included)",
             )
         out.append(val)
     return tuple(out)
@@ -277,7 +307,9 @@ def _fraction(text: str) -> float | None:
     return num / den if den else None
 
 
-def _check_qi(ctx: _Ctx, key_node: yaml.Node, val_node: yaml.Node, col: str, val: str) -> None:
+def _check_qi(
+    ctx: _Ctx, key_node: yaml.Node, val_node: yaml.Node, col: str, val: str, person: bool
+) -> None:
     schema = ctx.schema
     if schema is None:
         return
@@ -289,6 +321,12 @@ def _check_qi(ctx: _Ctx, key_node: yaml.Node, val_node: yaml.Node, col: str, val
         )
     domain = schema.column_domains[col]
     if val not in domain:
+        if person:  # a person's QI value is not repeated (nor a guess close to it)
+            raise ctx.fail(
+                val_node,
+                f"the value of QI column {col!r} is not a value the release has "
+                f"({len(domain)} values; compared exactly, case and spaces included)",
+            )
         raise ctx.fail(
             val_node, f"unknown value {val!r} of QI column {col!r}" + _suggest(val, domain)
         )

@@ -16,10 +16,14 @@ Redaction: named people come from a knowledge file; their names, QI values and t
 inferred about them are confidential. :meth:`MaxEntResult.to_dict` and
 :meth:`MaxEntResult.top_at_risk` with ``redacted=True`` give the public form, where a
 person is ``person #i`` (numbered by first mention in the knowledge's statements) with a
-posterior and nothing else,
-and statements about individuals are reduced to who they concern. Rows about QI values
-(a published QI combination and its most likely value) are derived from the release and
-stay.
+posterior and nothing else, and statements about individuals are reduced to who they
+concern. Rows about QI values keep the QI combination (a group of the release), its size
+and its largest posterior, but not which sensitive value that is: the estimate is made on
+a release that may never be published, and "everyone with QI value q has s with
+probability 0.99" is the disclosure itself. For the same reason statements about the
+distribution and mined rules appear without their sensitive values. The confidential form
+(``redacted=False``, and the posterior table :meth:`MaxEntResult.posterior_rows`) goes only
+to files the user asks for.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from airflow_privacy.core import thresholds
-from airflow_privacy.core.maxent.knowledge import Fact, IndividualFact
+from airflow_privacy.core.maxent.knowledge import Fact, IndividualFact, pseudonyms
 from airflow_privacy.core.maxent.rules import AssociationRule
 from airflow_privacy.core.maxent.solver import Solution
 
@@ -132,12 +136,7 @@ class MaxEntResult:
     def _pseudonyms(self) -> dict[str, str]:
         """``name -> person #i``, numbered by first mention in the knowledge's statements
         (then any other named person, in :attr:`people` order)."""
-        order: list[str] = []
-        for f in self.facts:
-            if isinstance(f, IndividualFact):
-                order.extend(p for p in f.people if p not in order)
-        order.extend(p for p in self.people if p not in order)
-        return {name: f"person #{i}" for i, name in enumerate(order, start=1)}
+        return pseudonyms(self.facts, self.people)
 
     def pseudonym(self, name: str) -> str:
         """``person #i``: a named person in the public form (``i`` counts from 1 in the order
@@ -147,7 +146,8 @@ class MaxEntResult:
     def top_at_risk(self, n: int = 10, redacted: bool = False) -> list[AtRisk]:
         """The ``n`` QI values and the named people with the highest posterior of one
         sensitive value (people first when tied), most at risk first. ``redacted=True``:
-        people as ``person #i`` without QI values or value (module doc)."""
+        people as ``person #i`` without QI values or value, QI values without the value
+        (module doc)."""
         rel = self.release
         vals = rel.values
         out: list[AtRisk] = []
@@ -172,7 +172,7 @@ class MaxEntResult:
                     rel.describe_qi(q),
                     _qi_dict(rel, q),
                     int(rel.qi_counts[q]),
-                    vals[int(arg[q])],
+                    None if redacted else vals[int(arg[q])],
                     float(best[q]),
                 )
             )
@@ -217,17 +217,16 @@ class MaxEntResult:
         return thresholds.maxent_safe(self.max_posterior, c, self.posterior_error_bound)
 
     def _public_fact(self, f: Fact) -> dict[str, Any]:
-        """A knowledge statement without names or values of people: distribution statements
-        (about QI values) stay; a statement about individuals says whom it concerns."""
-        if not isinstance(f, IndividualFact):
-            return {"statement": f.describe(), **f.source.to_dict()}
-        who = ", ".join(self.pseudonym(p) for p in f.people)
-        return {
-            "statement": f"knowledge about {who}",
-            "label": None,
-            "line": f.source.line,
-            "file": f.source.file,
-        }
+        """A knowledge statement without names or sensitive values: a statement about
+        individuals says whom it concerns (``person #i``), one about the distribution the
+        QI values it is given; neither its label nor its values."""
+        if isinstance(f, IndividualFact):
+            who = ", ".join(self.pseudonym(p) for p in f.people)
+            text = f"knowledge about {who}"
+        else:
+            cond = ", ".join(f"{c}={v}" for c, v in f.given) or "everyone"
+            text = f"knowledge about the sensitive values given {cond}"
+        return {**f.source.to_dict(), "statement": text, "label": None}
 
     def to_dict(self, top: int = 10, redacted: bool = False) -> dict[str, Any]:
         """JSON-ready result. ``redacted=False``: everything, including the named people's
@@ -250,6 +249,7 @@ class MaxEntResult:
                 for name, row in zip(self.people, self.people_posterior, strict=True)
             ]
             knowledge = [{"statement": f.describe(), **f.source.to_dict()} for f in self.facts]
+        rules = [r.public_dict() if redacted else r.to_dict() for r in self.rules]
         return {
             "max_posterior": self.max_posterior,
             "max_at": at[0].to_dict() if at else None,
@@ -264,7 +264,7 @@ class MaxEntResult:
             "residual": self.solution.stats.residual,
             "not_sensitive": list(self.not_sensitive),
             "knowledge": knowledge,
-            "rules": [r.to_dict() for r in self.rules],
+            "rules": rules,
             "solver": self.solution.stats.to_dict(),
             "release": {
                 "records": rel.n_records,
@@ -282,9 +282,9 @@ class MaxEntResult:
         return self.to_dict(top, redacted=True)
 
     def public_reason(self, c: float | None = None) -> str:
-        """One sentence for logs, reports and the ledger, without names or values of people:
-        where the largest posterior is (a QI value and its most likely value, or
-        ``person #i`` alone), how large, and with ``c`` the verdict of :meth:`is_safe`."""
+        """One sentence for logs, reports and the ledger, without names or sensitive values:
+        where the largest posterior is (a QI value of the release, or ``person #i``), how
+        large, and with ``c`` the verdict of :meth:`is_safe`."""
         top = self.top_at_risk(1, redacted=True)
         if self.max_at is None or not top:
             return "every sensitive value is declared not sensitive"
@@ -296,8 +296,8 @@ class MaxEntResult:
             )
         else:
             base = (
-                f"under the given knowledge the maximum-entropy estimate says a person with "
-                f"{at.label} has {at.value!r} with probability {at.posterior:.4f}"
+                f"under the given knowledge the maximum-entropy estimate gives a person with "
+                f"{at.label} one sensitive value with probability {at.posterior:.4f}"
             )
         if c is None:
             return base

@@ -64,9 +64,12 @@ class AssociationRule:
             f"(confidence {self.confidence:.4g}, support {self.support})"
         )
 
-    def to_fact(self) -> DistributionFact:
+    def to_fact(self, position: int | None = None) -> DistributionFact:
+        """The rule as knowledge; ``position`` (1-based among the mined rules) is how
+        messages name it (``mined rule #2``), the label keeps the rule in full."""
         p = self.probability
-        return DistributionFact(self.given, (self.value,), Bound(p, p), Source(self.describe()))
+        source = Source(self.describe(), rule=position)
+        return DistributionFact(self.given, (self.value,), Bound(p, p), source)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -77,6 +80,11 @@ class AssociationRule:
             "support": self.support,
             "probability": self.probability,
         }
+
+    def public_dict(self) -> dict[str, Any]:
+        """:meth:`to_dict` without the sensitive value (``value`` is ``None``): a rule mined
+        from the original table ties a group to a value, which the public form never does."""
+        return {**self.to_dict(), "value": None}
 
 
 def mine_rules(
@@ -153,7 +161,7 @@ def mine_rules(
 
 def rules_knowledge(rules: Sequence[AssociationRule]) -> Knowledge:
     """The rules as knowledge statements."""
-    return Knowledge(tuple(r.to_fact() for r in rules))
+    return Knowledge(tuple(r.to_fact(i) for i, r in enumerate(rules, start=1)))
 
 
 def _decode(

@@ -177,8 +177,10 @@ def _check_empty_rows(system: ConstraintSystem) -> None:
         if system.knowledge_low[r] > 0:
             fact = system.facts[int(r)]
             raise InfeasibleKnowledge(
-                f"the knowledge is infeasible: {fact.source.describe()} cannot hold: no bucket "
-                f"that holds those records contains {' or '.join(fact.values)}",
+                f"the knowledge is infeasible: {fact.source.describe()} cannot hold: its "
+                f"lower bound is {fact.bound.low:g} > 0 but no bucket that holds the "
+                "records it is about contains "
+                + ("its sensitive value" if len(fact.values) == 1 else "any of its values"),
                 (fact,),
             )
 

@@ -1,0 +1,242 @@
+"""Nothing leaks through the command line (docs/design.md, "Nothing leaks").
+
+A release with a homogeneous group whose one sensitive value is a distinctive string, and
+a knowledge file naming a person with it: every classic and background-knowledge criterion,
+the disclosure curve, the skyline, MaxEnt (with a knowledge file and rules mined from the
+original) and the HTML report run through :func:`airflow_privacy.cli.main` in text and
+JSON. The string, the person's name and the group's value may appear in no stdout, no
+stderr and no report: reasons and witnesses name the group and its shares, people are
+``person #i``, knowledge statements are named by their line.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from airflow_privacy.cli import main
+
+SECRET = "ZZ-SECRET-DIAG"
+NAME = "Zelda Secretname"
+# group zip=130**, age=<30 is homogeneous: everyone in it has SECRET
+ROWS = [
+    ("130**", "<30", SECRET), ("130**", "<30", SECRET), ("130**", "<30", SECRET),
+    ("1485*", ">=40", "Flu"), ("1485*", ">=40", "Cold"), ("1485*", ">=40", "Asthma"),
+    ("1485*", ">=40", "Flu"), ("130**", "3*", "Cold"), ("130**", "3*", "Asthma"),
+    ("130**", "3*", "Flu"), ("130**", "3*", "Gout"),
+]  # fmt: skip
+FORBIDDEN = (SECRET, "ZZ-SECRET", "Secretname", "Zelda")
+
+
+def leaks(text: str) -> list[str]:
+    return [s for s in FORBIDDEN if s.lower() in text.lower()]
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    release = tmp_path / "release.csv"
+    lines = ["zip,age,disease"] + [",".join(r) for r in ROWS]
+    release.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    # the same records as a bucketized release: one bucket per group
+    buckets = {("130**", "<30"): 0, ("1485*", ">=40"): 1, ("130**", "3*"): 2}
+    bucketized = tmp_path / "bucketized.csv"
+    lines = ["zip,age,disease,bucket"] + [f"{z},{a},{d},{buckets[z, a]}" for z, a, d in ROWS]
+    bucketized.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    knowledge = tmp_path / "k.yaml"
+    knowledge.write_text(
+        "version: 1\n"
+        "people:\n"
+        f"  {NAME}: {{zip: '130**', age: '<30'}}\n"
+        "knowledge:\n"
+        f"  - name: {NAME} has {SECRET}\n"
+        f"    person: {NAME}\n"
+        f"    value: {SECRET}\n"
+        "    probability: [0.5, 1]\n",
+        encoding="utf-8",
+    )
+    return {"release": release, "bucketized": bucketized, "knowledge": knowledge, "dir": tmp_path}
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(argv, out)
+    captured = capsys.readouterr()
+    return code, out.getvalue() + captured.out + captured.err
+
+
+CRITERIA = [
+    "k-anonymity:k=4",
+    "distinct-l-diversity:l=2",
+    "entropy-l-diversity:l=2",
+    "recursive-cl-diversity:c=2,l=2",
+    "t-closeness:t=0.1",
+    "ck-safety:c=0.5,k=1",
+    "ck-safety:c=0.5,k=3",
+    "negation-safety:c=0.5,k=2",
+]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+@pytest.mark.parametrize("criterion", [*CRITERIA, "skyline"])
+def test_every_failing_criterion_names_the_group_not_its_value(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], criterion: str, fmt: str
+) -> None:
+    argv = ["check", str(files["release"]), "--sensitive", "disease", "--group", "zip",
+            "--group", "age", "--format", fmt]  # fmt: skip
+    if criterion == "skyline":
+        argv += ["--criterion", "skyline", "--point", "1,1,1,0.5", "--point", "0,0,0,0.9"]
+    else:
+        argv += ["--criterion", criterion]
+    code, text = run(argv, capsys)
+    assert code == 1, text  # every one of them fails on the homogeneous group
+    assert not leaks(text), (criterion, text)
+    if criterion.split(":")[0] != "k-anonymity":
+        assert "zip=130**, age=<30" in text  # the group is named: a steward can act on it
+
+
+def test_all_criteria_at_once_and_the_html_report(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = files["dir"] / "r.html"
+    argv = ["check", str(files["release"]), "--sensitive", "disease", "--group", "zip",
+            "--group", "age", "--report", str(report)]  # fmt: skip
+    for c in [*CRITERIA, "skyline:points=1,1,1,0.5"]:
+        argv += ["--criterion", c]
+    for fmt in ("text", "json"):
+        code, text = run([*argv, "--format", fmt], capsys)
+        assert code == 1 and not leaks(text), text
+        html = report.read_text(encoding="utf-8")
+        assert "zip=130**, age=&lt;30" in html or "zip=130**, age=<30" in html
+        assert not leaks(html), leaks(html)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_disclosure_curve_and_skyline_explorations(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    common = [str(files["release"]), "--sensitive", "disease", "--group", "zip",
+              "--group", "age", "--format", fmt]  # fmt: skip
+    for argv in (
+        ["disclosure", *common, "--k-max", "3"],
+        ["skyline", *common, "--c", "0.6", "--max-l", "2", "--max-k", "2", "--max-m", "2"],
+    ):
+        _, text = run(argv, capsys)
+        assert "value A" in text  # the witness's values are letters
+        assert not leaks(text), (argv[0], text)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_maxent_with_a_named_person_and_mined_rules(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    argv = ["maxent", str(files["bucketized"]), "--sensitive", "disease", "--bucket", "bucket",
+            "--knowledge", str(files["knowledge"]), "--original", str(files["release"]),
+            "--top-positive", "3", "--top-negative", "2", "--min-support", "2", "--c", "0.5",
+            "--report", str(files["dir"] / "m.html"), "--format", fmt]  # fmt: skip
+    code, text = run(argv, capsys)
+    assert code == 1, text
+    assert not leaks(text), text
+    assert not leaks((files["dir"] / "m.html").read_text(encoding="utf-8"))
+    if fmt == "json":
+        assert "person #1" in text
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        # infeasible: the bucket of <30 holds only SECRET, so the person cannot have Flu
+        (f"    value: {SECRET}\n    probability: [0.5, 1]", "    value: Flu\n    probability: 1",
+         "infeasible: the statement on line 5"),
+        # a value the release does not have (a typo of the secret)
+        (f"    value: {SECRET}\n", f"    value: {SECRET}X\n", "k.yaml line 7: item 1 of 'value'"),
+        # a person who is not declared
+        (f"    person: {NAME}\n", f"    person: {NAME} Jr\n", "k.yaml line 6: the person named"),
+        # the person moved to a bucket without the value (one more person declared)
+        ("age: '<30'", "age: '3*'}\n  Other: {zip: '1485*', age: '<30'",
+         "the statement on line 6 cannot hold: its lower bound is 0.5 > 0 but no bucket"),
+        # declared twice
+        ("knowledge:\n", f"  {NAME}: {{zip: '130**', age: '3*'}}\nknowledge:\n",
+         "k.yaml line 4: this person is already declared on line 3"),
+    ],
+)  # fmt: skip
+def test_maxent_knowledge_errors_name_lines_and_pseudonyms(
+    files: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    old: str,
+    new: str,
+    expected: str,
+) -> None:
+    k = files["knowledge"]
+    text_in = k.read_text(encoding="utf-8")
+    assert old in text_in
+    k.write_text(text_in.replace(old, new, 1), encoding="utf-8")
+    for fmt in ("text", "json"):
+        argv = ["maxent", str(files["bucketized"]), "--sensitive", "disease", "--bucket",
+                "bucket", "--knowledge", str(k), "--format", fmt]  # fmt: skip
+        code, text = run(argv, capsys)
+        assert code == 2 and expected in text, text
+        assert not leaks(text), text
+
+
+def test_maxent_person_errors_use_the_result_numbering(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A person whose QI values the release lacks is named ``person #i`` as the result
+    would name them (first mention in the statements), with the declaration's line."""
+    k = files["knowledge"]
+    k.write_text(
+        "version: 1\n"
+        "people:\n"
+        f"  {NAME}: {{zip: '130**', age: '<30'}}\n"
+        "  Other Person: {zip: '1485*', age: '<30'}\n"
+        "knowledge:\n"
+        f"  - person: {NAME}\n"
+        f"    value: {SECRET}\n"
+        "    probability: [0, 1]\n"
+        "  - people: [Other Person]\n"
+        "    value: Flu\n"
+        "    count: [0, 1]\n",
+        encoding="utf-8",
+    )
+    argv = ["maxent", str(files["bucketized"]), "--sensitive", "disease", "--bucket", "bucket",
+            "--knowledge", str(k)]  # fmt: skip
+    code, text = run(argv, capsys)
+    assert code == 2
+    assert (
+        "person #2 (declared on line 4): no record of the release has this person's QI values"
+        in text
+    ), text
+    assert not leaks(text) and "Other" not in text
+
+
+def test_algorithm_aware_reason_and_public_form_name_rows() -> None:
+    """Zhang et al.'s patients, named by an id column: the reason flags rows, and the
+    public form has neither names nor sensitive values (the full result does)."""
+    import json
+
+    import pyarrow as pa
+
+    from airflow_privacy.core.algorithm_aware import audit_algorithm
+    from airflow_privacy.core.algorithm_aware.candidates import Generalizer
+
+    table = pa.table({
+        "name": ["Alan", "Bob", "Clark", "Diana", "Ellen", "Fen"],
+        "age": ["Old", "Old", "Middle", "Middle", "Young", "Young"],
+        "sex": ["M", "M", "M", "F", "F", "F"],
+        "condition": ["Heart Disease", "Viral Infection", "Cancer", "Cancer", "Flu", "Ulcer"],
+    })  # fmt: skip
+    gen = Generalizer(table, ["age", "sex"], "condition", id_column="name")
+    cands = gen.candidates(["age,sex", "age", "sex", "*"])
+    result = audit_algorithm(
+        gen.population, cands, [("entropy-l-diversity", {"l": 2})], mode="naive"
+    )
+    assert sorted(result.flagged) == ["Clark", "Diana"] and result.flagged_rows == [2, 3]
+    assert "2 people reach posterior >= " in result.reason and "(rows 2, 3 of the input)" in (
+        result.reason
+    )
+    public = json.dumps(result.public_dict())
+    for secret in ("Clark", "Diana", "Cancer", "Heart", "Flu"):
+        assert secret not in result.reason and secret not in public, secret
+    assert "Clark" in json.dumps(result.to_dict())  # the confidential form keeps them
