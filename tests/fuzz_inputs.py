@@ -2846,8 +2846,16 @@ def _ref_cases(cases: list[Case]) -> None:
             (
                 "check",
                 # the attempt's own file: a check of another file is refused (exit 2)
-                ["check", "{in}/valid2.csv", *CHECK, "--criterion", "k-anonymity:k=2",
-                 "--attempt", ref, *led],  # fmt: skip
+                [
+                    "check",
+                    "{in}/valid2.csv",
+                    *CHECK,
+                    "--criterion",
+                    "k-anonymity:k=2",
+                    "--attempt",
+                    ref,
+                    *led,
+                ],
                 {"open": OK, "blocked": frozenset({5}), "published": frozenset({5})},
             ),
             (

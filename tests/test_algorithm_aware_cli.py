@@ -49,9 +49,12 @@ def test_naive_release_is_flagged(patients: Path, capsys: pytest.CaptureFixture[
     payload = json.loads(out)
     assert payload["released"] == "sex"
     assert payload["disclosure_set_size"] == 4
-    assert sorted(payload["flagged"]) == ["Clark", "Diana"]
-    top = {p["person"]: p for p in payload["people"]}
-    assert top["Clark"]["posterior"] == {"Cancer": 1.0}
+    # people by row number (Clark and Diana are rows 2 and 3), never by name or value
+    assert payload["redacted"] is True
+    assert sorted(p["row"] for p in payload["people"] if p["flagged"]) == [2, 3]
+    top = {p["row"]: p for p in payload["people"]}
+    assert top[2]["top_posterior"] == 1.0
+    assert "Clark" not in out and "Cancer" not in out
 
 
 def test_safe_mode_passes_with_the_lattice_order(
@@ -70,7 +73,8 @@ def test_text_output_and_sampling(patients: Path, capsys: pytest.CaptureFixture[
                         "--samples", "2000", "--people", "2"], capsys)  # fmt: skip
     assert code == 1
     assert "UNSAFE" in out and "sampled worlds in the disclosure set" in out
-    assert "Clark" in out and "Cancer 1.000 [" in out
+    assert "row 2" in out and " 1.000 [" in out
+    assert "Clark" not in out and "Cancer" not in out
 
 
 @pytest.mark.parametrize(

@@ -183,7 +183,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         min_accepted=args.min_accepted, people_limit=max(args.people, 0), progress=progress,
     )  # fmt: skip
     if args.format == "json":
-        payload = {"input": args.input, "candidate_source": order_of, **result.to_dict()}
+        # the public form: people by row number, never a name (--id) or a sensitive value
+        payload = {"input": args.input, "candidate_source": order_of, **result.public_dict()}
         write_json(payload, out)
     else:
         out.write(clean(render(args.input, order_of, result)))
@@ -228,8 +229,8 @@ def render(path: str, source: str, r: AlgorithmAuditResult) -> str:
     lines.append(f"  flagged:    {len(r.flagged)} people with posterior >= {r.threshold:g}")
     lines.append(f"  reason:     {r.reason}")
     if r.people:
-        lines.append("  highest posteriors:")
-        who = max(12, *(len(p.person) for p in r.people))
+        lines.append("  highest posteriors (people by row number; names and values stay in "
+                     "the data):")  # fmt: skip
         where = max(28, *(len(p.group) for p in r.people))
         for p in r.people:
             ci = ""
@@ -237,7 +238,7 @@ def render(path: str, source: str, r: AlgorithmAuditResult) -> str:
                 lo, hi = p.interval[p.top_value]
                 ci = f" [{lo:.3f}, {hi:.3f}]"
             mark = " *" if p.flagged else ""
-            lines.append(f"    {p.person:<{who}} {p.group:<{where}} {p.top_value} "
+            lines.append(f"    {'row ' + str(p.row):<10} {p.group:<{where}} "
                          f"{p.top_posterior:.3f}{ci}{mark}")  # fmt: skip
     return "\n".join(lines) + "\n"
 

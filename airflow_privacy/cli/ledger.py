@@ -232,7 +232,7 @@ def _import(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _summary(info: Any) -> dict[str, Any]:
-    from airflow_privacy.report.checks import redact
+    from airflow_privacy.core.redaction import redact
 
     return {
         "id": info.id,
@@ -270,7 +270,7 @@ def _list_text(rows: list[Any], url: str) -> str:
 
 
 def _show_text(info: Any, attempts: list[Any], groups: list[dict[str, Any]] | None) -> str:
-    from airflow_privacy.report.checks import redact
+    from airflow_privacy.core.redaction import redact
 
     lines = [
         f"release #{info.id}: {info.dataset} v{info.version} ({info.status})",

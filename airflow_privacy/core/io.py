@@ -155,6 +155,14 @@ def fill_blanks(
         )
     col = table.column(column)
     kind = col.type
+    # the usual case of a dictionary column: no null and no blank entry in any chunk's
+    # dictionary (a few values) means no blank cell, without decoding millions of cells
+    if (
+        pa.types.is_dictionary(kind)
+        and col.null_count == 0
+        and not any(len(ch.dictionary) and _has_blank(ch.dictionary) for ch in col.chunks)
+    ):
+        return table
     if pa.types.is_dictionary(kind):
         col = pc.cast(col, kind.value_type)
         kind = kind.value_type
@@ -181,6 +189,24 @@ def fill_blanks(
         kind = pa.string()
     filled = pc.if_else(blank, pa.scalar(replacement, kind), col)
     return table.set_column(table.column_names.index(column), column, filled)
+
+
+def _has_blank(values: pa.Array) -> bool:
+    """Whether a (small) array of dictionary values holds a null, empty or whitespace-only
+    value."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if values.null_count:
+        return True
+    kind = values.type
+    if getattr(pa.types, "is_string_view", lambda _: False)(kind):
+        values = pc.cast(values, pa.string())
+        kind = pa.string()
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        return False
+    length = pc.utf8_length(pc.utf8_trim_whitespace(values))
+    return not bool(pc.all(pc.cast(length, pa.bool_())).as_py())
 
 
 def read_release(

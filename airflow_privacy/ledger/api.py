@@ -50,6 +50,7 @@ from airflow_privacy.core.composition.identifiers import (
     key_from_env,
 )
 from airflow_privacy.core.composition.release import PublishedRelease
+from airflow_privacy.core.redaction import redact
 from airflow_privacy.errors import (
     IllegalTransition,
     InputError,
@@ -77,7 +78,6 @@ from airflow_privacy.ledger.models import (
     ReleaseRow,
     ReportRow,
 )
-from airflow_privacy.report.checks import redact
 
 _BATCH = 5000
 _GROUP_COLUMNS = ("release_id", "position", "descriptor", "size", "sensitive", "members")
@@ -175,7 +175,7 @@ class AttemptInfo:
     def public_dict(self) -> dict[str, Any]:
         """The attempt as the CLI's ``ledger show --format json`` and the UI's JSON API give
         it: its decision and checks (verdict, summary, reasons), not the checks' full
-        envelopes; reasons pass :func:`airflow_privacy.report.checks.redact`."""
+        envelopes; reasons pass :func:`airflow_privacy.core.redaction.redact`."""
         return {
             "uuid": self.uuid,
             "status": self.status,

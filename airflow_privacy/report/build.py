@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from airflow_privacy.core.redaction import redact
 from airflow_privacy.errors import InputError, opt
 from airflow_privacy.report import checks as ck
 from airflow_privacy.report.model import (
@@ -246,7 +247,7 @@ def _criteria_rows(m: Mapping[str, Any], checks: Sequence[Envelope]) -> list[Cri
 
 def _verdict(status: str, reasons: Sequence[str], rows: Sequence[CriterionRow]) -> Verdict:
     failed = [r for r in rows if r.passed is not True]
-    given = [ck.redact(str(r)) for r in reasons if str(r).strip()]
+    given = [redact(str(r)) for r in reasons if str(r).strip()]
     if status in ("blocked", "not-published") and not given:
         given = [f"{r.source}: {r.criterion}: {r.witness}" for r in failed]
         if not given:

@@ -337,7 +337,7 @@ def _superseded_text(a: AttemptInfo) -> str:
 def redacted(value: Any) -> Any:
     """``value`` with :func:`airflow_privacy.report.checks.redact` applied to every string
     (the values a legacy composition reason left for one person are removed)."""
-    from airflow_privacy.report.checks import redact
+    from airflow_privacy.core.redaction import redact
 
     if isinstance(value, str):
         return redact(value)

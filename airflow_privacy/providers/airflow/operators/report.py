@@ -180,7 +180,7 @@ class ReleaseReportOperator(AttemptOperator):
             return
         from airflow.sdk.exceptions import AirflowFailException
 
-        from airflow_privacy.report.checks import redact
+        from airflow_privacy.core.redaction import redact
 
         why = "; ".join(redact(str(r)) for r in reasons) or "no reason recorded"
         raise AirflowFailException(
