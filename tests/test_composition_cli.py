@@ -525,7 +525,7 @@ def test_bad_input_exits_2_with_one_line(
                 "--no-ledger",
                 "--quiet",
             ],
-            "pass --qi",
+            "give --qi",
         ),
     ]
     for argv, message in cases:

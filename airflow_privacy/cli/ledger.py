@@ -12,7 +12,6 @@ from airflow_privacy.cli.common import (
     EXIT_SAFE,
     EXIT_UNSAFE,
     Parser,
-    Progress,
     add_input_args,
     add_ledger_arg,
     add_output_args,
@@ -176,45 +175,30 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _import(args: argparse.Namespace, out: TextIO) -> int:
-    """Validate everything first (the files, the key), then open (or create) the ledger."""
+    """``ledger import``: the layer's :func:`airflow_privacy.gate.history.import_release`."""
     from airflow_privacy.cli.common import ref
-    from airflow_privacy.core.composition.files import read_population_file
-    from airflow_privacy.core.composition.identifiers import key_from_env
-    from airflow_privacy.gate.attempts import read_candidate
+    from airflow_privacy.gate.history import ImportRequest, import_release
     from airflow_privacy.gate.refs import ReleaseRef
 
-    if bool(args.identifiers) != bool(args.id_column):
-        raise InputError("--identifiers FILE and --id-column COL go together")
-    progress = Progress(args.quiet)
-    ctx = context(args)
-    location = ctx.ledger_location(args.ledger)
-    progress(f"reading {args.release}")
-    rf = read_candidate(
-        ref(args.release, args), ctx, qis=args.qis, sensitive=args.sensitive,
-        kind=args.kind, bucket=args.bucket,
-        manifest=ReleaseRef(path=args.manifest) if args.manifest is not None else None,
-        fmt=args.input_format, delimiter=args.delimiter,
-    )  # fmt: skip
-    rel = rf.release
-    progress(f"{rel.n_records:,} records in {rel.n_groups:,} groups ({rel.kind})")
-    hashes = None
-    if args.identifiers is not None:
-        key = key_from_env(location.key_env)
-        pop = read_population_file(args.identifiers, (), id_column=args.id_column, hash_key=key)
-        hashes = list(pop.id_hashes or ())
-        progress(f"hashed {len(set(hashes)):,} identifiers")
-    with ctx.open_ledger(args.ledger, create=True) as ledger:
-        info = ledger.record(
-            args.dataset,
-            rel,
-            version=args.version,
+    info = import_release(
+        ImportRequest(
+            release=ref(args.release, args),
+            dataset=args.dataset,
             status=args.status,
-            spec=rf.spec(),
-            manifest=rf.manifest,
-            criteria=(rf.manifest or {}).get("criteria_results"),
-            member_hashes=hashes,
-            origin=ctx.origin,
-        )
+            version=args.version,
+            identifiers=ReleaseRef(path=args.identifiers) if args.identifiers else None,
+            id_column=args.id_column,
+            qis=args.qis,
+            sensitive=args.sensitive,
+            kind=args.kind,
+            bucket=args.bucket,
+            manifest=ReleaseRef(path=args.manifest) if args.manifest is not None else None,
+            ledger=args.ledger,
+            fmt=args.input_format,
+            delimiter=args.delimiter,
+        ),
+        context(args),
+    )
     if args.format == "json":
         write_json(_summary(info) | {"created": info.created}, out)
     else:

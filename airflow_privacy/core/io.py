@@ -44,7 +44,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
-from airflow_privacy.errors import InputError, opt
+from airflow_privacy.errors import InputError, front_end, opt
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -79,9 +79,11 @@ def detect_format(path: Path) -> Format:
         return "parquet"
     if last in (".csv", ".tsv", ".txt"):
         return "csv"
+    # the command line can say the format; the operators read it from the name only
+    hint = f" (or give {opt('input_format')})" if front_end() == "cli" else ""
     raise InputError(
         f"cannot tell the format of {str(path)!r} from its extension; "
-        "use a .csv or .parquet file (or pass --input-format)"
+        f"use a .csv or .parquet file{hint}"
     )
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from airflow_privacy.errors import InputError
+from airflow_privacy.errors import InputError, opt
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,7 +51,7 @@ class ReleaseSpec:
         if not self.sensitive:
             raise InputError("the sensitive column name is empty")
         if not self.group_columns:
-            raise InputError("at least one group column is required (--group COL)")
+            raise InputError(f"at least one group column is required ({opt('group')})")
         object.__setattr__(self, "group_columns", tuple(self.group_columns))
         object.__setattr__(self, "quasi_identifiers", tuple(self.quasi_identifiers))
         dupes = sorted({c for c in self.group_columns if self.group_columns.count(c) > 1})

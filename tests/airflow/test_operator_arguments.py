@@ -323,7 +323,9 @@ def operator_arguments() -> set[str]:
 
 
 # parameters of the command line only: no operator passes them, so no operator shows them
-CLI_ONLY = {"check", "delimiter", "qit", "st"}
+# (``input_format`` is named only when the command line is the front end in effect,
+# and ``identifiers`` belongs to ``ledger import``, which has no operator)
+CLI_ONLY = {"check", "delimiter", "qit", "st", "input_format", "identifiers"}
 NAMED = re.compile(r"\bopt\(\s*['\"]([A-Za-z0-9_\-]+)['\"]\s*\)")
 # gate helpers that name their parameter through opt()
 NAMED_BY_HELPER = re.compile(

@@ -55,7 +55,7 @@ from airflow_privacy.core.anonymize.release import (
 )
 from airflow_privacy.core.anonymize.utility import bucket_utility
 from airflow_privacy.core.hierarchy import Hierarchy
-from airflow_privacy.errors import InputError
+from airflow_privacy.errors import InputError, opt
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -182,7 +182,7 @@ def bucketize_anonymize(
     if bucket_column in (*enc.qi_names, enc.sensitive.name):
         raise InputError(
             f"bucket column {bucket_column!r} is also an input column: choose another name "
-            "(--bucket-column)"
+            f"({opt('bucket_column')})"
         )
     bound = criteria.bind(enc.sensitive.values)
     dims = dimensions(enc, hierarchies)

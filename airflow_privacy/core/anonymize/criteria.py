@@ -44,7 +44,7 @@ from airflow_privacy.core.criteria.classic import (
 from airflow_privacy.core.criteria.registry import evaluate, validate
 from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.core.model import Bucketization
-from airflow_privacy.errors import InputError
+from airflow_privacy.errors import InputError, opt
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -279,7 +279,7 @@ class CriteriaSet:
         if isinstance(criteria, str | bytes) or not isinstance(criteria, Sequence):
             raise InputError("criteria must be a list of (name, parameters) pairs")
         if not criteria:
-            raise InputError("at least one criterion is required (--criterion NAME)")
+            raise InputError(f"at least one criterion is required ({opt('criterion')})")
         items: list[Criterion] = []
         probe = Bucketization.from_group_counts([[2, 1], [1, 2]], ("1", "2"))
         for entry in criteria:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from airflow_privacy.errors import InputError
+from airflow_privacy.errors import InputError, opt
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -92,7 +92,7 @@ def encode(table: pa.Table, qis: Sequence[str], sensitive: str) -> Encoded:
         raise InputError("qis must be a list of column names, not one string")
     qi_list = [str(q) for q in qis]
     if not qi_list:
-        raise InputError("at least one quasi-identifier is required (--qi COL)")
+        raise InputError(f"at least one quasi-identifier is required ({opt('qi')})")
     dupes = sorted({q for q in qi_list if qi_list.count(q) > 1})
     if dupes:
         raise InputError(f"quasi-identifier {dupes[0]!r} is given more than once")

@@ -46,7 +46,7 @@ from airflow_privacy.core.composition.result import (
     check_confidence,
 )
 from airflow_privacy.core.hierarchy import check_hierarchy_columns
-from airflow_privacy.errors import InputError
+from airflow_privacy.errors import InputError, opt
 
 if TYPE_CHECKING:
     from airflow_privacy.core.hierarchy import Hierarchy
@@ -82,8 +82,8 @@ def check_releases(
         if missing and missing_qi == "error":
             raise InputError(
                 f"QI {missing[0]!r} of the candidate is missing from release {prior.name!r} "
-                f"(its QIs: {', '.join(prior.qis)}); pass missing_qi='suppressed' "
-                "(--missing-qi suppressed) to treat it as '*' there"
+                f"(its QIs: {', '.join(prior.qis)}); give {opt('missing_qi')} suppressed "
+                "to treat it as '*' there"
             )
 
 
@@ -118,7 +118,7 @@ def composition_audit(
     if overlap == "known":
         if population.id_hashes is None:
             raise InputError(
-                "overlap 'known' needs identifier hashes of the population (--id-column)"
+                f"overlap 'known' needs identifier hashes of the population ({opt('id_column')})"
             )
         given = list(prior_members or [])
         if len(given) != len(priors):

@@ -20,7 +20,7 @@ from typing import Any
 
 from airflow_privacy.core.composition.locate import Population
 from airflow_privacy.core.composition.release import PublishedRelease, check_kind
-from airflow_privacy.errors import InputError
+from airflow_privacy.errors import InputError, opt
 
 MANIFEST_SUFFIX = ".manifest.json"
 
@@ -83,9 +83,9 @@ def resolve_columns(
     out_qis = tuple(qis) if qis else tuple(str(q) for q in m.get("qis", ()))
     out_sens = sensitive or m.get("sensitive")
     if not out_qis:
-        raise InputError(f"which columns of {source} are quasi-identifiers? pass --qi COL ...")
+        raise InputError(f"which columns of {source} are quasi-identifiers? give {opt('qi')}")
     if not out_sens:
-        raise InputError(f"which column of {source} is sensitive? pass --sensitive COL")
+        raise InputError(f"which column of {source} is sensitive? give {opt('sensitive')}")
     method = str(m.get("method", ""))
     out_kind = kind or ("bucketized" if method == "bucketize" else "generalized")
     check_kind(out_kind)
@@ -94,7 +94,7 @@ def resolve_columns(
         extra = [c for c in m.get("group_columns", ()) if c not in out_qis]
         out_bucket = str(extra[0]) if len(extra) == 1 else None
         if out_bucket is None:
-            raise InputError(f"which column of {source} is the bucket id? pass --bucket COL")
+            raise InputError(f"which column of {source} is the bucket id? give {opt('bucket')}")
     return out_qis, str(out_sens), out_kind, out_bucket
 
 

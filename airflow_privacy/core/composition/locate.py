@@ -139,8 +139,8 @@ class Population:
         if id_column:
             if hash_key is None:
                 raise InputError(
-                    "identifier hashes need a key: set the key's environment variable "
-                    "(see --key-env) or pass hash_key"
+                    "identifier hashes need a key: set the ledger's key environment "
+                    "variable (AIRFLOW_PRIVACY_LEDGER_KEY unless the ledger names another)"
                 )
             hashes = tuple(hash_identifiers(strings(id_column), hash_key))
         sens = strings(sensitive) if sensitive else None
