@@ -1,4 +1,6 @@
-"""Re-identification risk models (El Emam's prosecutor, journalist and marketer risks)."""
+"""Re-identification risk models: El Emam's prosecutor, journalist and marketer risks
+(:mod:`airflow_privacy.core.risk.reidentification`) and SUDA2 special uniques
+(:mod:`airflow_privacy.core.risk.suda`)."""
 
 from airflow_privacy.core.risk.reidentification import (
     JournalistRisk,

@@ -1,0 +1,303 @@
+"""SUDA2: minimal sample uniques (MSUs) and the SUDA / DIS-SUDA record scores (docs/suda.md).
+
+A *sample unique* on an attribute subset ``S`` is a record whose combination of values on
+``S`` occurs in no other record. It is *minimal* (an MSU of the record) when no proper subset
+of ``S`` is unique for that record. Because uniqueness is inherited by supersets, a subset
+is minimal as soon as none of its immediate subsets (``S`` minus one attribute) is unique.
+
+The search is levelwise with SUDA2's pruning (Manning, Haglin and Keane 2008): a record
+unique on ``S`` is never again a candidate in a superset of ``S``, so level ``k + 1`` only
+looks, for a subset ``S``, at the records that are *not* unique on any of its immediate
+subsets. Those records are grouped among themselves only: a record outside that set is
+unique on ``S`` already, so it shares its ``S`` combination with nobody. A subset none of
+whose records survive is dropped with all of its supersets.
+
+The scores follow sdcMicro's ``suda2`` (its C++ ``Suda2`` routine), with ``M`` the number of
+quasi-identifiers:
+
+* the weight of an MSU of size ``s`` is ``(M - s)!`` (``weighting="elliot"``, sdcMicro's
+  default ``original_scores=TRUE``, after Elliot et al.) or
+  ``(2^(M-s) - 1) * s! * (M - s)! / M!`` (``weighting="ihsn"``, ``original_scores=FALSE``);
+* a record's SUDA score is the sum of the weights of its MSUs;
+* a record's contribution of attribute ``a`` is the sum of the weights of its MSUs that
+  contain ``a`` divided by its score (these shares add up to more than 1 when MSUs have
+  more than one attribute), and the table's attribute contribution is
+  ``100 * sum_i(score_i * contribution_i[a]) / sum_i(score_i)``;
+* the DIS-SUDA score rescales the SUDA scores with the DIS probability that a sample unique
+  is a population unique (module :func:`suda2`, docs/suda.md).
+
+The result never holds a quasi-identifier value: only row numbers, attribute names and
+scores.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from itertools import combinations
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from airflow_privacy.errors import InputError, opt
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+IntArray = npt.NDArray[np.int64]
+Weighting = Literal["elliot", "ihsn"]
+WEIGHTINGS: tuple[Weighting, ...] = ("elliot", "ihsn")
+DEFAULT_DIS_FRACTION = 0.01  # sdcMicro's default sampling fraction
+
+
+def suda_weight(n_qis: int, size: int, weighting: Weighting = "elliot") -> Fraction:
+    """The weight of one MSU of ``size`` attributes among ``n_qis`` quasi-identifiers."""
+    rest = n_qis - size
+    if weighting == "elliot":
+        return Fraction(math.factorial(rest))
+    return Fraction(
+        (2**rest - 1) * math.factorial(size) * math.factorial(rest), math.factorial(n_qis)
+    )
+
+
+@dataclass(frozen=True)
+class RecordRisk:
+    """One record that has at least one MSU (rows not listed have score 0)."""
+
+    row: int
+    msus: tuple[tuple[str, ...], ...]  # by size, then in the order of the QIs
+    score: Fraction
+    dis_score: float
+    contributions: dict[str, Fraction]  # share of the score from MSUs containing the QI
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "row": self.row,
+            "msus": [list(m) for m in self.msus],
+            "score": float(self.score),
+            "dis_score": self.dis_score,
+            "contributions": {a: float(c) for a, c in self.contributions.items()},
+        }
+
+
+@dataclass(frozen=True)
+class SudaResult:
+    """SUDA2 over one table: the records at risk and table-level summaries."""
+
+    qis: tuple[str, ...]
+    n_records: int
+    k_max: int
+    weighting: Weighting
+    dis_fraction: float
+    sample_uniques: int  # records unique on all the QIs
+    pair_records: int  # records whose QI combination occurs exactly twice
+    dis: float  # P(population unique | sample unique), sdcMicro's estimate
+    records: tuple[RecordRisk, ...]  # every record with an MSU, by row
+    msu_count_by_size: dict[int, int]
+    attribute_contributions: dict[str, float]  # percent of the total score
+
+    def score(self, row: int) -> Fraction:
+        for r in self.records:
+            if r.row == row:
+                return r.score
+        return Fraction(0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "measure": "suda2",
+            "qis": list(self.qis),
+            "n_records": self.n_records,
+            "k_max": self.k_max,
+            "weighting": self.weighting,
+            "dis_fraction": self.dis_fraction,
+            "sample_uniques": self.sample_uniques,
+            "pair_records": self.pair_records,
+            "dis": self.dis,
+            "records_at_risk": len(self.records),
+            "msu_count_by_size": {str(k): v for k, v in sorted(self.msu_count_by_size.items())},
+            "attribute_contributions": dict(self.attribute_contributions),
+            "records": [r.to_dict() for r in self.records],
+        }
+
+
+def _codes_from_rows(rows: Sequence[Sequence[Hashable]], m: int) -> IntArray:
+    out = np.empty((len(rows), m), dtype=np.int64)
+    maps: list[dict[Hashable, int]] = [{} for _ in range(m)]
+    for i, row in enumerate(rows):
+        if len(row) != m:
+            raise InputError(
+                f"row {i} of {opt('input')} has {len(row)} values, but {opt('qi')} names {m}"
+            )
+        for j, value in enumerate(row):
+            out[i, j] = maps[j].setdefault(value, len(maps[j]))
+    return out
+
+
+def _codes_from_table(table: pa.Table, qis: Sequence[str]) -> IntArray:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    out = np.empty((table.num_rows, len(qis)), dtype=np.int64)
+    for j, name in enumerate(qis):
+        if name not in table.column_names:
+            raise InputError(f"{opt('qi')} names {name!r}, which is not a column of the table")
+        col = table.column(name).combine_chunks()
+        if pa.types.is_dictionary(col.type):
+            col = col.cast(col.type.value_type)
+        encoded = pc.dictionary_encode(col, null_encoding="encode")
+        out[:, j] = encoded.indices.to_numpy(zero_copy_only=False)
+    return out
+
+
+def find_msus(codes: IntArray, k_max: int) -> dict[tuple[int, ...], IntArray]:
+    """Every MSU of size at most ``k_max``: attribute subset (column indices, ascending) ->
+    the rows (ascending) for which it is minimal and unique. ``codes`` holds one small
+    non-negative integer code per value, one column per QI."""
+    n, m = codes.shape
+    found: dict[tuple[int, ...], IntArray] = {}
+    # alive[S] = (rows not unique on S nor on any subset of S, their group ids on S)
+    alive: dict[tuple[int, ...], tuple[IntArray, IntArray]] = {}
+    all_rows = np.arange(n, dtype=np.int64)
+    for c in range(m):
+        _, inverse, counts = np.unique(codes[:, c], return_inverse=True, return_counts=True)
+        unique = counts[inverse] == 1
+        if unique.any():
+            found[(c,)] = all_rows[unique]
+        if not unique.all():
+            alive[(c,)] = (all_rows[~unique], inverse[~unique].astype(np.int64))
+    for size in range(2, k_max + 1):
+        nxt: dict[tuple[int, ...], tuple[IntArray, IntArray]] = {}
+        for subset in combinations(range(m), size):
+            parts = [subset[:i] + subset[i + 1 :] for i in range(size)]
+            if any(p not in alive for p in parts):
+                continue  # some immediate subset has no candidate left
+            candidates = alive[parts[0]][0]
+            for p in parts[1:]:
+                candidates = np.intersect1d(candidates, alive[p][0], assume_unique=True)
+                if candidates.size == 0:
+                    break
+            if candidates.size == 0:
+                continue
+            base_rows, base_keys = alive[subset[:-1]]
+            keys = base_keys[np.searchsorted(base_rows, candidates)]
+            last = subset[-1]
+            width = int(codes[:, last].max()) + 1
+            combined = keys * width + codes[candidates, last]
+            _, inverse, counts = np.unique(combined, return_inverse=True, return_counts=True)
+            unique = counts[inverse] == 1
+            if unique.any():
+                found[subset] = candidates[unique]
+            if not unique.all():
+                nxt[subset] = (candidates[~unique], inverse[~unique].astype(np.int64))
+        alive = nxt
+        if not alive:
+            break
+    return found
+
+
+def suda2(
+    data: pa.Table | Sequence[Sequence[Hashable]],
+    qis: Sequence[str],
+    *,
+    k_max: int | None = None,
+    weighting: Weighting = "elliot",
+    dis_fraction: float = DEFAULT_DIS_FRACTION,
+) -> SudaResult:
+    """SUDA2 over the quasi-identifiers ``qis`` of ``data`` (a pyarrow table, or rows of
+    values in the order of ``qis``). ``k_max`` bounds the MSU size (default: all the QIs);
+    the weights use the number of QIs whatever ``k_max``. Missing values (None, null) are
+    an ordinary value."""
+    names = tuple(qis)
+    if not names:
+        raise InputError(f"{opt('qi')} names no column: SUDA needs at least one")
+    if len(set(names)) != len(names):
+        raise InputError(f"{opt('qi')} names a column twice")
+    m = len(names)
+    if k_max is None:
+        k_max = m
+    if isinstance(k_max, bool) or not isinstance(k_max, int) or not 1 <= k_max <= m:
+        raise InputError(f"{opt('k_max')} must be an integer from 1 to {m}, got {k_max!r}")
+    if weighting not in WEIGHTINGS:
+        raise InputError(f"{opt('weighting')} must be one of {', '.join(WEIGHTINGS)}")
+    if isinstance(dis_fraction, bool) or not 0 < dis_fraction <= 1:
+        raise InputError(f"{opt('dis_fraction')} must be in (0, 1], got {dis_fraction!r}")
+
+    if isinstance(data, Sequence):
+        codes = _codes_from_rows(data, m)
+    else:
+        codes = _codes_from_table(data, names)
+    n = codes.shape[0]
+    if n == 0:
+        raise InputError(f"{opt('input')} has no records: SUDA needs at least one")
+
+    found = find_msus(codes, k_max)
+    weights = [suda_weight(m, s, weighting) for s in range(m + 1)]
+    per_row: dict[int, list[tuple[int, ...]]] = {}
+    by_size: dict[int, int] = {}
+    for subset, rows in found.items():
+        by_size[len(subset)] = by_size.get(len(subset), 0) + int(rows.size)
+        for r in rows.tolist():
+            per_row.setdefault(r, []).append(subset)
+
+    # DIS (sdcMicro): uniques U and records in pairs P on the whole QI combination
+    _, counts = np.unique(codes, axis=0, return_counts=True)
+    uniques = int((counts == 1).sum())
+    pairs = 2 * int((counts == 2).sum())
+    f = float(dis_fraction)
+    dis = uniques * f / (uniques * f + pairs * (1 - f)) if uniques else 0.0
+    q = 1 + (8 - m) / 20
+
+    scores: dict[int, Fraction] = {}
+    raw: dict[int, list[Fraction]] = {}
+    for r in sorted(per_row):
+        subsets = sorted(per_row[r], key=lambda s: (len(s), s))
+        per_row[r] = subsets
+        score = Fraction(0)
+        shares = [Fraction(0)] * m
+        for s in subsets:
+            w = weights[len(s)]
+            score += w
+            for a in s:
+                shares[a] += w
+        scores[r] = score
+        raw[r] = shares
+    adj = sum(float(s) ** -q for s in scores.values() if s)
+    total = sum(scores.values(), Fraction(0))
+
+    records: list[RecordRisk] = []
+    for r, score in scores.items():
+        if score:
+            dis_score = 1.0 / (1.0 + (uniques / dis - uniques) / (float(score) ** q * adj))
+            contributions = {names[a]: raw[r][a] / score for a in range(m)}
+        else:  # an MSU weighs 0 only with "ihsn" weights and s == M
+            dis_score = 0.0
+            contributions = {a: Fraction(0) for a in names}
+        records.append(
+            RecordRisk(
+                row=r,
+                msus=tuple(tuple(names[a] for a in s) for s in per_row[r]),
+                score=score,
+                dis_score=dis_score,
+                contributions=contributions,
+            )
+        )
+    attribute = {
+        names[a]: float(100 * sum((raw[r][a] for r in raw), Fraction(0)) / total) if total else 0.0
+        for a in range(m)
+    }
+    return SudaResult(
+        qis=names,
+        n_records=n,
+        k_max=k_max,
+        weighting=weighting,
+        dis_fraction=f,
+        sample_uniques=uniques,
+        pair_records=pairs,
+        dis=dis,
+        records=tuple(records),
+        msu_count_by_size=by_size,
+        attribute_contributions=attribute,
+    )

@@ -1,0 +1,214 @@
+"""SUDA2 (airflow_privacy.core.risk.suda) against an independent brute force: every attribute
+subset of every record is counted with a dict, the minimal ones kept, and the scores of
+sdcMicro's suda2 recomputed from those MSUs with exact fractions (docs/suda.md)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from fractions import Fraction
+from itertools import combinations
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from airflow_privacy.core.risk.suda import suda2, suda_weight
+from airflow_privacy.errors import InputError
+
+Row = tuple[object, ...]
+
+
+def brute_msus(rows: list[Row], k_max: int) -> dict[int, set[tuple[int, ...]]]:
+    m = len(rows[0])
+    unique: dict[int, set[tuple[int, ...]]] = {i: set() for i in range(len(rows))}
+    for size in range(1, m + 1):
+        for subset in combinations(range(m), size):
+            counts = Counter(tuple(row[a] for a in subset) for row in rows)
+            for i, row in enumerate(rows):
+                if counts[tuple(row[a] for a in subset)] == 1:
+                    unique[i].add(subset)
+    out: dict[int, set[tuple[int, ...]]] = {}
+    for i, subsets in unique.items():
+        minimal = {
+            s
+            for s in subsets
+            if len(s) <= k_max
+            and not any(set(t) < set(s) for t in subsets)  # no unique proper subset
+        }
+        if minimal:
+            out[i] = minimal
+    return out
+
+
+def brute_weight(m: int, s: int, weighting: str) -> Fraction:
+    if weighting == "elliot":
+        return Fraction(math.factorial(m - s))
+    return (
+        Fraction(2 ** (m - s) - 1) * math.factorial(s) * math.factorial(m - s) / math.factorial(m)
+    )
+
+
+def brute_dis(rows: list[Row], scores: dict[int, Fraction], f: float) -> dict[int, float]:
+    m = len(rows[0])
+    counts = Counter(rows)
+    u = sum(1 for c in counts.values() if c == 1)
+    p = 2 * sum(1 for c in counts.values() if c == 2)
+    if u == 0:
+        return {i: 0.0 for i in scores}
+    dis = u * f / (u * f + p * (1 - f))
+    q = 1 + (8 - m) / 20
+    adj = sum(float(s) ** -q for s in scores.values() if s)
+    return {
+        i: (1 / (1 + (u / dis - u) / (float(s) ** q * adj)) if s else 0.0)
+        for i, s in scores.items()
+    }
+
+
+def tables(max_cols: int = 5, max_rows: int = 14) -> st.SearchStrategy[list[Row]]:
+    return st.integers(1, max_cols).flatmap(
+        lambda m: st.lists(
+            st.tuples(*[st.integers(0, 2) for _ in range(m)]), min_size=1, max_size=max_rows
+        )
+    )
+
+
+def check(rows: list[Row], k_max: int, weighting: str, f: float) -> None:
+    m = len(rows[0])
+    names = [f"q{j}" for j in range(m)]
+    result = suda2(rows, names, k_max=k_max, weighting=weighting, dis_fraction=f)  # type: ignore[arg-type]
+    expected = brute_msus(rows, k_max)
+    got = {r.row: {tuple(names.index(a) for a in msu) for msu in r.msus} for r in result.records}
+    assert got == expected
+    scores = {
+        i: sum((brute_weight(m, len(s), weighting) for s in ss), Fraction(0))
+        for i, ss in expected.items()
+    }
+    assert {r.row: r.score for r in result.records} == scores
+    dis = brute_dis(rows, scores, f)
+    for r in result.records:
+        assert r.dis_score == pytest.approx(dis[r.row], rel=1e-9, abs=1e-12)
+        for j, a in enumerate(names):
+            part = sum(
+                (brute_weight(m, len(s), weighting) for s in expected[r.row] if j in s),
+                Fraction(0),
+            )
+            assert r.contributions[a] == (part / scores[r.row] if scores[r.row] else 0)
+    total = sum(scores.values(), Fraction(0))
+    for j, a in enumerate(names):
+        part = sum(
+            (brute_weight(m, len(s), weighting) for ss in expected.values() for s in ss if j in s),
+            Fraction(0),
+        )
+        want = float(100 * part / total) if total else 0.0
+        assert result.attribute_contributions[a] == pytest.approx(want)
+    assert sum(result.msu_count_by_size.values()) == sum(len(v) for v in expected.values())
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=tables(), weighting=st.sampled_from(["elliot", "ihsn"]), data=st.data())
+def test_matches_brute_force(rows: list[Row], weighting: str, data: st.DataObject) -> None:
+    k_max = data.draw(st.integers(1, len(rows[0])))
+    f = data.draw(st.sampled_from([0.01, 0.1, 0.5, 1.0]))
+    check(rows, k_max, weighting, f)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=tables(max_cols=7, max_rows=40))
+def test_matches_brute_force_wider(rows: list[Row]) -> None:
+    check(rows, len(rows[0]), "elliot", 0.01)
+
+
+def test_weights_are_sdcmicros() -> None:
+    # original_scores=TRUE: (M - s)!; FALSE: (2^(M-s) - 1) s! (M-s)! / M!
+    assert [suda_weight(4, s) for s in range(1, 5)] == [6, 2, 1, 1]
+    assert [suda_weight(3, s, "ihsn") for s in range(1, 4)] == [
+        Fraction(3 * 1 * 2, 6),
+        Fraction(1 * 2 * 1, 6),
+        Fraction(0),
+    ]
+
+
+HAND = [
+    ("a", "x", 1),  # 0
+    ("a", "x", 2),  # 1
+    ("b", "x", 1),  # 2
+    ("b", "y", 1),  # 3: unique on q1 alone
+    ("c", "x", 2),  # 4: unique on q0 alone
+    ("a", "x", 1),  # 5: duplicate of row 0
+]
+
+
+def test_hand_example() -> None:
+    r = suda2(HAND, ["q0", "q1", "q2"])
+    msus = {x.row: x.msus for x in r.records}
+    assert msus == {
+        1: (("q0", "q2"),),  # (a, 2): a, 2, (a, x) and (x, 2) are all shared
+        2: (("q0", "q1"),),  # (b, x): (b, 1) is shared with row 3, (x, 1) with rows 0, 5
+        3: (("q1",),),  # y
+        4: (("q0",),),  # c
+    }
+    # M = 3: 1-MSU weighs 2! = 2, 2-MSU weighs 1! = 1
+    assert {x.row: x.score for x in r.records} == {1: 1, 2: 1, 3: 2, 4: 2}
+    assert r.records[0].contributions == {"q0": 1, "q1": 0, "q2": 1}
+    assert r.sample_uniques == 4 and r.pair_records == 2
+    assert r.msu_count_by_size == {1: 2, 2: 2}
+    # 100 * (q0 in rows 1, 2, 4 = 1 + 1 + 2) / total 6
+    assert r.attribute_contributions["q0"] == pytest.approx(100 * 4 / 6)
+    assert r.score(0) == 0 and r.score(3) == 2
+
+
+def test_k_max_bounds_the_msus() -> None:
+    r = suda2(HAND, ["q0", "q1", "q2"], k_max=1)
+    assert {x.row for x in r.records} == {3, 4}
+    assert r.msu_count_by_size == {1: 2}
+
+
+def test_pyarrow_table_same_as_rows_and_nulls_are_a_value() -> None:
+    rows = [("a", 1, None), ("a", 2, None), ("b", 1, "z"), ("b", 1, None), ("a", 1, None)]
+    table = pa.table(
+        {
+            "x": [r[0] for r in rows],
+            "y": [r[1] for r in rows],
+            "z": pa.array([r[2] for r in rows]).dictionary_encode(),
+            "other": list(range(len(rows))),
+        }
+    )
+    from_rows = suda2(rows, ["x", "y", "z"])
+    from_table = suda2(table, ["x", "y", "z"])
+    assert from_rows.to_dict() == from_table.to_dict()
+    assert from_rows.records
+
+
+def test_to_dict_holds_no_values() -> None:
+    rows = [("SECRET-A", "v1"), ("SECRET-B", "v1"), ("SECRET-B", "v2")]
+    d = suda2(rows, ["name", "kind"]).to_dict()
+    text = json.dumps(d)
+    assert "SECRET" not in text and "v1" not in text and "v2" not in text
+    assert d["records"][0]["row"] == 0 and d["records"][0]["msus"] == [["name"]]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        ({"data": [], "qis": ["a"]}, "--input"),
+        ({"data": pa.table({"a": pa.array([], pa.string())}), "qis": ["a"]}, "--input"),
+        ({"data": [("x",)], "qis": ["a"], "k_max": 0}, "--k-max"),
+        ({"data": [("x",)], "qis": ["a"], "k_max": 2}, "--k-max"),
+        ({"data": [("x",)], "qis": ["a"], "k_max": True}, "--k-max"),
+        ({"data": [("x",)], "qis": []}, "--qi"),
+        ({"data": [("x",)], "qis": ["a", "a"]}, "--qi"),
+        ({"data": [("x", "y")], "qis": ["a"]}, "--qi"),
+        ({"data": pa.table({"a": ["x"]}), "qis": ["b"]}, "--qi"),
+        ({"data": [("x",)], "qis": ["a"], "weighting": "w"}, "--weighting"),
+        ({"data": [("x",)], "qis": ["a"], "dis_fraction": 0}, "--dis-fraction"),
+        ({"data": [("x",)], "qis": ["a"], "dis_fraction": 1.5}, "--dis-fraction"),
+    ],
+)
+def test_bad_input(kwargs: dict[str, object], needle: str) -> None:
+    with pytest.raises(InputError) as err:
+        suda2(**kwargs)  # type: ignore[arg-type]
+    message = str(err.value)
+    assert needle in message and "\n" not in message
