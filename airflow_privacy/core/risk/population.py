@@ -1,0 +1,453 @@
+"""Population uniqueness estimated from a sample, as ARX's ``RiskModelPopulationUniqueness``
+computes it.
+
+The input is the sample's equivalence-class size histogram (``c_k`` classes of size ``k``;
+``u = sum c_k`` classes, ``n = sum k c_k`` records) and the sampling fraction ``pi`` in
+``(0, 1]``. As ARX's ``ARXPopulationModel`` does, the population size is ``N = n / pi``. Each
+model estimates the number of population-unique records; ARX's "fraction of unique tuples" is
+that number divided by ``N`` (``getFractionOfUniqueTuples``: ``getNumUniqueTuples(model) /
+super.getPopulationSize()``), reported here as ``*_fraction``.
+
+* **Zayatz** (Zayatz 1991): the probability that a sample unique is a population unique is
+  estimated from the sample histogram with hypergeometric terms
+  ``h_k = P(X = 1)``, ``X ~ Hypergeometric(N, k, n)`` (population ``N``, ``k`` successes,
+  ``n`` draws): ``P = (c_1/u) h_1 / sum_k (c_k/u) h_k``; uniques ``= c_1 P / pi``
+  (ARX ``ModelZayatz``).
+* **Pitman** (Pitman 1996; the estimator of Hoshino 2001): the sample is a draw from the
+  Pitman (two-parameter Poisson-Dirichlet) partition with parameters ``theta``, ``alpha``
+  fitted by maximum likelihood with Newton-Raphson from ARX's moment-based starting point
+  (ARX ``ModelPitman``); uniques ``= Gamma(theta+1)/Gamma(theta+alpha) N^alpha``, kept only
+  if in ``[0, N]``.
+* **SNB** (Chen & McNulty 1998): population class sizes are ``1 + NegBin(a, b)`` over ``K``
+  non-empty population classes, ``K`` estimated by Haas et al.'s Shlosser-type estimator;
+  ``a``, ``b`` solve the two equations matching the expected numbers of sample classes of
+  sizes 1 and 2; uniques ``= K b^a`` (ARX ``ModelSNB``).
+* **Dankar rule** (Dankar et al. 2012), ARX's ``getNumUniqueTuplesDankar``: with no sample
+  uniques everything is 0; if ``pi <= 0.1`` use Pitman, or Zayatz when Pitman has no valid
+  estimate; otherwise use the smaller of Zayatz and SNB (Zayatz when SNB has no valid
+  estimate). ARX's rule tests only the sampling fraction: there is no threshold on the
+  number of classes in ARX's code.
+
+An estimate is "not applicable" (``None`` here) exactly when ARX's ``isValid`` fails: NaN or
+0 (ARX then reports 0 and ``isAvailableEstimate*`` false).
+
+Discrepancies with ARX, all deliberate and small:
+
+* **Pitman solver.** ARX uses the linearbits ``NewtonRaphson2D`` solver (accuracy ``1e-6``
+  on the likelihood equations, 1000 iterations per try, constraint ``theta >= 0``), which
+  retries from other starting points when a try fails. Here one Newton-Raphson run from
+  ARX's starting point on ARX's exact-sum ("iterative") likelihood equations, then, if it
+  fails, ``scipy.optimize.root`` (``hybr``) from the same point; a solution must satisfy
+  ``|equations| <= 1e-6`` and ``theta >= 0``, else the estimate is not applicable.
+* **SNB equations.** ARX's object function for the size-2 equation multiplies by
+  ``(1 - d)^(a+2)`` where Chen & McNulty's expectation (and ARX's own Jacobian, whose
+  denominator is ``2 (1 - d)^(a+2)``) divides by it: an operator-precedence slip. Here the
+  published form ``E[c_2] = K a b^a f^2 (1-b) (2 - (1-a) d) / (2 (1-d)^(a+2))``,
+  ``d = (1-f)(1-b)``. ARX's Shlosser-type ``K`` subtracts 1 once per histogram entry in its
+  second sum (``var2 += val2 * Math.pow(1 + f, val0) - 1``); Haas et al.'s estimator has
+  ``sum_k c_k (1-f)^k ((1+f)^k - 1)``, used here. The equations are solved with
+  ``scipy.optimize.root`` from a grid of starting points instead of ARX's solver.
+* **Population size.** ARX passes ``(int) populationSize`` to commons-math's
+  hypergeometric distribution (truncation); here ``N`` is ``n / pi`` rounded to the nearest
+  integer when within ``1e-6`` of it (so ``3 / 0.1 = 30.000000000000004`` is 30), else
+  truncated as ARX does.
+
+References: L. V. Zayatz, "Estimation of the percent of unique population elements on a
+microdata file using the sample", Statistical Research Division Report RR-91/08, U.S. Bureau
+of the Census, 1991; J. Pitman, "Some developments of the Blackwell-MacQueen urn scheme", in
+*Statistics, Probability and Game Theory*, IMS Lecture Notes 30:245-267, 1996; N. Hoshino,
+"Applying Pitman's sampling formula to microdata disclosure risk assessment", *Journal of
+Official Statistics* 17(4):499-520, 2001; G. Chen and S. Keller-McNulty, "Estimation of
+identification disclosure risk in microdata", *Journal of Official Statistics*
+14(1):79-95, 1998; P. J. Haas, J. F. Naughton, S. Seshadri and L. Stokes, "Sampling-based
+estimation of the number of distinct values of an attribute", VLDB 1995; F. K. Dankar,
+K. El Emam, A. Neisa and T. Roffey, "Estimating the re-identification risk of clinical data
+sets", *BMC Medical Informatics and Decision Making* 12:66, 2012. ARX: F. Prasser et al.,
+``org.deidentifier.arx.risk.RiskModelPopulationUniqueness``, ``ModelZayatz``,
+``ModelPitman``, ``ModelSNB`` (github.com/arx-deidentifier/arx).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from scipy import optimize, stats
+
+from airflow_privacy.errors import InputError, opt
+
+__all__ = [
+    "PitmanFit",
+    "PopulationUniqueness",
+    "pitman_equations",
+    "population_uniqueness",
+]
+
+#: ARX's default solver accuracy (``ARXSolverConfiguration``: ``accuracy(1e-6)``).
+ACCURACY = 1e-6
+#: ARX's iterations per try (``iterationsPerTry(1000)``).
+MAX_ITERATIONS = 1000
+#: ARX's Dankar rule: Pitman at or below this sampling fraction.
+DANKAR_PITMAN_MAX_FRACTION = 0.1
+
+
+@dataclass(frozen=True)
+class PitmanFit:
+    """Maximum-likelihood Pitman parameters; ``converged`` False means no valid root."""
+
+    theta: float
+    alpha: float
+    iterations: int
+    converged: bool
+    method: str
+
+
+@dataclass(frozen=True)
+class PopulationUniqueness:
+    """Population-uniqueness estimates. ``*_uniques`` is ARX's ``getNumUniqueTuples*`` (the
+    estimated number of population-unique records), ``*_fraction`` that over ``N`` (ARX's
+    ``getFractionOfUniqueTuples*``); ``None`` marks an estimate ARX reports as not available
+    (NaN or 0). ``dankar_model`` is the model Dankar's rule picked: ``"pitman"``,
+    ``"zayatz"``, ``"snb"``, or ``"none"`` when the sample has no uniques (ARX's ``DANKAR``)
+    or the fallback had no estimate either."""
+
+    sampling_fraction: float
+    n_records: int
+    n_classes: int
+    n_sample_uniques: int
+    population_size: float
+    sample_uniqueness: float
+    zayatz_uniques: float | None
+    zayatz_fraction: float | None
+    pitman_uniques: float | None
+    pitman_fraction: float | None
+    pitman_theta: float | None
+    pitman_alpha: float | None
+    snb_uniques: float | None
+    snb_fraction: float | None
+    dankar_model: str
+    dankar_uniques: float
+    dankar_fraction: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": "population_uniqueness", **asdict(self)}
+
+
+# -- input -----------------------------------------------------------------------------------
+
+
+def _histogram(classes: Iterable[int] | Mapping[int, int]) -> dict[int, int]:
+    hist: dict[int, int] = {}
+    if isinstance(classes, Mapping):
+        for k, c in classes.items():
+            for v, what in ((k, "size"), (c, "count")):
+                if not isinstance(v, numbers.Integral) or isinstance(v, bool):
+                    raise InputError(f"{opt('class_sizes')} {what} must be an integer, got {v!r}")
+            if int(k) < 1:
+                raise InputError(f"{opt('class_sizes')} has a class size {int(k)} below 1")
+            if int(c) < 0:
+                raise InputError(f"{opt('class_sizes')} has a negative count {int(c)}")
+            if int(c):
+                hist[int(k)] = hist.get(int(k), 0) + int(c)
+    else:
+        if isinstance(classes, (str, bytes)):
+            raise InputError(f"{opt('class_sizes')} must be a sequence of positive integers")
+        for v in classes:
+            if not isinstance(v, numbers.Integral) or isinstance(v, bool):
+                raise InputError(f"{opt('class_sizes')} must hold integers, got {v!r}")
+            if int(v) < 1:
+                raise InputError(f"{opt('class_sizes')} must hold positive sizes, got {int(v)}")
+            hist[int(v)] = hist.get(int(v), 0) + 1
+    if not hist:
+        raise InputError(f"{opt('class_sizes')} is empty: the sample has no records")
+    return dict(sorted(hist.items()))
+
+
+def _fraction(pi: object) -> float:
+    if not isinstance(pi, numbers.Real) or isinstance(pi, bool):
+        raise InputError(f"{opt('sampling_fraction')} must be a number in (0, 1], got {pi!r}")
+    p = float(pi)
+    if not (math.isfinite(p) and 0.0 < p <= 1.0):
+        raise InputError(f"{opt('sampling_fraction')} must be in (0, 1], got {pi!r}")
+    return p
+
+
+def _integer_population(n: int, pi: float) -> int:
+    big_n = n / pi
+    near = round(big_n)
+    return max(n, int(near) if abs(big_n - near) <= 1e-6 else int(big_n))
+
+
+def _valid(x: float) -> bool:
+    """ARX's ``isValid``: neither NaN nor 0."""
+    return not math.isnan(x) and x != 0.0
+
+
+# -- Zayatz ----------------------------------------------------------------------------------
+
+
+def zayatz_uniques(hist: Mapping[int, int], pi: float) -> float:
+    """Zayatz's (1991) estimate of the number of population uniques (ARX ``ModelZayatz``)."""
+    n = sum(k * c for k, c in hist.items())
+    u = sum(hist.values())
+    big_n = _integer_population(n, pi)
+    c1 = hist.get(1, 0)
+    temp = 0.0
+    for k, c in hist.items():
+        temp += (c / u) * float(stats.hypergeom.pmf(1, big_n, k, n))
+    p_cond = (c1 / u) * float(stats.hypergeom.pmf(1, big_n, 1, n)) / temp
+    return c1 * p_cond / pi
+
+
+# -- Pitman ----------------------------------------------------------------------------------
+
+
+def pitman_equations(
+    theta: float, alpha: float, hist: Mapping[int, int]
+) -> tuple[tuple[float, float], tuple[tuple[float, float], tuple[float, float]]]:
+    """ARX's Pitman likelihood equations and their Jacobian (``getMasterFunctionIterative``):
+    ``o1 = sum_{i<u} 1/(theta+i alpha) - sum_{i<n} 1/(theta+i)`` (``dL/dtheta``) and
+    ``o2 = sum_{i<u} i/(theta+i alpha) - sum_k c_k sum_{j<k} 1/(j-alpha)`` (``dL/dalpha``)."""
+    n = sum(k * c for k, c in hist.items())
+    u = sum(hist.values())
+    i = np.arange(1, u, dtype=float)
+    v = 1.0 / (theta + i * alpha)
+    o1 = float(v.sum())
+    o3 = float((i * v).sum())
+    d1 = float((v * v).sum())
+    d5 = float((i * v * v).sum())
+    d3 = float((i * i * v * v).sum())
+    m = np.arange(1, n, dtype=float)
+    w = 1.0 / (theta + m)
+    o2 = float(w.sum())
+    d2 = float((w * w).sum())
+    o4 = 0.0
+    d4 = 0.0
+    for k, c in hist.items():
+        if k != 1:
+            j = np.arange(1, k, dtype=float) - alpha
+            o4 += c * float((1.0 / j).sum())
+            d4 += c * float((1.0 / (j * j)).sum())
+    return (o1 - o2, o3 - o4), ((d2 - d1, -d5), (-d5, -d3 - d4))
+
+
+def pitman_start(hist: Mapping[int, int]) -> tuple[float, float]:
+    """ARX's initial guess for ``(theta, alpha)`` (``ModelPitman``'s constructor)."""
+    c1 = float(hist.get(1, 0))
+    c2 = float(hist.get(2, 0)) or 1.0  # ARX: "Overestimate"
+    u = float(sum(hist.values()))
+    n = float(sum(k * c for k, c in hist.items()))
+    c = (c1 * (c1 - 1)) / c2
+    den = (2 * c1 * u) + (c1 * c) - (n * c)
+    t = ((n * u * c) - (c1 * (n - 1) * ((2 * u) + c))) / den if den != 0 else math.nan
+    a = ((t * (c1 - n)) + ((n - 1) * c1)) / (n * u)
+    return t, a
+
+
+def fit_pitman(hist: Mapping[int, int]) -> PitmanFit:
+    """Maximum-likelihood ``(theta, alpha)`` by Newton-Raphson from ARX's starting point,
+    ``scipy.optimize.root`` as a fallback; ``converged`` only when both likelihood equations
+    are within ``1e-6`` of 0 and ``theta >= 0`` (ARX's constraint)."""
+    t0, a0 = pitman_start(hist)
+    if not (math.isfinite(t0) and math.isfinite(a0)):
+        return PitmanFit(math.nan, math.nan, 0, False, "none")
+
+    def ok(t: float, a: float) -> bool:
+        if not (math.isfinite(t) and math.isfinite(a)) or t < 0:
+            return False
+        (f1, f2), _ = pitman_equations(t, a, hist)
+        return abs(f1) <= ACCURACY and abs(f2) <= ACCURACY
+
+    t, a = t0, a0
+    with np.errstate(all="ignore"):
+        for it in range(1, MAX_ITERATIONS + 1):
+            (f1, f2), ((j11, j12), (j21, j22)) = pitman_equations(t, a, hist)
+            if not all(math.isfinite(x) for x in (f1, f2, j11, j12, j21, j22)):
+                break
+            if abs(f1) <= ACCURACY and abs(f2) <= ACCURACY:
+                if t >= 0:
+                    return PitmanFit(t, a, it - 1, True, "newton-raphson")
+                break
+            det = j11 * j22 - j12 * j21
+            if det == 0:
+                break
+            t -= (f1 * j22 - f2 * j12) / det
+            a -= (j11 * f2 - j21 * f1) / det
+
+        def fun(x: np.ndarray) -> list[float]:
+            (g1, g2), _ = pitman_equations(float(x[0]), float(x[1]), hist)
+            return [g1, g2]
+
+        def jac(x: np.ndarray) -> list[tuple[float, float]]:
+            _, jm = pitman_equations(float(x[0]), float(x[1]), hist)
+            return [jm[0], jm[1]]
+
+        try:
+            sol = optimize.root(fun, [t0, a0], jac=jac, method="hybr")
+            ts, as_ = float(sol.x[0]), float(sol.x[1])
+        except (ValueError, FloatingPointError, ZeroDivisionError):
+            ts, as_ = math.nan, math.nan
+        if ok(ts, as_):
+            return PitmanFit(ts, as_, int(sol.nfev), True, "scipy-hybr")
+    return PitmanFit(math.nan, math.nan, MAX_ITERATIONS, False, "none")
+
+
+def pitman_uniques(theta: float, alpha: float, population_size: float) -> float:
+    """Hoshino's (2001) Pitman estimate ``Gamma(theta+1)/Gamma(theta+alpha) N^alpha``, NaN
+    unless in ``[0, N]`` (ARX ``ModelPitman.getResult``: the larger of the log-gamma and
+    gamma forms that are in range)."""
+    t, a, p = theta, alpha, population_size
+    if math.isnan(a) or math.isnan(t) or a == 0:
+        return math.nan
+    vals: list[float] = []
+    try:
+        v1 = math.exp(math.lgamma(t + 1.0) - math.lgamma(t + a)) * p**a
+        if 0.0 <= v1 <= p:
+            vals.append(v1)
+    except (ValueError, OverflowError):
+        pass
+    try:
+        v2 = math.gamma(t + 1.0) / math.gamma(t + a) * p**a
+        if 0.0 <= v2 <= p:
+            vals.append(v2)
+    except (ValueError, OverflowError, ZeroDivisionError):
+        pass
+    return max(vals) if vals else math.nan
+
+
+# -- SNB -------------------------------------------------------------------------------------
+
+
+def snb_classes(hist: Mapping[int, int], f: float) -> float:
+    """Haas et al.'s (1995) Shlosser-type estimate of the number ``K`` of non-empty
+    population classes (ARX ``ModelSNB.estimateNonEmptyEquivalenceClasses``, with the
+    published second sum; see the module notes)."""
+    u = float(sum(hist.values()))
+    c1 = float(hist.get(1, 0))
+    var1 = var2 = var3 = var4 = 0.0
+    f2 = f * f
+    for k, c in hist.items():
+        q = (1 - f) ** k * c
+        var1 += k * f2 * (1 - f2) ** (k - 1) * c
+        var2 += q * ((1 + f) ** k - 1)
+        var3 += q
+        var4 += k * f * (1 - f) ** (k - 1) * c
+    if var2 == 0 or var4 == 0:
+        return u
+    return u + c1 * (var1 / var2) * (var3 / var4) ** 2
+
+
+def snb_expected(a: float, b: float, k: float, f: float) -> tuple[float, float]:
+    """Chen & McNulty's (1998) expected numbers of sample classes of sizes 1 and 2 when the
+    ``K`` population class sizes are ``1 + NegBin(a, b)`` and records are sampled with
+    fraction ``f``."""
+    d = (1 - f) * (1 - b)
+    e1 = k * f * (b / (1 - d)) ** a * ((a * d) / (1 - d) + 1)
+    e2 = k * a * b**a * f * f * (1 - b) * (2 - (1 - a) * d) / (2 * (1 - d) ** (a + 2))
+    return e1, e2
+
+
+def snb_uniques(hist: Mapping[int, int], f: float) -> float:
+    """The SNB estimate ``K b^a`` (ARX ``ModelSNB``); NaN when no ``a > 0``, ``0 < b < 1``
+    solves the two equations to within ``1e-6`` relative to ``c_1``, ``c_2``."""
+    c1 = float(hist.get(1, 0))
+    c2 = float(hist.get(2, 0))
+    if f >= 1.0:
+        return math.nan  # no unsampled population: the model degenerates (d = 0)
+    k = snb_classes(hist, f)
+
+    def fun(x: np.ndarray) -> list[float]:
+        a, b = float(x[0]), float(x[1])
+        if not (a > 0 and 0 < b < 1):
+            return [1e6 * (1 + abs(a)), 1e6 * (1 + abs(b))]
+        e1, e2 = snb_expected(a, b, k, f)
+        return [e1 - c1, e2 - c2]
+
+    scale = max(c1, c2, 1.0)
+    with np.errstate(all="ignore"):
+        for a0 in (0.5, 0.1, 1.0, 2.0, 5.0):
+            for b0 in (0.5, 0.1, 0.9, 0.01, 0.99):
+                try:
+                    sol = optimize.root(fun, [a0, b0], method="hybr")
+                except (ValueError, FloatingPointError, ZeroDivisionError):
+                    continue
+                a, b = float(sol.x[0]), float(sol.x[1])
+                if not (a > 0 and 0 < b < 1):
+                    continue
+                r = fun(sol.x)
+                if max(abs(r[0]), abs(r[1])) <= ACCURACY * scale:
+                    return float(k * b**a)
+    return math.nan
+
+
+# -- the whole ---------------------------------------------------------------------------------
+
+
+def population_uniqueness(
+    classes: Iterable[int] | Mapping[int, int],
+    sampling_fraction: float,
+    *,
+    with_snb: bool = True,
+) -> PopulationUniqueness:
+    """Zayatz, Pitman and SNB estimates of population uniqueness and Dankar et al.'s choice
+    among them, from the sample's class sizes (or the histogram ``{size: count}``) and the
+    sampling fraction (ARX's ``RiskModelPopulationUniqueness``)."""
+    hist = _histogram(classes)
+    pi = _fraction(sampling_fraction)
+    n = sum(k * c for k, c in hist.items())
+    u = sum(hist.values())
+    c1 = hist.get(1, 0)
+    big_n = n / pi
+
+    def frac(x: float | None) -> float | None:
+        return None if x is None else x / big_n
+
+    if c1 == 0:
+        # ARX: "Handle cases where there are no sample uniques": every estimate 0, DANKAR.
+        return PopulationUniqueness(
+            pi, n, u, 0, big_n, 0.0, 0.0, 0.0, 0.0, 0.0, None, None, 0.0, 0.0, "none", 0.0, 0.0
+        )
+    z = zayatz_uniques(hist, pi)
+    fit = fit_pitman(hist)
+    pit = pitman_uniques(fit.theta, fit.alpha, big_n) if fit.converged else math.nan
+    snb = snb_uniques(hist, pi) if with_snb else math.nan
+    zv = z if _valid(z) else None
+    pv = pit if _valid(pit) else None
+    sv = snb if _valid(snb) else None
+
+    model, chosen = "none", 0.0
+    if pi <= DANKAR_PITMAN_MAX_FRACTION:
+        if pv is not None:
+            model, chosen = "pitman", pv
+        elif zv is not None:
+            model, chosen = "zayatz", zv
+    elif sv is not None:
+        # ARX: numUniquesZayatz < numUniquesSNB -> ZAYATZ, else SNB
+        model, chosen = ("zayatz", z) if z < sv else ("snb", sv)
+    elif zv is not None:
+        model, chosen = "zayatz", zv
+    if model != "none" and not _valid(chosen):
+        model, chosen = "none", 0.0
+    return PopulationUniqueness(
+        sampling_fraction=pi,
+        n_records=n,
+        n_classes=u,
+        n_sample_uniques=c1,
+        population_size=big_n,
+        sample_uniqueness=c1 / n,
+        zayatz_uniques=zv,
+        zayatz_fraction=frac(zv),
+        pitman_uniques=pv,
+        pitman_fraction=frac(pv),
+        pitman_theta=fit.theta if fit.converged else None,
+        pitman_alpha=fit.alpha if fit.converged else None,
+        snb_uniques=sv,
+        snb_fraction=frac(sv),
+        dankar_model=model,
+        dankar_uniques=chosen,
+        dankar_fraction=chosen / big_n,
+    )
