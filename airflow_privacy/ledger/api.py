@@ -503,17 +503,11 @@ class ReleaseLedger:
             and existing.status != "published"
         )
         if version is not None and (existing is None or relabel):
-            clash = s.scalars(
-                select(ReleaseRow).where(
-                    ReleaseRow.dataset == ds.name,
-                    ReleaseRow.version == version,
-                    ReleaseRow.status == "published",
-                )
-            ).first()
+            clash = _published_under(s, ds.name, version)
             if clash is not None:
                 raise InputError(
                     f"{ds.name!r} version {version!r} is already published with different "
-                    f"content (release #{clash.id}); choose another version"
+                    f"content (release #{clash}); choose another version"
                 )
         if existing is not None:
             if relabel:
@@ -607,14 +601,7 @@ class ReleaseLedger:
                         f"attempt(s) to publish it (e.g. {gated}): importing it as published "
                         "history would go around the gate; publish it through its attempt"
                     )
-                clash = s.scalars(
-                    select(ReleaseRow.id).where(
-                        ReleaseRow.dataset == row.dataset,
-                        ReleaseRow.version == row.version,
-                        ReleaseRow.status == "published",
-                        ReleaseRow.id != row.id,
-                    )
-                ).first()
+                clash = _published_under(s, row.dataset, row.version, other_than=row.id)
                 if clash is not None:
                     raise InputError(
                         f"{row.dataset!r} version {row.version!r} is already published with "
@@ -929,18 +916,11 @@ class ReleaseLedger:
             reasons = problems + _gate_reasons(list(a.required or []), checks, failed_tasks or {})
             reasons += self._stale_reasons(s, a, row, checks)
             if not reasons:
-                clash = s.scalars(
-                    select(ReleaseRow).where(
-                        ReleaseRow.dataset == row.dataset,
-                        ReleaseRow.version == row.version,
-                        ReleaseRow.status == "published",
-                        ReleaseRow.id != row.id,
-                    )
-                ).first()
+                clash = _published_under(s, row.dataset, row.version, other_than=row.id)
                 if clash is not None:
                     reasons = [
                         f"version {row.version!r} of {row.dataset!r} is already published "
-                        f"(release #{clash.id}): open the attempt under another version"
+                        f"(release #{clash}): open the attempt under another version"
                     ]
             a.updated_at = a.decided_at = now
             if reasons:
@@ -1345,6 +1325,21 @@ def _bulk_insert(
             insert(target),
             [dict(zip(columns, r, strict=True)) for r in rows[start : start + _BATCH]],
         )
+
+
+def _published_under(
+    s: Session, dataset: str, version: str, other_than: int | None = None
+) -> int | None:
+    """The id of the published release labelled ``dataset`` ``version`` (other than release
+    ``other_than``), if any: a published label names one content."""
+    q = select(ReleaseRow.id).where(
+        ReleaseRow.dataset == dataset,
+        ReleaseRow.version == version,
+        ReleaseRow.status == "published",
+    )
+    if other_than is not None:
+        q = q.where(ReleaseRow.id != other_than)
+    return s.scalars(q.limit(1)).first()
 
 
 def _gate_reasons(
