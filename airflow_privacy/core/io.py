@@ -52,6 +52,8 @@ if TYPE_CHECKING:
     from airflow_privacy.core.model import Bucketization, ReleaseSpec
 
 Format = Literal["csv", "parquet"]
+#: the name of a release's manifest is the release's name plus this
+MANIFEST_SUFFIX = ".manifest.json"
 _DELIMITERS = (",", ";", "\t", "|")
 HEADER_LIMIT = 1 << 20
 """Bytes a CSV header line may take (1 MiB)."""

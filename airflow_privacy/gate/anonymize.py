@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from airflow_privacy.core.io import MANIFEST_SUFFIX
 from airflow_privacy.errors import InputError, opt
 from airflow_privacy.gate.check import column, columns
 from airflow_privacy.gate.context import GateContext
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
 
     from airflow_privacy.core.hierarchy import Hierarchy
 
-MANIFEST_SUFFIX = ".manifest.json"
 METHOD_OPTIONS = {
     "lattice": ("utility", "suppression_limit", "max_lattice_size", "disclosure",
                 "disclosure_limit"),

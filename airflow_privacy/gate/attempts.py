@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from airflow_privacy.core.io import MANIFEST_SUFFIX
 from airflow_privacy.errors import (
     IllegalTransition,
     InputError,
@@ -38,7 +39,15 @@ if TYPE_CHECKING:
     from airflow_privacy.core.composition.files import ReleaseFile
     from airflow_privacy.ledger import AttemptInfo, ReleaseLedger
 
-MANIFEST_SUFFIX = ".manifest.json"
+
+def has_manifest(ref: ReleaseRef, ctx: GateContext) -> bool:
+    """Whether a manifest lies beside the release file ``ref`` (local or object store)."""
+    from airflow_privacy.core.io import is_regular_file
+
+    m = ref.sibling(MANIFEST_SUFFIX)
+    if m.is_uri:
+        return ctx.connections.exists(str(m.path), m.conn)
+    return is_regular_file(m.local)  # False for a name too long, where is_file() raises
 
 
 # ----------------------------------------------------------------------------- reading
@@ -65,10 +74,8 @@ def read_candidate(
         m: Path | None = None
         if manifest is not None:
             m = stack.enter_context(local_copy(manifest, ctx))
-        elif ref.is_uri:
-            beside = ref.sibling(MANIFEST_SUFFIX)
-            if ctx.connections.exists(str(beside.path), beside.conn):
-                m = stack.enter_context(local_copy(beside, ctx))
+        elif ref.is_uri and has_manifest(ref, ctx):
+            m = stack.enter_context(local_copy(ref.sibling(MANIFEST_SUFFIX), ctx))
         # a local file's manifest beside it is found by read_release_file itself
         return read_release_file(
             path, qis=qis, sensitive=sensitive, kind=kind, bucket=bucket, manifest=m,
@@ -405,14 +412,8 @@ def _snapshot(ref: ReleaseRef, ctx: GateContext) -> Iterator[ReleaseRef]:
             if not is_regular_file(path):
                 raise InputError(f"{ref.describe()} is not a regular file")
             shutil.copyfile(path, snap.local)
-        manifest = ref.sibling(MANIFEST_SUFFIX)
-        present = (
-            ctx.connections.exists(str(manifest.path), manifest.conn)
-            if manifest.is_uri
-            else is_regular_file(manifest.local)
-        )
-        if present:
-            with local_copy(manifest, ctx) as path:
+        if has_manifest(ref, ctx):
+            with local_copy(ref.sibling(MANIFEST_SUFFIX), ctx) as path:
                 shutil.copyfile(path, snap.sibling(MANIFEST_SUFFIX).local)
         yield snap
     finally:
@@ -422,12 +423,9 @@ def _snapshot(ref: ReleaseRef, ctx: GateContext) -> Iterator[ReleaseRef]:
 def _check_target(snap: ReleaseRef, target: ReleaseRef, ctx: GateContext) -> None:
     """The destination may receive the release: no other file is there, and (local) its
     folder can be made."""
-    import hashlib
-
     if target.is_uri:
         if not ctx.connections.exists(str(target.path), target.conn):
             return
-        there = ctx.connections.read_bytes(str(target.path), target.conn)
     else:
         path = target.local
         for parent in path.parents:
@@ -439,8 +437,7 @@ def _check_target(snap: ReleaseRef, target: ReleaseRef, ctx: GateContext) -> Non
             return
         if not path.is_file():
             raise InputError(f"{opt('to')}: {str(path)!r} exists and is not a file")
-        there = path.read_bytes()
-    if hashlib.sha256(there).digest() != hashlib.sha256(snap.local.read_bytes()).digest():
+    if content_digest(target, ctx) != content_digest(snap, ctx):
         raise InputError(
             f"{target.describe()} already exists with other content: publishing never "
             f"replaces a published file; give another {opt('to')} (e.g. one per version)"
@@ -448,14 +445,12 @@ def _check_target(snap: ReleaseRef, target: ReleaseRef, ctx: GateContext) -> Non
 
 
 def _copy(src: ReleaseRef, dst: ReleaseRef, ctx: GateContext) -> None:
-    from airflow_privacy.core.io import is_regular_file
     from airflow_privacy.errors import PrivacyGateError, StorageUnavailable
     from airflow_privacy.gate.tables import copy_files
 
     pairs = [(src, dst)]
-    manifest = src.sibling(MANIFEST_SUFFIX)
-    if is_regular_file(manifest.local):  # src is a snapshot: local
-        pairs.append((manifest, dst.sibling(MANIFEST_SUFFIX)))
+    if has_manifest(src, ctx):
+        pairs.append((src.sibling(MANIFEST_SUFFIX), dst.sibling(MANIFEST_SUFFIX)))
     try:
         copy_files(pairs, ctx)
     except (OSError, PrivacyGateError) as exc:

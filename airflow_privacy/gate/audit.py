@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.errors import InputError, LedgerMissing, opt
-from airflow_privacy.gate.attempts import begin_check, read_candidate, record, skipped
+from airflow_privacy.gate.attempts import (
+    begin_check,
+    has_manifest,
+    read_candidate,
+    record,
+    skipped,
+)
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.envelope import Envelope, ReleaseFacts
 from airflow_privacy.gate.refs import ReleaseRef
@@ -161,11 +167,12 @@ def run_audit(req: AuditRequest, ctx: GateContext) -> Envelope:
 
         key = key_from_env(DEFAULT_KEY_ENV)
     for ref in req.prior_files:
+        described = has_manifest(ref, ctx)  # else read it as the candidate is published
         pf = read_candidate(
-            ref, ctx, qis=None if _has_manifest(ref, ctx) else candidate.qis,
-            sensitive=None if _has_manifest(ref, ctx) else candidate.sensitive,
-            kind=None if _has_manifest(ref, ctx) else candidate.kind,
-            bucket=None if _has_manifest(ref, ctx) else cand.bucket,
+            ref, ctx, qis=None if described else candidate.qis,
+            sensitive=None if described else candidate.sensitive,
+            kind=None if described else candidate.kind,
+            bucket=None if described else cand.bucket,
             fmt=req.fmt, delimiter=req.delimiter,
         )  # fmt: skip
         priors.append(pf.release)
@@ -267,15 +274,6 @@ def _first_result(req: AuditRequest) -> dict[str, Any]:
         "witness": None,
         "details": {"first_release": True},
     }
-
-
-def _has_manifest(ref: ReleaseRef, ctx: GateContext) -> bool:
-    m = ref.sibling(".manifest.json")
-    if m.is_uri:
-        return ctx.connections.exists(str(m.path), m.conn)
-    from airflow_privacy.core.io import is_regular_file
-
-    return is_regular_file(m.local)  # False for a name too long, where is_file() raises
 
 
 def _open(req: AuditRequest, ctx: GateContext, first_release: bool) -> ReleaseLedger | None:

@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from airflow_privacy.core.model import Bucketization
     from airflow_privacy.gate.envelope import Envelope
 
-MANIFEST_SUFFIX = ".manifest.json"
 K_MAX_CAP = 10  # default largest k of the curve: min(values - 1, 10)
 K_MAX_LIMIT = 1000  # the largest k a report's curve may ask for
 SKYLINE_BOUND = 5  # default max l, k, m of the staircase (raised to cover checked points)

@@ -20,9 +20,8 @@ from typing import Any
 
 from airflow_privacy.core.composition.locate import Population
 from airflow_privacy.core.composition.release import PublishedRelease, check_kind
+from airflow_privacy.core.io import MANIFEST_SUFFIX
 from airflow_privacy.errors import InputError, opt
-
-MANIFEST_SUFFIX = ".manifest.json"
 
 
 def manifest_beside(release: str | Path) -> Path | None:
