@@ -17,6 +17,7 @@ refuses anything else, so ``"false"``, ``0`` or a missing verdict can never read
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -200,3 +201,9 @@ def attempt_ref(info: Any) -> AttemptRef:
         release_uuid=rel.uuid,
         release_status=rel.status,
     )
+
+
+def failed_task_reasons(failed: Mapping[str, str]) -> list[str]:
+    """One reason per task the release depended on that did not succeed (task -> state),
+    in task order: ``task validate ended failed``."""
+    return [f"task {task} ended {state}" for task, state in sorted(failed.items())]

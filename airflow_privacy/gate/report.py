@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.errors import InputError, opt
 from airflow_privacy.gate.context import GateContext
-from airflow_privacy.gate.envelope import Envelope, ReleaseFacts, attempt_ref
+from airflow_privacy.gate.envelope import Envelope, ReleaseFacts, attempt_ref, failed_task_reasons
 from airflow_privacy.gate.refs import ReleaseRef
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def status_of(info: AttemptInfo, failed_tasks: Mapping[str, str]) -> tuple[str, 
                 f"{info.supersede_reason}"
             )
         return "blocked", reasons
-    reasons = [f"task {t} ended {s}" for t, s in sorted(failed_tasks.items())]
+    reasons = failed_task_reasons(failed_tasks)
     recorded = {c.name: c for c in info.checks}
     for name in info.required:
         if name not in recorded:

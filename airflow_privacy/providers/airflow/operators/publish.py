@@ -148,6 +148,7 @@ class PublishReleaseOperator(AttemptOperator):
     def execute(self, context: Any) -> dict[str, Any]:
         from airflow_privacy.errors import InputError, ReleaseBlocked
         from airflow_privacy.gate.attempts import PublishRequest, publish
+        from airflow_privacy.gate.envelope import failed_task_reasons
         from airflow_privacy.gate.refs import ReleaseRef
         from airflow_privacy.providers.airflow import adapter
 
@@ -159,7 +160,7 @@ class PublishReleaseOperator(AttemptOperator):
 
         def service(ctx: Any, _attempt: str | None) -> Any:
             if opened is None:
-                reasons = "; ".join(f"task {t} ended {s}" for t, s in sorted(failed.items()))
+                reasons = "; ".join(failed_task_reasons(failed))
                 raise ReleaseBlocked(
                     "nothing was published: no attempt was opened"
                     + (f" ({reasons})" if reasons else " (its task did not push one)")

@@ -131,10 +131,10 @@ class ReleaseReportOperator(AttemptOperator):
         except InputError:
             attempt = None
         if attempt is None:
-            from airflow_privacy.gate.envelope import Envelope
+            from airflow_privacy.gate.envelope import Envelope, failed_task_reasons
 
             failed = failed_upstream(self, context)
-            reasons = [f"task {t} ended {s}" for t, s in sorted(failed.items())]
+            reasons = failed_task_reasons(failed)
             env = Envelope(
                 step="report", name=self.name, outcome="not-published", safe=False,
                 summary="no report: no attempt was opened, so nothing was recorded or published",
