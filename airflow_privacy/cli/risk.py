@@ -19,7 +19,6 @@ from airflow_privacy.cli.common import (
     emit,
     number,
     ref,
-    wrap,
 )
 from airflow_privacy.cli.report import add_report_arg, report_after, report_target
 
@@ -120,6 +119,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     return emit(env, args, out, render)
 
 
+def _fold(text: str, width: int = 88, indent: int = 4) -> str:
+    """A sentence folded for the terminal, never inside a word ("re-identify" stays whole)."""
+    import textwrap
+
+    lines = textwrap.wrap(
+        text, width=width - indent, break_long_words=False, break_on_hyphens=False
+    )
+    return ("\n" + " " * indent).join(lines or [""])
+
+
 def render(env: Envelope) -> str:
     """The measures and their sentences, as a person reads them in a terminal."""
     if env.outcome == "already-published":
@@ -140,7 +149,7 @@ def render(env: Envelope) -> str:
         else:
             shown = str(value)
         lines.append(f"  {m.get('label')}: {shown}")
-        lines.append(f"    {wrap(str(m.get('explanation') or ''), indent=4)}")
+        lines.append(f"    {_fold(str(m.get('explanation') or ''))}")
     for name, path in env.outputs.items():
         lines.append(f"  wrote {name}: {path}")
     return "\n".join(lines) + "\n"

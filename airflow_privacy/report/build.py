@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from airflow_privacy.core.redaction import redact
 from airflow_privacy.errors import InputError, opt
 from airflow_privacy.report import checks as ck
+from airflow_privacy.report.risk import first_risk
 from airflow_privacy.report.model import (
     STATUSES,
     CriterionRow,
@@ -171,6 +172,9 @@ def build_release_report(
     if maxent is None:
         notes["maxent"] = "not run: no MaxEnt estimate was recorded for this release"
     utility = _utility(b, m)
+    risk = first_risk(checks)
+    if risk is None:
+        notes["risk"] = "not run: no risk analysis was recorded for this release"
     say("report built")
     return ReleaseReport(
         facts=facts,
@@ -182,6 +186,7 @@ def build_release_report(
         maxent=maxent,
         utility=utility,
         notes=notes,
+        risk=risk,
     )
 
 
