@@ -172,9 +172,7 @@ def build_release_report(
     if maxent is None:
         notes["maxent"] = "not run: no MaxEnt estimate was recorded for this release"
     utility = _utility(b, m)
-    risk = first_risk(checks)
-    if risk is None:
-        notes["risk"] = "not run: no risk analysis was recorded for this release"
+    risk = first_risk(checks)  # a section only when a risk analysis is among the checks
     say("report built")
     return ReleaseReport(
         facts=facts,

@@ -80,7 +80,7 @@ def render_html(report: ReleaseReport) -> str:
         _skyline(report.skyline, report.notes.get("skyline")),
         _composition(report.composition, report.notes.get("composition")),
         _maxent(report.maxent, report.notes.get("maxent")),
-        render_risk(report.risk, report.notes.get("risk")),
+        *([render_risk(report.risk)] if report.risk is not None else []),
         _utility(report.utility),
         _reading(),
         "</main>",

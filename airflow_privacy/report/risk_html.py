@@ -29,12 +29,9 @@ def _risk_of(low: int, high: int) -> str:
     return f"{1 / high:.4g}–{1 / low:.4g}"
 
 
-def render_risk(s: RiskSection | None, note: str | None) -> str:
-    """The section (``s`` None: not run, ``note`` says why)."""
+def render_risk(s: RiskSection) -> str:
+    """The section (the report shows it only when a risk analysis is among its checks)."""
     head = '<section id="risk" aria-labelledby="risk-h">\n<h2 id="risk-h">' + TITLE + "</h2>\n"
-    if s is None:
-        text = note or "not run: no risk analysis was recorded for this release"
-        return head + f'<p class="notrun">{e(text)}</p>\n</section>'
     inner = [
         f"<p><span>no verdict</span> ({e(s.source)}): {e(s.summary)}.</p>",
         f"<p>Quasi-identifiers: {e(', '.join(s.qis))}; threshold {s.threshold:g} (a record is "
