@@ -20,7 +20,7 @@ from tests.report_html_checker import by_id, find, parse
 
 QIS = ["age", "sex", "zip"]
 QI_ARGS = [x for q in QIS for x in ("--qi", q)]
-ROWS = [
+ROWS: list[tuple[str, ...]] = [
     ("30", "M", "100"), ("30", "M", "100"), ("30", "F", "100"), ("40", "F", "200"),
     ("40", "F", "200"), ("40", "F", "200"), ("50", "M", "300"), ("30", "F", "200"),
     ("40", "M", "100"), ("40", "M", "100"),
@@ -58,7 +58,7 @@ def test_json_is_the_envelope(release: Path) -> None:
 def test_text_explains_every_number(release: Path) -> None:
     code, text = run("risk", str(release), *QI_ARGS, "--population-size", "40")
     assert code == 0
-    code2, js = run("risk", str(release), *QI_ARGS, "--population-size", "40", "--format", "json")
+    _, js = run("risk", str(release), *QI_ARGS, "--population-size", "40", "--format", "json")
     env = json.loads(js)
     flat = " ".join(text.split())
     for m in env["details"]["measures"]:

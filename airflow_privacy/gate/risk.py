@@ -491,9 +491,7 @@ def run_risk(req: RiskRequest, ctx: GateContext) -> Envelope:
         )
     elif req.sampling_fraction is not None:
         pi = _exact(float(req.sampling_fraction))
-        source = (
-            f"estimated as release size / sampling fraction {float(pi):g}, rounded down"
-        )
+        source = f"estimated as release size / sampling fraction {float(pi):g}, rounded down"
     if pi is not None and pop_sizes is None:
         pop_sizes = estimated_population_sizes(sizes, pi)
 
@@ -652,7 +650,9 @@ def _write_records(ref: ReleaseRef, s: SudaResult, qis: Sequence[str], ctx: Gate
         "suda_score": pa.array([float(r.score) for r in rows], pa.float64()),
         "dis_suda_score": pa.array([r.dis_score for r in rows], pa.float64()),
         "special_uniques": pa.array([len(r.msus) for r in rows], pa.int64()),
-        "smallest_special_unique": pa.array([min(len(m) for m in r.msus) for r in rows], pa.int64()),
+        "smallest_special_unique": pa.array(
+            [min(len(m) for m in r.msus) for r in rows], pa.int64()
+        ),
         "special_unique_attributes": pa.array(
             ["; ".join("+".join(m) for m in r.msus) for r in rows], pa.string()
         ),

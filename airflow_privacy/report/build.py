@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 from airflow_privacy.core.redaction import redact
 from airflow_privacy.errors import InputError, opt
 from airflow_privacy.report import checks as ck
-from airflow_privacy.report.risk import first_risk
 from airflow_privacy.report.model import (
     STATUSES,
     CriterionRow,
@@ -38,6 +37,7 @@ from airflow_privacy.report.model import (
     UtilitySection,
     Verdict,
 )
+from airflow_privacy.report.risk import first_risk
 
 if TYPE_CHECKING:
     from airflow_privacy.core.io import Format

@@ -101,11 +101,14 @@ def risk_section(env: Envelope) -> RiskSection:
         qis=[str(q) for q in d.get("qis") or []],
         population=str((pop or {}).get("source") or "the release itself"),
         measures=[
-            RiskMeasure(str(m.get("label") or m.get("measure")), _num(m.get("value")),
-                        str(m.get("explanation") or ""))
+            RiskMeasure(
+                str(m.get("label") or m.get("measure")),
+                _num(m.get("value")),
+                str(m.get("explanation") or ""),
+            )
             for m in d.get("measures") or []
             if isinstance(m, Mapping)
-        ],  # fmt: skip
+        ],
         bins=bins,
         contributions=contributions,
     )

@@ -101,10 +101,8 @@ def render_risk(s: RiskSection) -> str:
         for m in s.measures
     )
     inner.append(
-        '<table><caption>Risk measures, each in one sentence</caption><thead><tr>'
+        "<table><caption>Risk measures, each in one sentence</caption><thead><tr>"
         '<th scope="col">Measure</th><th scope="col" class="num">Value</th>'
-        '<th scope="col">What it means</th></tr></thead><tbody>'
-        + measure_rows
-        + "</tbody></table>"
+        '<th scope="col">What it means</th></tr></thead><tbody>' + measure_rows + "</tbody></table>"
     )
     return head + "\n".join(inner) + "\n</section>"

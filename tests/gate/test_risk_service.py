@@ -24,12 +24,13 @@ from airflow_privacy.gate.risk import DEFAULT_THRESHOLD, RiskRequest, run_risk
 
 TOL = 1e-9
 QIS = ["age", "sex", "zip"]
-ROWS = [
+ROWS: list[tuple[str, ...]] = [
     ("30", "M", "100"), ("30", "M", "100"), ("30", "F", "100"), ("40", "F", "200"),
     ("40", "F", "200"), ("40", "F", "200"), ("50", "M", "300"), ("30", "F", "200"),
     ("40", "M", "100"), ("40", "M", "100"),
 ]  # fmt: skip
-POPULATION = ROWS + [
+POPULATION: list[tuple[str, ...]] = [
+    *ROWS,
     ("30", "M", "100"), ("30", "F", "100"), ("30", "F", "100"), ("50", "M", "300"),
     ("40", "F", "200"), ("30", "F", "200"), ("30", "F", "200"), ("30", "F", "200"),
     ("60", "F", "400"),
@@ -66,12 +67,12 @@ def expected_reid(
     big = {k: (pop[k] if pop is not None else Fraction(v)) for k, v in f.items()}
     out = {
         "prosecutor_highest_risk": Fraction(1, min(f.values())),
-        "prosecutor_records_at_risk": Fraction(sum(v for v in f.values() if Fraction(1, v) > tau), n),
+        "prosecutor_records_at_risk": Fraction(
+            sum(v for v in f.values() if Fraction(1, v) > tau), n
+        ),
         "prosecutor_success_rate": Fraction(j, n),
         "journalist_highest_risk": 1 / min(big.values()),
-        "journalist_records_at_risk": Fraction(
-            sum(v for k, v in f.items() if 1 / big[k] > tau), n
-        ),
+        "journalist_records_at_risk": Fraction(sum(v for k, v in f.items() if 1 / big[k] > tau), n),
         "marketer_success_rate": sum((Fraction(v) / big[k] for k, v in f.items()), Fraction(0)) / n,
     }
     rc1 = Fraction(j) / sum(big.values())
@@ -110,7 +111,11 @@ def test_risk_is_a_step_and_an_estimate_without_verdict(release: Path) -> None:
     assert env.step == "risk" and env.outcome == "estimated" and env.safe is None
     assert env.results[0]["safe"] is None and env.reasons == []
     assert Envelope.from_dict(env.to_dict()).safe is None
-    assert env.release is not None and env.release.records == 10 and env.release.groups == len(Counter(ROWS))
+    assert (
+        env.release is not None
+        and env.release.records == 10
+        and env.release.groups == len(Counter(ROWS))
+    )
     assert env.details["threshold"] == DEFAULT_THRESHOLD == 0.2
 
 
@@ -245,7 +250,7 @@ def test_bad_input_names_the_parameter(release: Path, kw: dict[str, Any], flag: 
 
 def test_population_must_contain_the_release(release: Path, tmp_path: Path) -> None:
     small = write(tmp_path / "small.csv", ROWS[:5])
-    with pytest.raises(InputError, match="--population.*fewer"):
+    with pytest.raises(InputError, match=r"--population.*fewer"):
         run(release, population=ReleaseRef(path=str(small)))
     other = write(tmp_path / "other.csv", [("30", "M", "100")] * 30)
     with pytest.raises(InputError, match="--population does not contain the release"):

@@ -94,9 +94,7 @@ class RiskAnalysisOperator(CheckOperator):
             "qis": a.names("qis", unique=True),
             "population": a.text("population", optional=True),
             "population_size": a.whole("population_size", 1, 10**15, optional=True),
-            "sampling_fraction": a.number(
-                "sampling_fraction", 0, 1, optional=True, open_low=True
-            ),
+            "sampling_fraction": a.number("sampling_fraction", 0, 1, optional=True, open_low=True),
             "threshold": a.number("threshold", 0, 1, open_low=True),
             "suda": a.flag("suda"),
             "suda_max_size": a.whole("suda_max_size", 1, 64, optional=True),
