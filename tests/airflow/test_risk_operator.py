@@ -78,7 +78,7 @@ def test_xcom_is_the_cli_envelope(release: Path, monkeypatch: pytest.MonkeyPatch
     assert code == 0
     via_cli = json.loads(out.getvalue())
     op = build(release="release.csv", population_size="30", threshold="0.3")
-    via_op = op.execute({"ti": FakeTI()})  # type: ignore[arg-type]
+    via_op = op.execute({"ti": FakeTI()})
     assert normal(via_op) == normal(via_cli)
     assert via_op["step"] == "risk" and via_op["safe"] is None
 
@@ -86,7 +86,7 @@ def test_xcom_is_the_cli_envelope(release: Path, monkeypatch: pytest.MonkeyPatch
 def test_gate_errors_name_the_operator_argument(release: Path) -> None:
     op = build(release=str(release), population_size=3)
     with pytest.raises(AirflowFailException, match=r"population_size 3 is smaller"):
-        op.execute({"ti": FakeTI()})  # type: ignore[arg-type]
+        op.execute({"ti": FakeTI()})
     op = build(release=str(release), qis=["age", "nope"])
     with pytest.raises(AirflowFailException, match=r"qis column 'nope' does not exist"):
-        op.execute({"ti": FakeTI()})  # type: ignore[arg-type]
+        op.execute({"ti": FakeTI()})
