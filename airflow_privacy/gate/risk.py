@@ -209,6 +209,13 @@ def _at_risk_sentence(model: str, k: int, n: int, tau: float, population: str) -
     s = _largest_risky_size(tau)
     if s == 0:
         return f"No record is at {model} risk: no probability can exceed the threshold {tau:g}."
+    if k == 0:
+        where = "group of the release" if model == "prosecutor" else "matching population group"
+        return (
+            f"No record is at {model} risk: no {where} holds {s:,} or fewer "
+            f"{'records' if model == 'prosecutor' else 'people'}, the sizes whose "
+            f"re-identification probability 1/size is above the threshold {tau:g}."
+        )
     share = f"{_pct(Fraction(k, n))} of the records ({k:,} of {n:,}) are at {model} risk"
     if model == "prosecutor":
         size = f"at most {s:,} {'record' if s == 1 else 'records'}"

@@ -21,7 +21,8 @@ class RiskAnalysisOperator(CheckOperator):
     recorded under an attempt, it gives the gate no pass (the gate blocks, naming it), so run
     it without ``attempt`` beside the checks unless it is meant to hold the release back.
 
-    :param release: the release (path/URI, or ``sql_table`` with ``conn_id``)
+    :param release: the release (path/URI)
+    :param sql_table: instead of ``release``, a table on the SQL connection ``conn_id``
     :param qis: the quasi-identifier columns (a list)
     :param population: the population table (path/URI), counted on the same ``qis``; it
         must contain the release
