@@ -190,3 +190,26 @@ def test_report_risk_section_escapes(release: Path) -> None:
     assert "<script>" not in html and "<img" not in html
     sec = by_id(parse(html), "risk")
     assert HOSTILE in sec.all_text()
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [
+        {"class_sizes": [{"size": "x", "records": None}, 5, {"size": -1, "records": 3}]},
+        {"class_sizes": "many", "measures": [1, None, {"value": float("nan")}], "qis": 7},
+        {"suda": {"attribute_contributions": {"a": "lots", "b": float("inf")}}, "threshold": "?"},
+        {"class_sizes": [{"size": 10**30, "records": 10**30, "groups": 1}]},
+    ],
+)
+def test_report_reads_a_junk_risk_envelope_without_failing(
+    release: Path, tmp_path: Path, junk: dict[str, Any]
+) -> None:
+    env = envelope(release).to_dict()
+    env["details"].update(junk)
+    path = tmp_path / "risk.json"
+    path.write_text(json.dumps(env), encoding="utf-8")
+    out = tmp_path / "r.html"
+    code, _ = run("report", str(release), "--check", str(path), "--sensitive", "disease",
+                  "--group", "age", "--out", str(out))  # fmt: skip
+    assert code in (0, 1) and out.is_file()
+    parse(out.read_text(encoding="utf-8"))

@@ -5,7 +5,7 @@ aggregates: no record, no score of a record, no QI value."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -57,57 +57,71 @@ class RiskSection:
 
 
 def _num(v: Any) -> float | int | str | None:
+    from airflow_privacy.report.checks import as_float
+
     if isinstance(v, bool):
         return str(v)
-    if v is None or isinstance(v, int | float | str):
+    if isinstance(v, int):
         return v
-    return str(v)
+    if isinstance(v, float):
+        return as_float(v)
+    return None if v is None else str(v)
 
 
 def risk_section(env: Envelope) -> RiskSection:
-    """The section of one ``risk`` envelope (sizes binned as the utility histogram is)."""
+    """The section of one ``risk`` envelope (sizes binned as the utility histogram is). An
+    envelope read back from a file may hold anything: a field that cannot be read is left
+    out, never an error (as for the other sections, ``report/checks.py``)."""
     from airflow_privacy.report.build import size_bins
+    from airflow_privacy.report.checks import as_float, as_list, as_mapping, as_whole
 
-    d: Mapping[str, Any] = env.details
-    hist = [h for h in d.get("class_sizes") or [] if isinstance(h, Mapping)]
-    top = max((int(h.get("size") or 0) for h in hist), default=1)
+    d = as_mapping(env.details)
+    hist: list[tuple[int, int, bool, int]] = []  # (size, records, at risk, groups)
+    for item in as_list(d.get("class_sizes")):
+        h = as_mapping(item)
+        size, records = as_whole(h.get("size")), as_whole(h.get("records"))
+        if size is not None and records is not None and size >= 1 and records >= 0:
+            groups = as_whole(h.get("groups")) or 0
+            hist.append((size, records, h.get("at_risk") is True, max(groups, 0)))
+    top = min(max((x[0] for x in hist), default=1), 10**15)
     bins = []
-    for low, high in size_bins(max(top, 1)):
-        inside = [h for h in hist if low <= int(h.get("size") or 0) <= high]
+    for low, high in size_bins(top):
+        inside = [x for x in hist if low <= x[0] <= high]
         bins.append(
             RiskBin(
                 low=low,
                 high=high,
-                groups=sum(int(h.get("groups") or 0) for h in inside),
-                records=sum(int(h.get("records") or 0) for h in inside),
-                records_at_risk=sum(int(h.get("records") or 0) for h in inside
-                                    if h.get("at_risk") is True),
+                groups=sum(x[3] for x in inside),
+                records=sum(x[1] for x in inside),
+                records_at_risk=sum(x[1] for x in inside if x[2]),
             )
-        )  # fmt: skip
-    while bins and bins[-1].groups == 0 and len(bins) > 1:
+        )
+    while len(bins) > 1 and bins[-1].groups == 0 and bins[-1].records == 0:
         bins.pop()
-    suda = d.get("suda") if isinstance(d.get("suda"), Mapping) else None
-    contrib = (suda or {}).get("attribute_contributions") or {}
+    contrib = as_mapping(as_mapping(d.get("suda")).get("attribute_contributions"))
     contributions = sorted(
-        (RiskContribution(str(a), float(v)) for a, v in contrib.items()
-         if isinstance(v, int | float)),
+        (
+            RiskContribution(str(a), v)
+            for a, v in ((a, as_float(x)) for a, x in contrib.items())
+            if v is not None
+        ),
         key=lambda c: -c.percent,
-    )  # fmt: skip
-    pop = d.get("population") if isinstance(d.get("population"), Mapping) else {}
+    )
+    pop = as_mapping(d.get("population"))
     return RiskSection(
         source=env.name,
         summary=env.summary,
-        threshold=float(d.get("threshold") or 0.0),
-        qis=[str(q) for q in d.get("qis") or []],
-        population=str((pop or {}).get("source") or "the release itself"),
+        threshold=as_float(d.get("threshold")) or 0.0,
+        qis=[str(q) for q in as_list(d.get("qis"))],
+        population=str(pop.get("source") or "the release itself"),
         measures=[
             RiskMeasure(
                 str(m.get("label") or m.get("measure")),
                 _num(m.get("value")),
                 str(m.get("explanation") or ""),
             )
-            for m in d.get("measures") or []
-            if isinstance(m, Mapping)
+            for m in (as_mapping(x) for x in as_list(d.get("measures")))
+            if m
         ],
         bins=bins,
         contributions=contributions,
