@@ -213,3 +213,30 @@ def test_report_reads_a_junk_risk_envelope_without_failing(
                   "--group", "age", "--out", str(out))  # fmt: skip
     assert code in (0, 1) and out.is_file()
     parse(out.read_text(encoding="utf-8"))
+
+
+def test_report_flag_needs_the_manifest(
+    release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "r.html"
+    code = main(["risk", str(release), *QI_ARGS, "--report", str(out), "--quiet"], io.StringIO())
+    assert code == 2 and "--report needs the manifest" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_report_flag_with_an_anonymized_release(tmp_path: Path) -> None:
+    from airflow_privacy.core.datasets import load_adult
+
+    src = tmp_path / "input.csv"
+    import pyarrow.csv as pacsv
+
+    pacsv.write_csv(load_adult().slice(0, 400), src)
+    rel = tmp_path / "release.csv"
+    code, _ = run("anonymize", str(src), "--qi", "age", "--qi", "sex", "--sensitive",
+                  "occupation", "--method", "bucketize", "--criterion", "k-anonymity:k=3",
+                  "--out", str(rel))  # fmt: skip
+    assert code == 0
+    out = tmp_path / "r.html"
+    code, _ = run("risk", str(rel), "--qi", "age", "--qi", "sex", "--report", str(out))
+    assert code == 0
+    assert 'id="risk"' in out.read_text(encoding="utf-8")

@@ -95,9 +95,21 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
     target = report_target(args)
     ctx = context(args)
+    release = ref(args.release, args)
+    if target is not None:
+        from airflow_privacy.errors import InputError
+        from airflow_privacy.gate.attempts import has_manifest
+
+        if not has_manifest(release, ctx):
+            raise InputError(
+                f"--report needs the manifest beside {release.describe()} (it names the "
+                "sensitive column the report shows); without one, write the envelope with "
+                "--format json and run: airflow-privacy report RELEASE --check FILE "
+                "--sensitive COL --group COL ..."
+            )
     env = run_risk(
         RiskRequest(
-            release=ref(args.release, args),
+            release=release,
             qis=args.qis,
             population=ref(args.population, args) if args.population is not None else None,
             population_size=args.population_size,

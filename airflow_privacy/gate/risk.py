@@ -187,10 +187,6 @@ def _pct(x: float | Fraction) -> str:
     return f"{100 * float(x):.4g}%"
 
 
-def _n(k: int | float) -> str:
-    return f"{k:,}" if isinstance(k, int) else f"{k:,.1f}"
-
-
 def _largest_risky_size(tau: float) -> int:
     """The largest class size ``s`` with ``1/s > tau`` (0 when none): the strict comparison
     of ARX, on the decimal ``tau`` is written as."""
