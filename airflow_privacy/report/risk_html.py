@@ -33,7 +33,7 @@ def render_risk(s: RiskSection) -> str:
     """The section (the report shows it only when a risk analysis is among its checks)."""
     head = '<section id="risk" aria-labelledby="risk-h">\n<h2 id="risk-h">' + TITLE + "</h2>\n"
     inner = [
-        f"<p><span>no verdict</span> ({e(s.source)}): {e(s.summary)}.</p>",
+        f"<p>{e(s.summary[:1].upper() + s.summary[1:])} (analysis {e(s.source)}).</p>",
         f"<p>Quasi-identifiers: {e(', '.join(s.qis))}; threshold {s.threshold:g} (a record is "
         f"at risk when its re-identification probability is above it); population: "
         f"{e(s.population)}.</p>",
