@@ -240,3 +240,46 @@ def test_algorithm_aware_reason_and_public_form_name_rows() -> None:
     for secret in ("Clark", "Diana", "Cancer", "Heart", "Flu"):
         assert secret not in result.reason and secret not in public, secret
     assert "Clark" in json.dumps(result.to_dict())  # the confidential form keeps them
+
+
+UNIQUE_ZIP = "ZZ-UNIQUE-ZIP-4242"  # the QI value of the one record unique on its zip
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_risk_analysis_names_no_value_of_a_unique_record(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    """The risk command counts records and names attributes: no QI value of a unique record,
+    no sensitive value, no raw identifier, in its output, its per-record file or the report
+    built from its envelope."""
+    rel = files["dir"] / "with_ids.csv"
+    rows = [*ROWS, (UNIQUE_ZIP, "<30", SECRET)]
+    lines = ["name,zip,age,disease"] + [
+        f"{NAME if i == len(rows) - 1 else f'person {i}'},{z},{a},{d}"
+        for i, (z, a, d) in enumerate(rows)
+    ]
+    rel.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    scores = files["dir"] / f"scores-{fmt}.csv"
+    argv = ["risk", str(rel), "--qi", "zip", "--qi", "age", "--sampling-fraction", "0.1",
+            "--records", str(scores), "--format", fmt, "--quiet"]  # fmt: skip
+    code, text = run(argv, capsys)
+    assert code == 0, text
+    forbidden = [*FORBIDDEN, UNIQUE_ZIP, "person 3"]
+    written = scores.read_text(encoding="utf-8")
+    for out in (text, written):
+        assert not [s for s in forbidden if s.lower() in out.lower()], out
+    assert "special unique" in text  # the unique record is counted, not shown
+    if fmt == "json":
+        env = files["dir"] / "risk.json"
+        env.write_text(text, encoding="utf-8")
+        report = files["dir"] / "risk.html"
+        code, out = run(["report", str(rel), "--check", str(env), "--sensitive", "disease",
+                         "--group", "age", "--out", str(report), "--quiet"], capsys)  # fmt: skip
+        assert report.is_file(), out
+        html = report.read_text(encoding="utf-8")
+        assert 'id="risk"' in html
+        # the report's own group tables (by age) are not the risk section's business; the
+        # risk section itself names no value of the unique record
+        section = html[html.index('id="risk"') : html.index("</section>", html.index('id="risk"'))]
+        assert not [s for s in forbidden if s.lower() in section.lower()]
+        assert not leaks(out)

@@ -38,6 +38,7 @@ COMMANDS = (
     "airflow_privacy.cli.ledger",
     "airflow_privacy.cli.audit",
     "airflow_privacy.cli.maxent",
+    "airflow_privacy.cli.risk",
     "airflow_privacy.cli.skyline",
     "airflow_privacy.cli.audit_algorithm",
     "airflow_privacy.cli.report",

@@ -40,6 +40,7 @@ STEPS = (
     "disclosure",
     "skyline",
     "audit-algorithm",
+    "risk",
 )
 OUTCOMES = (
     "passed",  # a check whose every criterion holds

@@ -37,6 +37,7 @@ from airflow_privacy.report.model import (
     UtilitySection,
     Verdict,
 )
+from airflow_privacy.report.risk import first_risk
 
 if TYPE_CHECKING:
     from airflow_privacy.core.io import Format
@@ -171,6 +172,7 @@ def build_release_report(
     if maxent is None:
         notes["maxent"] = "not run: no MaxEnt estimate was recorded for this release"
     utility = _utility(b, m)
+    risk = first_risk(checks)  # a section only when a risk analysis is among the checks
     say("report built")
     return ReleaseReport(
         facts=facts,
@@ -182,6 +184,7 @@ def build_release_report(
         maxent=maxent,
         utility=utility,
         notes=notes,
+        risk=risk,
     )
 
 

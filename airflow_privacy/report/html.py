@@ -23,6 +23,7 @@ from airflow_privacy.report.model import (
     SkylineSection,
     UtilitySection,
 )
+from airflow_privacy.report.risk_html import render_risk
 from airflow_privacy.report.svg import e
 
 CSS = """
@@ -79,6 +80,7 @@ def render_html(report: ReleaseReport) -> str:
         _skyline(report.skyline, report.notes.get("skyline")),
         _composition(report.composition, report.notes.get("composition")),
         _maxent(report.maxent, report.notes.get("maxent")),
+        *([render_risk(report.risk)] if report.risk is not None else []),
         _utility(report.utility),
         _reading(),
         "</main>",

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from airflow_privacy.report.risk import RiskSection
+
 SCHEMA_VERSION = 1
 STATUSES = ("published", "blocked", "not-published", "candidate", "checked")
 
@@ -252,6 +254,7 @@ class ReleaseReport:
     utility: UtilitySection
     notes: dict[str, str] = field(default_factory=dict)
     schema: int = SCHEMA_VERSION
+    risk: RiskSection | None = None  # the re-identification risk section (report/risk.py)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe plain data (no NaN, no tuples)."""

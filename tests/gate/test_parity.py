@@ -2,7 +2,7 @@
 envelope, the same ledger rows (member hashes included) and the same files.
 
 Both front ends run the same release lifecycle (anonymize, open an attempt with identifier
-hashes, check, MaxEnt, audit, publish, report) in two separate workspaces, with relative
+hashes, check, MaxEnt, audit, risk, publish, report) in two separate workspaces, with relative
 paths so that references read the same; the envelopes are compared after removing what must
 differ (times, UUIDs, the tool's version)."""
 
@@ -251,6 +251,24 @@ def via_cli(folder: Path, ledger: str) -> list[dict[str, Any]]:
         )
         assert code == 0
         envs.append(env)
+        # the risk analysis: no attempt (a result without a verdict would block the gate)
+        code, env = cli(
+            [
+                "risk",
+                "release.parquet",
+                *QI_ARGS,
+                "--population",
+                "input.parquet",
+                "--suda-max-size",
+                "2",
+                "--records",
+                "risk_scores.csv",
+                "--name",
+                "risk_analysis",
+            ]
+        )
+        assert code == 0
+        envs.append(env)
         code, env = cli(
             [
                 "publish",
@@ -294,6 +312,7 @@ def via_operators(
     from airflow_privacy.providers.airflow.operators.maxent import MaxEntRiskOperator
     from airflow_privacy.providers.airflow.operators.publish import PublishReleaseOperator
     from airflow_privacy.providers.airflow.operators.report import ReleaseReportOperator
+    from airflow_privacy.providers.airflow.operators.risk import RiskAnalysisOperator
 
     monkeypatch.setenv(
         "AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT",
@@ -345,6 +364,14 @@ def via_operators(
             datasets=["adult"],
             confidence="0.5",
         ),
+        RiskAnalysisOperator(
+            task_id="risk_analysis",
+            release="release.parquet",
+            qis=QIS,
+            population="input.parquet",
+            suda_max_size="2",
+            records="risk_scores.csv",
+        ),
         PublishReleaseOperator(
             task_id="publish",
             attempt_task_id="attempt",
@@ -382,7 +409,7 @@ def test_cli_and_operators_agree(
     url = {side: f"sqlite:///{sides[side] / 'ledger.db'}" for side in sides}
     a = via_cli(sides["cli"], url["cli"])
     b = via_operators(sides["airflow"], url["airflow"], monkeypatch)
-    steps = ["anonymize", "attempt", "check", "maxent", "audit", "publish", "report"]
+    steps = ["anonymize", "attempt", "check", "maxent", "audit", "risk", "publish", "report"]
     assert [e["step"] for e in a] == steps and [e["step"] for e in b] == steps
     for x, y in zip(a, b, strict=True):
         if x["step"] in ("anonymize", "attempt", "publish", "report"):
@@ -394,6 +421,7 @@ def test_cli_and_operators_agree(
         "release.parquet.manifest.json",
         "published/release.parquet",
         "published/release.parquet.manifest.json",
+        "risk_scores.csv",
     ]
     for f in files:
         assert digest(sides["cli"] / f) == digest(sides["airflow"] / f), f

@@ -23,6 +23,7 @@ OPERATOR_MODULES = [
     "airflow_privacy.providers.airflow.operators.attempt",
     "airflow_privacy.providers.airflow.operators.check",
     "airflow_privacy.providers.airflow.operators.maxent",
+    "airflow_privacy.providers.airflow.operators.risk",
     "airflow_privacy.providers.airflow.operators.composition",
     "airflow_privacy.providers.airflow.operators.publish",
     "airflow_privacy.providers.airflow.operators.report",
