@@ -315,7 +315,8 @@ def _uniqueness_measures(pu: PopulationUniqueness) -> list[dict[str, Any]]:
     ]  # fmt: skip
     what = {
         "zayatz": "the sample uniques times the estimated chance (hypergeometric draws) that "
-        "a record unique in the release is unique in the population",
+        "a record unique in the release is unique in the population, scaled up by the "
+        "sampling fraction to the whole population",
         "pitman": "a Pitman partition fitted to the group sizes by maximum likelihood",
         "snb": "population group sizes modelled as 1 + negative binomial (Chen & McNulty)",
     }
