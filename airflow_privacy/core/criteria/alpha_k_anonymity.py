@@ -1,0 +1,201 @@
+"""(alpha,k)-anonymity: k-anonymity plus a cap ``alpha`` on every group's share of a value.
+
+Wong, Li, Fu, Wang, "(alpha, k)-anonymity: an enhanced k-anonymity model for privacy
+preserving data publishing" (KDD 2006), section 3: a view is (alpha,k)-anonymous when it is
+k-anonymous (every equivalence class has at least ``k`` records, Definition 1) and satisfies
+the alpha-deassociation requirement (Definition 2): in every equivalence class ``E`` the
+relative frequency ``|(E, s)| / |E|`` of the sensitive value ``s`` is at most ``alpha``.
+The paper states the requirement for one designated sensitive value and, in its general
+form, for every value of the sensitive attribute (each value is then protected): here
+``sensitive_value=None`` (the default) caps every value, and ``sensitive_value="..."`` caps
+that one value only (for example the one harmful value of a survey where the other answers
+are benign).
+
+``value`` is the largest share that occurs (the smallest ``alpha`` the release achieves,
+for the capped value(s)); ``details["k_achieved"]`` is the smallest group size. The verdict
+compares integers: sizes exactly, shares ``c / n`` as exact fractions against ``alpha`` as
+written (:mod:`airflow_privacy.core.thresholds`), so a share of exactly ``alpha`` passes.
+
+Facts for the anonymizers (checked by brute force in ``tests/test_criteria_alpha_k.py``):
+monotone under merging groups (sizes add up; the share of a merged group is the mediant of
+its parts' shares, at most the larger one); local (the release passes iff every group does);
+not monotone with a suppression budget (a passing group merged with a homogeneous one can
+exceed ``alpha``; the test gives a lattice).
+
+Reasons and witnesses name the group by its published label and never the value (module
+doc of :mod:`airflow_privacy.core.criteria.classic`): in the every-value form the value is
+"its most frequent value"; in the designated form the share of that value in a named group
+is withheld (the user's parameter names the value, so the share would disclose it).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from airflow_privacy.core import thresholds
+from airflow_privacy.core.criteria._distribution import ratio_at_most
+from airflow_privacy.core.criteria.classic import _as_given, _fmt, _plural
+from airflow_privacy.core.criteria.result import CriterionResult
+from airflow_privacy.core.model import Bucketization
+from airflow_privacy.errors import InputError
+
+__all__ = ["NAME", "alpha_k_anonymity", "alpha_k_groups_pass", "validate_alpha_k"]
+
+NAME = "alpha-k-anonymity"
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+REFERENCES = (
+    "Wong, Li, Fu, Wang, (alpha, k)-anonymity: an enhanced k-anonymity model for privacy "
+    "preserving data publishing, KDD 2006, section 3 (Definitions 1 and 2)",
+)
+
+
+def validate_alpha_k(alpha: object, k: object) -> tuple[float, int]:
+    """``alpha`` in ``(0, 1]`` and ``k`` an integer ``>= 1`` (integral floats accepted)."""
+    if (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, numbers.Real)
+        or not 0.0 < float(alpha) <= 1.0
+    ):
+        raise InputError(f"{NAME}: alpha must be a number in (0, 1], got {alpha!r}")
+    if (
+        isinstance(k, bool)
+        or not isinstance(k, numbers.Real)
+        or not float(k).is_integer()
+        or float(k) < 1
+    ):
+        raise InputError(f"{NAME}: k must be an integer >= 1, got {k!r}")
+    return float(alpha), int(float(k))
+
+
+def _capped(counts: IntArray, column: int | None) -> IntArray:
+    """Per group, the count of the capped value: the designated column, or the largest."""
+    if column is None:
+        out: IntArray = counts.max(axis=1)
+        return out
+    if not 0 <= column < counts.shape[1]:
+        raise InputError(f"{NAME}: value column {column} is not a column of the counts")
+    out = np.ascontiguousarray(counts[:, column])
+    return out
+
+
+def alpha_k_groups_pass(
+    counts: IntArray,
+    totals: IntArray,
+    alpha: float,
+    k: int,
+    column: int | None = None,
+) -> BoolArray:
+    """Per group, whether it has ``>= k`` records and its capped share is ``<= alpha``
+    (exactly as :func:`alpha_k_anonymity` decides; ``totals``, the table's distribution, is
+    not needed by this criterion and accepted for a uniform signature). ``column`` is the
+    designated value's column, ``None`` for every value."""
+    alpha, k = validate_alpha_k(alpha, k)
+    counts = np.asarray(counts, dtype=np.int64)
+    sizes = counts.sum(axis=1)
+    ok: BoolArray = sizes >= k
+    ok &= ratio_at_most(_capped(counts, column), np.maximum(sizes, 1), alpha)
+    return ok
+
+
+def alpha_k_anonymity(
+    b: Bucketization, alpha: float, k: int, sensitive_value: str | None = None
+) -> CriterionResult:
+    """(alpha,k)-anonymity (Wong et al. 2006, section 3; module doc).
+
+    ``value`` is the largest share of the capped value(s) in any group; ``safe`` iff every
+    group has at least ``k`` records and a share ``<= alpha`` (exact). Raises
+    :class:`InputError` unless ``0 < alpha <= 1``, ``k`` is an integer ``>= 1`` and
+    ``sensitive_value`` is ``None`` or a string.
+    """
+    if not isinstance(b, Bucketization):
+        raise InputError(f"expected a Bucketization, got {type(b).__name__}")
+    alpha, k = validate_alpha_k(alpha, k)
+    if sensitive_value is not None and not isinstance(sensitive_value, str):
+        raise InputError(
+            f"{NAME}: sensitive_value must be a value of the sensitive column (a string) or "
+            f"omitted, got {type(sensitive_value).__name__}"
+        )
+    designated = sensitive_value is not None
+    column: int | None = None
+    present = True
+    counts = b.counts
+    if designated:
+        if sensitive_value in b.values:
+            column = b.values.index(sensitive_value)
+        else:
+            present = False
+            counts = np.concatenate([counts, np.zeros((b.n_groups, 1), dtype=np.int64)], axis=1)
+            column = counts.shape[1] - 1
+    sizes = b.sizes
+    capped = _capped(counts, column)
+    shares = capped / sizes.astype(np.float64)
+    passes = alpha_k_groups_pass(counts, counts.sum(axis=0), alpha, k, column)
+    failing = np.flatnonzero(~passes)
+    # weakest group: among failing ones the largest share (then the smallest size)
+    pool = failing if failing.size else np.arange(b.n_groups)
+    order = np.lexsort((sizes[pool], -shares[pool]))
+    g = int(pool[order[0]])
+    value = float(shares.max())
+    k_achieved = int(sizes.min())
+    n_fail = int(failing.size)
+    safe = n_fail == 0
+    label = b.group_label(g)
+    s = b.sensitive
+    what = "the designated value" if designated else "its most frequent value"
+    name = f"({_fmt(alpha)},{k})-anonymity"
+    if safe:
+        if designated and not present:
+            reason = (
+                f"every group has at least {_plural(k_achieved, 'record')} and the designated "
+                f"value of '{s}' does not occur in the release, so it is {name}-anonymous"
+            )
+        else:
+            reason = (
+                f"every group has at least {_plural(k_achieved, 'record')} and no group's "
+                f"share of {'the designated value' if designated else 'any value'} of '{s}' "
+                f"exceeds {_fmt(alpha)}, so the release is {name}"
+            )
+    else:
+        size_g = int(sizes[g])
+        too_small = size_g < k
+        too_much = not bool(ratio_at_most(capped[g : g + 1], sizes[g : g + 1], alpha)[0])
+        problems = []
+        if too_small:
+            problems.append(f"has {_plural(size_g, 'record')} (k={k} needs at least {k})")
+        if too_much:
+            share = "" if designated else f" ({shares[g]:.1%})"
+            problems.append(f"{what} of '{s}' makes up more than {_fmt(alpha)} of it{share}")
+        more = f" ({n_fail} of {_plural(b.n_groups, 'group')} fail)" if n_fail > 1 else ""
+        reason = (
+            f"group '{label}' {' and '.join(problems)}; {name} fails{more}: generalize the QI "
+            f"columns ({', '.join(b.group_columns)}) further so that groups grow and mix"
+        )
+    witness: dict[str, Any] = {"group": g, "label": label, "size": int(sizes[g])}
+    if not designated:
+        witness["most_frequent_share"] = float(shares[g])
+    details: dict[str, Any] = {
+        "groups": b.n_groups,
+        "failing_groups": n_fail,
+        "k_achieved": k_achieved,
+        "alpha_achieved": value,
+        "capped_values": "designated" if designated else "every value",
+        **thresholds.decision_details(thresholds.EXACT_NEAR_LIMIT),
+    }
+    params: dict[str, Any] = {"alpha": _as_given(alpha), "k": k}
+    if designated:
+        params["sensitive_value"] = sensitive_value
+    return CriterionResult(
+        criterion=NAME,
+        safe=safe,
+        parameters=params,
+        value=value,
+        reason=reason,
+        witness=witness,
+        details=details,
+    )
