@@ -149,17 +149,18 @@ def alpha_k_anonymity(
     s = b.sensitive
     what = "the designated value" if designated else "its most frequent value"
     name = f"({_fmt(alpha)},{k})-anonymity"
+    anon = f"({_fmt(alpha)},{k})-anonymous"
     if safe:
         if designated and not present:
             reason = (
                 f"every group has at least {_plural(k_achieved, 'record')} and the designated "
-                f"value of '{s}' does not occur in the release, so it is {name}-anonymous"
+                f"value of '{s}' does not occur in the release, so it is {anon}"
             )
         else:
             reason = (
                 f"every group has at least {_plural(k_achieved, 'record')} and no group's "
                 f"share of {'the designated value' if designated else 'any value'} of '{s}' "
-                f"exceeds {_fmt(alpha)}, so the release is {name}"
+                f"exceeds {_fmt(alpha)}, so the release is {anon}"
             )
     else:
         size_g = int(sizes[g])
@@ -167,13 +168,15 @@ def alpha_k_anonymity(
         too_much = not bool(ratio_at_most(capped[g : g + 1], sizes[g : g + 1], alpha)[0])
         problems = []
         if too_small:
-            problems.append(f"has {_plural(size_g, 'record')} (k={k} needs at least {k})")
+            problems.append(f"it has {_plural(size_g, 'record')} (k={k} needs at least {k})")
         if too_much:
             share = "" if designated else f" ({shares[g]:.1%})"
-            problems.append(f"{what} of '{s}' makes up more than {_fmt(alpha)} of it{share}")
+            problems.append(
+                f"{what} of '{s}' makes up more than {_fmt(alpha)} of its records{share}"
+            )
         more = f" ({n_fail} of {_plural(b.n_groups, 'group')} fail)" if n_fail > 1 else ""
         reason = (
-            f"group '{label}' {' and '.join(problems)}; {name} fails{more}: generalize the QI "
+            f"group '{label}': {' and '.join(problems)}; {name} fails{more}: generalize the QI "
             f"columns ({', '.join(b.group_columns)}) further so that groups grow and mix"
         )
     witness: dict[str, Any] = {"group": g, "label": label, "size": int(sizes[g])}
