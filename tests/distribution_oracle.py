@@ -47,7 +47,7 @@ def table(rows: Rows) -> list[int]:
 
 
 def alpha_achieved(rows: Rows, column: int | None = None) -> Fraction:
-    """Wong et al. 2006, Definition 2: the largest ``|(E, s)| / |E|``."""
+    """Wong et al. 2006, alpha-deassociation: the largest ``|(E, s)| / |E|``."""
     if column is None:
         return max(Fraction(max(r), sum(r)) for r in rows)
     return max(Fraction(r[column], sum(r)) for r in rows)

@@ -9,13 +9,19 @@ that no sensitive value appears in a reason or witness.
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from airflow_privacy.core.criteria.alpha_k_anonymity import alpha_k_anonymity, alpha_k_groups_pass
+from airflow_privacy.core.criteria._distribution import fractions_at_most, ratio_at_most
+from airflow_privacy.core.criteria.alpha_k_anonymity import (
+    FACTS,
+    alpha_k_anonymity,
+    alpha_k_groups_pass,
+)
 from airflow_privacy.core.model import Bucketization
 from airflow_privacy.errors import InputError
 from tests import distribution_oracle as ref
@@ -66,7 +72,8 @@ def test_value_and_verdict_match_the_definition(
 
 def test_tie_at_alpha_as_written() -> None:
     b = bucket([[3, 1], [1, 4]])  # shares 3/4 and 4/5
-    assert alpha_k_anonymity(b, 0.8, 4).safe  # a share equal to alpha passes (Definition 2: <=)
+    # a share equal to alpha passes (the alpha-deassociation requirement is <=)
+    assert alpha_k_anonymity(b, 0.8, 4).safe
     # 7/10 against 0.7: Fraction(0.7) is below 7/10, the decimal as written is not
     assert alpha_k_anonymity(bucket([[7, 3]]), 0.7, 10).safe
     assert not alpha_k_anonymity(b, 0.7999999999, 4).safe
@@ -104,6 +111,11 @@ def test_integral_float_k_accepted() -> None:
 
 
 # ------------------------------------------------------------------ anonymizer facts
+
+
+def test_declared_facts_are_the_tested_ones() -> None:
+    # merge: test_monotone_under_merging; local: test_local*; suppression: the counterexample
+    assert FACTS == {"merge": True, "suppression": False, "local": True}
 
 
 @settings(max_examples=200, deadline=None)
@@ -147,3 +159,29 @@ def test_no_sensitive_value_in_reason_or_witness() -> None:
             assert not any(label in text for label in LABELS)
             if column is not None:
                 assert "share" not in json.dumps(res.witness)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pairs=st.lists(
+        st.tuples(st.integers(-(2**40), 2**40), st.integers(1, 2**40)), min_size=1, max_size=8
+    ),
+    limit=st.sampled_from([0.1, 0.3, 0.5, 1 / 3, 0.123456789, 2.5, 1e-7]),
+    scale=st.sampled_from([1, 2**22]),
+)
+def test_exact_ratio_helpers_match_fractions(
+    pairs: list[tuple[int, int]], limit: float, scale: int
+) -> None:
+    # the int64 path (small products) and the Python-integer path (scale 2**22 pushes the
+    # products past 2**62) both decide num / den <= limit as written, exactly
+    num = np.asarray([a * scale if abs(a * scale) < 2**62 else a for a, _ in pairs])
+    den = np.asarray([b for _, b in pairs])
+    expected = [Fraction(int(a), int(b)) <= ref.typed(limit) for a, b in zip(num, den, strict=True)]
+    assert fractions_at_most(num, den, limit).tolist() == expected
+    # near the limit ratio_at_most defers to the same exact test
+    tied = (
+        np.asarray([ref.typed(limit).numerator * 7]),
+        np.asarray([ref.typed(limit).denominator * 7]),
+    )
+    assert ratio_at_most(*tied, limit).tolist() == [True]
+    assert ratio_at_most(tied[0] + 1, tied[1], limit).tolist() == [False]

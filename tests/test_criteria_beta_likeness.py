@@ -20,6 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from airflow_privacy.core.criteria.beta_likeness import (
+    BASIC_FACTS,
+    ENHANCED_FACTS,
     basic_beta_groups_pass,
     basic_beta_likeness,
     enhanced_beta_groups_pass,
@@ -140,6 +142,14 @@ def test_parameter_errors(fn: Callable[[Bucketization, Any], Any], beta: object)
 
 
 # ------------------------------------------------------------------ anonymizer facts
+
+
+def test_declared_facts_are_the_tested_ones() -> None:
+    # merge: test_monotone_under_merging; local: test_local_given_the_table; suppression:
+    # test_not_suppression_monotone_counterexample
+    facts = {"merge": True, "suppression": False, "local": True}
+    assert facts == BASIC_FACTS == ENHANCED_FACTS
+
 
 FNS = {"basic": basic_beta_likeness, "enhanced": enhanced_beta_likeness}
 

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from airflow_privacy.core.criteria.delta_disclosure import (
+    FACTS,
     delta_disclosure,
     delta_disclosure_groups_pass,
 )
@@ -109,6 +110,11 @@ def test_parameter_errors(delta: object) -> None:
 
 
 # ------------------------------------------------------------------ anonymizer facts
+
+
+def test_declared_facts_are_the_tested_ones() -> None:
+    # merge: test_monotone_under_merging; local: test_local*; suppression: the counterexample
+    assert FACTS == {"merge": True, "suppression": False, "local": True}
 
 
 @settings(max_examples=200, deadline=None)

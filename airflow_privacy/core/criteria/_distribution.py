@@ -26,7 +26,7 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
-__all__ = ["log_sign", "near_cells", "ratio_at_most"]
+__all__ = ["fractions_at_most", "log_sign", "near_cells", "ratio_at_most"]
 
 _START_DIGITS = 50
 _MAX_DIGITS = 3200
@@ -70,13 +70,35 @@ def near_cells(values: FloatArray, limit: float) -> tuple[IntArray, IntArray]:
     return rows.astype(np.int64), cols.astype(np.int64)
 
 
+def fractions_at_most(num: IntArray, den: IntArray, limit: float) -> BoolArray:
+    """Elementwise, exactly, ``num / den <= limit`` (``den > 0``) with ``limit`` read as
+    written (``Fraction(repr(limit))``, :func:`~airflow_privacy.core.thresholds.at_most`):
+    ``num * b <= a * den`` for ``limit = a / b``, in int64 when no product can overflow,
+    with Python integers otherwise."""
+    exact = thresholds.exact_limit(limit)
+    a, b = exact.numerator, exact.denominator
+    num = np.asarray(num, dtype=np.int64)
+    den = np.asarray(den, dtype=np.int64)
+    if num.size == 0:
+        return np.zeros(num.shape, dtype=bool)
+    bound = max(int(np.abs(num).max()) * b, abs(a) * int(den.max()))
+    if bound < 2**62:
+        out: BoolArray = np.asarray(num * b <= a * den)
+        return out
+    return np.fromiter(
+        (int(x) * b <= a * int(y) for x, y in zip(num.tolist(), den.tolist(), strict=True)),
+        dtype=bool,
+        count=num.size,
+    ).reshape(num.shape)
+
+
 def ratio_at_most(num: IntArray, den: IntArray, limit: float) -> BoolArray:
     """Elementwise ``num / den <= limit`` (``den > 0``), with the limit read as written: the
     float ratio outside the tolerance band, :func:`~airflow_privacy.core.thresholds.at_most`
-    on the exact :class:`~fractions.Fraction` inside it."""
+    on the exact :class:`~fractions.Fraction` inside it (:func:`fractions_at_most`)."""
     ratio = num / den.astype(np.float64)
     out: BoolArray = np.asarray(ratio <= limit)
     close = np.flatnonzero(np.abs(ratio - limit) <= thresholds.band(limit))
-    for i in close.tolist():
-        out[i] = thresholds.at_most(Fraction(int(num[i]), int(den[i])), limit)
+    if close.size:
+        out[close] = fractions_at_most(num[close], den[close], limit)
     return out

@@ -1,9 +1,9 @@
 """(alpha,k)-anonymity: k-anonymity plus a cap ``alpha`` on every group's share of a value.
 
 Wong, Li, Fu, Wang, "(alpha, k)-anonymity: an enhanced k-anonymity model for privacy
-preserving data publishing" (KDD 2006), section 3: a view is (alpha,k)-anonymous when it is
-k-anonymous (every equivalence class has at least ``k`` records, Definition 1) and satisfies
-the alpha-deassociation requirement (Definition 2): in every equivalence class ``E`` the
+preserving data publishing" (KDD 2006), the problem definition: a view is (alpha,k)-anonymous
+when it is k-anonymous (every equivalence class has at least ``k`` records) and satisfies
+the alpha-deassociation requirement: in every equivalence class ``E`` the
 relative frequency ``|(E, s)| / |E|`` of the sensitive value ``s`` is at most ``alpha``.
 The paper states the requirement for one designated sensitive value and, in its general
 form, for every value of the sensitive attribute (each value is then protected): here
@@ -51,8 +51,20 @@ BoolArray = npt.NDArray[np.bool_]
 
 REFERENCES = (
     "Wong, Li, Fu, Wang, (alpha, k)-anonymity: an enhanced k-anonymity model for privacy "
-    "preserving data publishing, KDD 2006, section 3 (Definitions 1 and 2)",
+    "preserving data publishing, KDD 2006 (the alpha-deassociation requirement and the "
+    "definition of (alpha,k)-anonymity)",
 )
+
+#: What the class wrapping this criterion declares for the anonymizers (module doc;
+#: each backed by ``tests/test_criteria_alpha_k.py``): monotone under merging groups, not
+#: with a suppression budget, local.
+FACTS = {"merge": True, "suppression": False, "local": True}
+#: Parameters in the front ends' words.
+PARAMETERS = {
+    "alpha": "largest share of a (the designated) sensitive value in any group, in (0, 1]",
+    "k": "smallest group size, an integer >= 1",
+    "sensitive_value": "optional: cap only this value of the sensitive column",
+}
 
 
 def validate_alpha_k(alpha: object, k: object) -> tuple[float, int]:
@@ -106,7 +118,7 @@ def alpha_k_groups_pass(
 def alpha_k_anonymity(
     b: Bucketization, alpha: float, k: int, sensitive_value: str | None = None
 ) -> CriterionResult:
-    """(alpha,k)-anonymity (Wong et al. 2006, section 3; module doc).
+    """(alpha,k)-anonymity (Wong et al. 2006; module doc).
 
     ``value`` is the largest share of the capped value(s) in any group; ``safe`` iff every
     group has at least ``k`` records and a share ``<= alpha`` (exact). Raises

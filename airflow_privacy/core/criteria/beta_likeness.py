@@ -1,16 +1,16 @@
 """Basic and enhanced beta-likeness: a cap on the *relative* gain in any value's frequency.
 
 Cao, Karras, "Publishing microdata with a robust privacy guarantee" (PVLDB 5(11), 2012),
-section 3. With ``P = (p_1, ..., p_m)`` the whole table's distribution of the sensitive
-attribute and ``Q = (q_1, ..., q_m)`` a group's, the distance of a value is the relative
-difference ``D(p_i, q_i) = (q_i - p_i) / p_i``, counted only for the values whose frequency
-the group raises (``q_i > p_i``: a positive information gain).
+the definitions of beta-likeness. With ``P = (p_1, ..., p_m)`` the whole table's
+distribution of the sensitive attribute and ``Q = (q_1, ..., q_m)`` a group's, the distance
+of a value is the relative difference ``D(p_i, q_i) = (q_i - p_i) / p_i``, counted only for
+the values whose frequency the group raises (``q_i > p_i``: a positive information gain).
 
-* **basic beta-likeness** (Definition 2): a group satisfies it iff
+* **basic beta-likeness**: a group satisfies it iff
   ``max{ D(p_i, q_i) : p_i < q_i } <= beta``; a table iff every group does.
-* **enhanced beta-likeness** (Definition 3): the cap is ``min(beta, -ln p_i)`` instead of
-  ``beta``, so that frequent values (``p_i > e^-beta``), whose basic cap would allow the
-  group frequency to reach 1, are protected too: ``q_i <= p_i (1 - ln p_i) < 1``.
+* **enhanced beta-likeness**: the cap is ``min(beta, -ln p_i)`` instead of ``beta``, so
+  that frequent values (``p_i > e^-beta``), whose basic cap would allow the group
+  frequency to reach 1, are protected too: ``q_i <= p_i (1 - ln p_i) < 1``.
 
 ``value`` is the smallest ``beta`` the release achieves: ``max_g max_i D(p_i, q_i)`` over
 the raised values (``0`` when every group has the table's distribution). For the enhanced
@@ -47,7 +47,7 @@ import numpy as np
 import numpy.typing as npt
 
 from airflow_privacy.core import thresholds
-from airflow_privacy.core.criteria._distribution import log_sign
+from airflow_privacy.core.criteria._distribution import fractions_at_most, log_sign
 from airflow_privacy.core.criteria.classic import _as_given, _fmt, _plural
 from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.core.model import Bucketization
@@ -71,8 +71,17 @@ BoolArray = npt.NDArray[np.bool_]
 
 REFERENCES = (
     "Cao, Karras, Publishing microdata with a robust privacy guarantee, PVLDB 5(11), 2012, "
-    "section 3 (Definitions 2 and 3)",
+    "the definitions of basic and enhanced beta-likeness",
 )
+
+#: What the classes wrapping the two criteria declare for the anonymizers (module doc;
+#: each backed by ``tests/test_criteria_beta_likeness.py``).
+BASIC_FACTS = {"merge": True, "suppression": False, "local": True}
+ENHANCED_FACTS = {"merge": True, "suppression": False, "local": True}
+#: Parameters in the front ends' words.
+PARAMETERS = {
+    "beta": "largest relative gain (q - p) / p of any value in any group, a number > 0",
+}
 
 
 def _validate_beta(name: str, beta: object) -> float:
@@ -115,9 +124,15 @@ def _beta_cells(
     ok: BoolArray = np.asarray(d <= beta)
     sizes = sub.sum(axis=1)
     rows, cols = np.nonzero(np.abs(d - beta) <= thresholds.band(beta))
-    for g, i in zip(rows.tolist(), cols.tolist(), strict=True):
-        exact = _exact_gain(int(sub[g, i]), int(sizes[g]), int(tot[i]), n_total)
-        ok[g, i] = thresholds.at_most(exact, beta)
+    if rows.size:
+        # D = (c N - n T) / (n T), compared exactly with beta as written
+        c, n, t = sub[rows, cols], sizes[rows], tot[cols]
+        if int(sizes.max()) * n_total * 4 < 2**62:
+            ok[rows, cols] = fractions_at_most(c * n_total - n * t, n * t, beta)
+        else:
+            for g, i in zip(rows.tolist(), cols.tolist(), strict=True):
+                exact = _exact_gain(int(sub[g, i]), int(sizes[g]), int(tot[i]), n_total)
+                ok[g, i] = thresholds.at_most(exact, beta)
     return ok
 
 
@@ -137,7 +152,7 @@ def _cap_cells(sub: IntArray, tot: IntArray, n_total: int, d: FloatArray) -> Boo
 
 def basic_beta_groups_pass(counts: IntArray, totals: IntArray, beta: float) -> BoolArray:
     """Per group, basic beta-likeness against the table distribution ``totals`` (Cao &
-    Karras 2012, Definition 2), decided exactly as :func:`basic_beta_likeness` decides."""
+    Karras 2012, basic definition), decided exactly as :func:`basic_beta_likeness` decides."""
     beta = _validate_beta(BASIC, beta)
     sub, tot, n_total = _present(counts, totals)
     d = relative_gains(counts, totals)
@@ -146,7 +161,7 @@ def basic_beta_groups_pass(counts: IntArray, totals: IntArray, beta: float) -> B
 
 
 def enhanced_beta_groups_pass(counts: IntArray, totals: IntArray, beta: float) -> BoolArray:
-    """Per group, enhanced beta-likeness (Definition 3: ``D <= min(beta, -ln p_i)`` for
+    """Per group, enhanced beta-likeness (Cao & Karras 2012: ``D <= min(beta, -ln p_i)`` for
     every raised value), decided exactly as :func:`enhanced_beta_likeness` decides."""
     beta = _validate_beta(ENHANCED, beta)
     sub, tot, n_total = _present(counts, totals)
@@ -234,14 +249,14 @@ def _result(b: Bucketization, beta: float, enhanced: bool) -> CriterionResult:
 
 
 def basic_beta_likeness(b: Bucketization, beta: float) -> CriterionResult:
-    """Basic beta-likeness (Cao & Karras 2012, Definition 2; module doc). ``value`` is the
+    """Basic beta-likeness (Cao & Karras 2012; module doc). ``value`` is the
     largest relative gain ``(q_i - p_i) / p_i`` over groups and raised values; ``safe`` iff
     it is ``<= beta`` (exact). Raises :class:`InputError` unless ``beta > 0``."""
     return _result(b, beta, enhanced=False)
 
 
 def enhanced_beta_likeness(b: Bucketization, beta: float) -> CriterionResult:
-    """Enhanced beta-likeness (Cao & Karras 2012, Definition 3; module doc): every raised
+    """Enhanced beta-likeness (Cao & Karras 2012; module doc): every raised
     value has ``(q_i - p_i) / p_i <= min(beta, -ln p_i)``. ``value`` is the smallest
     ``beta`` that works (the basic value), ``inf`` when some gain exceeds its ``-ln p_i``
     cap. Raises :class:`InputError` unless ``beta > 0``."""

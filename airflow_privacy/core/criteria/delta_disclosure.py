@@ -2,7 +2,7 @@
 ``e^delta`` of the table's, both ways.
 
 Brickell, Shmatikov, "The cost of privacy: destruction of data-mining utility in anonymized
-data publishing" (KDD 2008), section 3 (Definition "delta-disclosure privacy"): an
+data publishing" (KDD 2008), the definition of delta-disclosure privacy: an
 equivalence class ``<t>`` is delta-disclosure-private with regard to the sensitive attribute
 ``S`` iff for every value ``s`` of ``S``, ``|log(p(<t>, s) / p(T, s))| < delta``, with
 ``p(<t>, s)`` the value's frequency in the class and ``p(T, s)`` in the whole table ``T``; a
@@ -54,8 +54,16 @@ BoolArray = npt.NDArray[np.bool_]
 
 REFERENCES = (
     "Brickell, Shmatikov, The cost of privacy: destruction of data-mining utility in "
-    "anonymized data publishing, KDD 2008, section 3",
+    "anonymized data publishing, KDD 2008 (the definition of delta-disclosure privacy)",
 )
+
+#: What the class wrapping this criterion declares for the anonymizers (module doc; each
+#: backed by ``tests/test_criteria_delta_disclosure.py``).
+FACTS = {"merge": True, "suppression": False, "local": True}
+#: Parameters in the front ends' words.
+PARAMETERS = {
+    "delta": "bound on |ln(q / p)| for every value in every group (strict), a number > 0",
+}
 
 
 def _validate_delta(delta: object) -> float:
@@ -110,7 +118,7 @@ def delta_disclosure_groups_pass(counts: IntArray, totals: IntArray, delta: floa
 
 
 def delta_disclosure(b: Bucketization, delta: float) -> CriterionResult:
-    """delta-disclosure privacy (Brickell & Shmatikov 2008, section 3; module doc).
+    """delta-disclosure privacy (Brickell & Shmatikov 2008; module doc).
 
     ``value`` is the largest ``|ln(q_s / p_s)|`` over groups and values (``inf`` if a group
     lacks a value of the table); ``safe`` iff every cell is strictly below ``delta``
