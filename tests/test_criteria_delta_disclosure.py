@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from airflow_privacy.core.criteria._distribution import log_sign
 from airflow_privacy.core.criteria.delta_disclosure import (
     FACTS,
     delta_disclosure,
@@ -158,3 +160,19 @@ def test_no_sensitive_value_in_reason_or_witness() -> None:
             res = delta_disclosure(bucket(rows), delta)
             text = res.reason + json.dumps(res.witness)
             assert not any(label in text for label in LABELS)
+
+
+def test_log_sign_against_taylor_bounds() -> None:
+    # sign(ln r - limit) from the engines' decimal logarithms vs exp(limit) <=> r from
+    # the oracle's Taylor bounds, on close calls (ln 2 vs its float, ln 3 vs its neighbours)
+    cases = [
+        (Fraction(2), Fraction("0.6931471805599453")),
+        (Fraction(2), Fraction("0.6931471805599454")),
+        (Fraction(3), Fraction(repr(math.log(3)))),
+        (Fraction(10**12 + 1, 10**12), Fraction(1, 10**12)),
+        (Fraction(7, 5), Fraction(1, 3)),
+    ]
+    for r, limit in cases:
+        assert log_sign(r, limit) == -ref.exp_sign(limit, r)
+    assert log_sign(Fraction(1), Fraction(1, 10)) == -1
+    assert log_sign(Fraction(1), Fraction(0)) == 0

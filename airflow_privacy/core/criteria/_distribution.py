@@ -26,7 +26,7 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
-__all__ = ["fractions_at_most", "log_sign", "near_cells", "ratio_at_most"]
+__all__ = ["fractions_at_most", "log_sign", "ratio_at_most"]
 
 _START_DIGITS = 50
 _MAX_DIGITS = 3200
@@ -60,14 +60,6 @@ def log_sign(ratio: Fraction, limit: Fraction) -> int:
             return 1 if diff > 0 else -1
         digits *= 2
     raise ArithmeticError("log_sign: could not separate a logarithm from its limit")
-
-
-def near_cells(values: FloatArray, limit: float) -> tuple[IntArray, IntArray]:
-    """``(rows, cols)`` of the finite cells of ``values`` inside the tolerance band around
-    ``limit`` (:func:`airflow_privacy.core.thresholds.band`): those an exact test settles."""
-    close = np.isfinite(values) & (np.abs(values - limit) <= thresholds.band(limit))
-    rows, cols = np.nonzero(close)
-    return rows.astype(np.int64), cols.astype(np.int64)
 
 
 def fractions_at_most(num: IntArray, den: IntArray, limit: float) -> BoolArray:
