@@ -214,11 +214,17 @@ def _result(b: Bucketization, beta: float, enhanced: bool) -> CriterionResult:
     else:
         bound = f"min({_fmt(beta)}, -ln {p:.4g}) = {cap:.4g}" if enhanced else f"{_fmt(beta)}"
         more = f" ({n_fail} of {_plural(b.n_groups, 'group')} fail)" if n_fail > 1 else ""
+        capped = (
+            f"; the gain exceeds the -ln p cap, which no beta lifts, for "
+            f"{_plural(cap_broken, 'value')} of a group"
+            if cap_broken
+            else ""
+        )
         reason = (
             f"group '{label}': one value of '{s}' makes up {q:.1%} of its "
             f"{_plural(size, 'record')} vs {p:.1%} in the whole table (relative gain "
             f"{float(d[g, j]):.4g}); {form} {_fmt(beta)}-likeness allows at most {bound}"
-            f"{more}: generalize the QI columns further"
+            f"{more}{capped}: generalize the QI columns further"
         )
     details: dict[str, Any] = {
         "groups": b.n_groups,
