@@ -185,3 +185,16 @@ def test_exact_ratio_helpers_match_fractions(
     )
     assert ratio_at_most(*tied, limit).tolist() == [True]
     assert ratio_at_most(tied[0] + 1, tied[1], limit).tolist() == [False]
+
+
+def test_designated_value_failure_names_no_group_over_alpha() -> None:
+    # group 0 holds the designated value only; the reason counts it, it does not name it
+    rows = [[3, 0], [1, 5]]
+    res = alpha_k_anonymity(bucket(rows), 0.5, 1, LABELS[0])
+    assert not res.safe and res.value == 1.0
+    assert "group '" not in res.reason and "1 of 2 groups hold more than 0.5" in res.reason
+    assert res.witness is not None and res.witness["groups_over_alpha"] == 1
+    # a group too small is named (that discloses nothing about values)
+    res = alpha_k_anonymity(bucket(rows), 0.5, 4, LABELS[0])
+    assert "group 'group=0' has 3 records" in res.reason
+    assert res.details["failing_groups"] == 1

@@ -24,8 +24,9 @@ exceed ``alpha``; the test gives a lattice).
 
 Reasons and witnesses name the group by its published label and never the value (module
 doc of :mod:`airflow_privacy.core.criteria.classic`): in the every-value form the value is
-"its most frequent value"; in the designated form the share of that value in a named group
-is withheld (the user's parameter names the value, so the share would disclose it).
+"its most frequent value". In the designated form the user's parameter names the value, so
+a named group's share of it would disclose it: the reason only counts the groups above
+``alpha`` and the witness names the smallest group (the k part) with that count.
 """
 
 from __future__ import annotations
@@ -149,55 +150,98 @@ def alpha_k_anonymity(
     shares = capped / sizes.astype(np.float64)
     passes = alpha_k_groups_pass(counts, counts.sum(axis=0), alpha, k, column)
     failing = np.flatnonzero(~passes)
-    # weakest group: among failing ones the largest share (then the smallest size)
-    pool = failing if failing.size else np.arange(b.n_groups)
-    order = np.lexsort((sizes[pool], -shares[pool]))
-    g = int(pool[order[0]])
     value = float(shares.max())
     k_achieved = int(sizes.min())
     n_fail = int(failing.size)
     safe = n_fail == 0
-    label = b.group_label(g)
     s = b.sensitive
-    what = "the designated value" if designated else "its most frequent value"
     name = f"({_fmt(alpha)},{k})-anonymity"
     anon = f"({_fmt(alpha)},{k})-anonymous"
-    if safe:
-        if designated and not present:
+    more = f" ({n_fail} of {_plural(b.n_groups, 'group')} fail)" if n_fail > 1 else ""
+    advice = (
+        f"generalize the QI columns ({', '.join(b.group_columns)}) further so that groups "
+        f"grow and mix"
+    )
+    witness: dict[str, Any]
+    if designated:
+        # The parameter names the value, so a named group's share of it would disclose it:
+        # the witness names the smallest group (the k part) and only counts the groups
+        # above alpha.
+        over = int((~ratio_at_most(capped, sizes, alpha)).sum())
+        g = int(np.argmin(sizes))
+        label = b.group_label(g)
+        witness = {"group": g, "label": label, "size": int(sizes[g]), "groups_over_alpha": over}
+        if safe and not present:
             reason = (
                 f"every group has at least {_plural(k_achieved, 'record')} and the designated "
                 f"value of '{s}' does not occur in the release, so it is {anon}"
             )
-        else:
+        elif safe:
             reason = (
                 f"every group has at least {_plural(k_achieved, 'record')} and no group's "
-                f"share of {'the designated value' if designated else 'any value'} of '{s}' "
-                f"exceeds {_fmt(alpha)}, so the release is {anon}"
+                f"share of the designated value of '{s}' exceeds {_fmt(alpha)}, so the "
+                f"release is {anon}"
             )
+        else:
+            problems = []
+            if k_achieved < k:
+                problems.append(
+                    f"group '{label}' has {_plural(k_achieved, 'record')} (k={k} needs at "
+                    f"least {k})"
+                )
+            if over:
+                problems.append(
+                    f"{over} of {_plural(b.n_groups, 'group')} hold more than {_fmt(alpha)} "
+                    f"of the designated value of '{s}' (not named: that would disclose it)"
+                )
+            reason = f"{' and '.join(problems)}; {name} fails: {advice}"
+        return _result(b, alpha, k, sensitive_value, safe, value, reason, witness, n_fail)
+    # weakest group: among failing ones the largest share (then the smallest size)
+    pool = failing if failing.size else np.arange(b.n_groups)
+    order = np.lexsort((sizes[pool], -shares[pool]))
+    g = int(pool[order[0]])
+    label = b.group_label(g)
+    if safe:
+        reason = (
+            f"every group has at least {_plural(k_achieved, 'record')} and no group's share of "
+            f"any value of '{s}' exceeds {_fmt(alpha)}, so the release is {anon}"
+        )
     else:
         size_g = int(sizes[g])
-        too_small = size_g < k
-        too_much = not bool(ratio_at_most(capped[g : g + 1], sizes[g : g + 1], alpha)[0])
         problems = []
-        if too_small:
+        if size_g < k:
             problems.append(f"it has {_plural(size_g, 'record')} (k={k} needs at least {k})")
-        if too_much:
-            share = "" if designated else f" ({shares[g]:.1%})"
+        if not bool(ratio_at_most(capped[g : g + 1], sizes[g : g + 1], alpha)[0]):
             problems.append(
-                f"{what} of '{s}' makes up more than {_fmt(alpha)} of its records{share}"
+                f"its most frequent value of '{s}' makes up more than {_fmt(alpha)} of its "
+                f"records ({shares[g]:.1%})"
             )
-        more = f" ({n_fail} of {_plural(b.n_groups, 'group')} fail)" if n_fail > 1 else ""
-        reason = (
-            f"group '{label}': {' and '.join(problems)}; {name} fails{more}: generalize the QI "
-            f"columns ({', '.join(b.group_columns)}) further so that groups grow and mix"
-        )
-    witness: dict[str, Any] = {"group": g, "label": label, "size": int(sizes[g])}
-    if not designated:
-        witness["most_frequent_share"] = float(shares[g])
+        reason = f"group '{label}': {' and '.join(problems)}; {name} fails{more}: {advice}"
+    witness = {
+        "group": g,
+        "label": label,
+        "size": int(sizes[g]),
+        "most_frequent_share": float(shares[g]),
+    }
+    return _result(b, alpha, k, sensitive_value, safe, value, reason, witness, n_fail)
+
+
+def _result(
+    b: Bucketization,
+    alpha: float,
+    k: int,
+    sensitive_value: str | None,
+    safe: bool,
+    value: float,
+    reason: str,
+    witness: dict[str, Any],
+    n_fail: int,
+) -> CriterionResult:
+    designated = sensitive_value is not None
     details: dict[str, Any] = {
         "groups": b.n_groups,
         "failing_groups": n_fail,
-        "k_achieved": k_achieved,
+        "k_achieved": int(b.sizes.min()),
         "alpha_achieved": value,
         "capped_values": "designated" if designated else "every value",
         **thresholds.decision_details(thresholds.EXACT_NEAR_LIMIT),
