@@ -93,6 +93,11 @@ def test_tie_at_beta_as_written() -> None:
     assert not basic_beta_likeness(bucket(rows), 0.4999999999).safe
     # -ln(1/2) = 0.693 > 1/2: the cap does not bind, enhanced agrees
     assert enhanced_beta_likeness(bucket(rows), 0.5).safe
+    # the same tie with counts whose products pass 2**62 (the Python-integer path)
+    m = 10**9
+    rows = [[3 * m, m], [m, 3 * m]]
+    assert basic_beta_likeness(bucket(rows), 0.5).safe
+    assert not basic_beta_likeness(bucket(rows), 0.4999999999).safe
     # D = 3/10 (q = 13/20 vs p = 1/2) against beta = 0.3 (Fraction(0.3) < 3/10)
     rows = [[13, 7], [7, 13]]
     assert basic_beta_likeness(bucket(rows), 0.3).safe

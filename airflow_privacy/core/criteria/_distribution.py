@@ -21,12 +21,13 @@ import numpy as np
 import numpy.typing as npt
 
 from airflow_privacy.core import thresholds
+from airflow_privacy.errors import InputError
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
-__all__ = ["fractions_at_most", "log_sign", "ratio_at_most"]
+__all__ = ["fractions_at_most", "log_sign", "ratio_at_most", "table_columns"]
 
 _START_DIGITS = 50
 _MAX_DIGITS = 3200
@@ -94,3 +95,14 @@ def ratio_at_most(num: IntArray, den: IntArray, limit: float) -> BoolArray:
     if close.size:
         out[close] = fractions_at_most(num[close], den[close], limit)
     return out
+
+
+def table_columns(counts: IntArray, totals: IntArray) -> tuple[IntArray, IntArray, int]:
+    """``counts`` and ``totals`` restricted to the values the table holds (``totals > 0``),
+    and the table's record count ``N``."""
+    counts = np.asarray(counts, dtype=np.int64)
+    totals = np.asarray(totals, dtype=np.int64)
+    if counts.ndim != 2 or totals.ndim != 1 or totals.shape[0] != counts.shape[1]:
+        raise InputError("totals must have one entry per column of counts")
+    cols = np.flatnonzero(totals > 0)
+    return counts[:, cols], totals[cols], int(totals.sum())

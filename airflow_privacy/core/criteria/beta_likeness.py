@@ -47,7 +47,11 @@ import numpy as np
 import numpy.typing as npt
 
 from airflow_privacy.core import thresholds
-from airflow_privacy.core.criteria._distribution import fractions_at_most, log_sign
+from airflow_privacy.core.criteria._distribution import (
+    fractions_at_most,
+    log_sign,
+    table_columns,
+)
 from airflow_privacy.core.criteria.classic import _as_given, _fmt, _plural
 from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.core.model import Bucketization
@@ -93,19 +97,10 @@ def _validate_beta(name: str, beta: object) -> float:
     return x
 
 
-def _present(counts: IntArray, totals: IntArray) -> tuple[IntArray, IntArray, int]:
-    counts = np.asarray(counts, dtype=np.int64)
-    totals = np.asarray(totals, dtype=np.int64)
-    if totals.ndim != 1 or totals.shape[0] != counts.shape[1]:
-        raise InputError("totals must have one entry per column of counts")
-    cols = np.flatnonzero(totals > 0)
-    return counts[:, cols], totals[cols], int(totals.sum())
-
-
 def relative_gains(counts: IntArray, totals: IntArray) -> FloatArray:
     """``D(p_i, q_i) = q_i / p_i - 1`` for every group and every value of the table
     (columns with ``totals == 0`` dropped), as floats (``-1`` for an absent value)."""
-    sub, tot, n_total = _present(counts, totals)
+    sub, tot, n_total = table_columns(counts, totals)
     sizes = sub.sum(axis=1).astype(np.float64)
     q = sub / sizes[:, None]
     p = tot / float(n_total)
@@ -154,7 +149,7 @@ def basic_beta_groups_pass(counts: IntArray, totals: IntArray, beta: float) -> B
     """Per group, basic beta-likeness against the table distribution ``totals`` (Cao &
     Karras 2012, basic definition), decided exactly as :func:`basic_beta_likeness` decides."""
     beta = _validate_beta(BASIC, beta)
-    sub, tot, n_total = _present(counts, totals)
+    sub, tot, n_total = table_columns(counts, totals)
     d = relative_gains(counts, totals)
     out: BoolArray = np.all(_beta_cells(sub, tot, n_total, d, beta), axis=1)
     return out
@@ -164,7 +159,7 @@ def enhanced_beta_groups_pass(counts: IntArray, totals: IntArray, beta: float) -
     """Per group, enhanced beta-likeness (Cao & Karras 2012: ``D <= min(beta, -ln p_i)`` for
     every raised value), decided exactly as :func:`enhanced_beta_likeness` decides."""
     beta = _validate_beta(ENHANCED, beta)
-    sub, tot, n_total = _present(counts, totals)
+    sub, tot, n_total = table_columns(counts, totals)
     d = relative_gains(counts, totals)
     ok = _beta_cells(sub, tot, n_total, d, beta) & _cap_cells(sub, tot, n_total, d)
     out: BoolArray = np.all(ok, axis=1)
@@ -177,7 +172,7 @@ def _result(b: Bucketization, beta: float, enhanced: bool) -> CriterionResult:
         raise InputError(f"expected a Bucketization, got {type(b).__name__}")
     beta = _validate_beta(name, beta)
     totals = b.counts.sum(axis=0)
-    sub, tot, n_total = _present(b.counts, totals)
+    sub, tot, n_total = table_columns(b.counts, totals)
     d = relative_gains(b.counts, totals)
     beta_ok = _beta_cells(sub, tot, n_total, d, beta)
     cap_ok = _cap_cells(sub, tot, n_total, d) if enhanced else np.ones_like(beta_ok)

@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from airflow_privacy.core import thresholds
-from airflow_privacy.core.criteria._distribution import log_sign
+from airflow_privacy.core.criteria._distribution import log_sign, table_columns
 from airflow_privacy.core.criteria.classic import _as_given, _fmt, _plural
 from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.core.model import Bucketization
@@ -75,19 +75,10 @@ def _validate_delta(delta: object) -> float:
     return x
 
 
-def _present(counts: IntArray, totals: IntArray) -> tuple[IntArray, IntArray, int]:
-    counts = np.asarray(counts, dtype=np.int64)
-    totals = np.asarray(totals, dtype=np.int64)
-    if totals.ndim != 1 or totals.shape[0] != counts.shape[1]:
-        raise InputError("totals must have one entry per column of counts")
-    cols = np.flatnonzero(totals > 0)
-    return counts[:, cols], totals[cols], int(totals.sum())
-
-
 def log_ratios(counts: IntArray, totals: IntArray) -> FloatArray:
     """``|ln(q_s / p_s)|`` for every group and every value of the table (columns with
     ``totals == 0`` dropped), ``inf`` where the group lacks the value."""
-    sub, tot, n_total = _present(counts, totals)
+    sub, tot, n_total = table_columns(counts, totals)
     sizes = sub.sum(axis=1).astype(np.float64)
     ratio = (sub / sizes[:, None]) / (tot / float(n_total))[None, :]
     with np.errstate(divide="ignore"):
@@ -112,7 +103,7 @@ def delta_disclosure_groups_pass(counts: IntArray, totals: IntArray, delta: floa
     distribution ``totals`` (a value the group lacks fails), decided exactly as
     :func:`delta_disclosure` decides."""
     delta = _validate_delta(delta)
-    sub, tot, n_total = _present(counts, totals)
+    sub, tot, n_total = table_columns(counts, totals)
     out: BoolArray = np.all(_cells(sub, tot, n_total, log_ratios(counts, totals), delta), axis=1)
     return out
 
@@ -128,7 +119,7 @@ def delta_disclosure(b: Bucketization, delta: float) -> CriterionResult:
         raise InputError(f"expected a Bucketization, got {type(b).__name__}")
     delta = _validate_delta(delta)
     totals = b.counts.sum(axis=0)
-    sub, tot, n_total = _present(b.counts, totals)
+    sub, tot, n_total = table_columns(b.counts, totals)
     lr = log_ratios(b.counts, totals)
     cells_ok = _cells(sub, tot, n_total, lr, delta)
     passes = cells_ok.all(axis=1)
