@@ -10,9 +10,13 @@ from fractions import Fraction
 import pyarrow as pa
 import pytest
 
-from airflow_privacy.core.algorithm_aware import audit_algorithm, choose_release, make_rule
+from airflow_privacy.core.algorithm_aware import (
+    anonymize,
+    audit_algorithm,
+    choose_release,
+    make_rule,
+)
 from airflow_privacy.core.algorithm_aware.candidates import Generalizer
-from airflow_privacy.core.anonymize import anonymize
 from airflow_privacy.errors import InputError
 from tests import algorithm_aware_oracle as oracle
 

@@ -84,7 +84,7 @@ from airflow_privacy.core.criteria.registry import CRITERIA, evaluate
 b = Bucketization.from_group_counts([[3, 1, 1], [2, 2, 1]])
 params = {'k': 2, 'l': 2, 'c': 0.9, 't': 0.5, 'points': ['1,1,1,0.9']}
 for name, spec in CRITERIA.items():
-    evaluate(b, name, {p: params[p] for p in spec.required})
+    evaluate(b, name, {p: params[p] for p in spec.required()})
 loaded = sorted(m for m in sys.modules if m == 'airflow' or m.startswith('airflow.'))
 print(loaded)
 assert not loaded, loaded

@@ -62,7 +62,7 @@ def column(value: Any, what: str) -> str:
 
 def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
     """Check ``req.release`` against every criterion of ``req.criteria`` (module doc)."""
-    from airflow_privacy.core.criteria.registry import CRITERIA
+    from airflow_privacy.core.criteria.registry import create
     from airflow_privacy.core.model import ReleaseSpec
     from airflow_privacy.gate.tables import read_counts
 
@@ -83,7 +83,7 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
     results = []
     for name, params in criteria:
         ctx.progress(f"checking {name}")
-        results.append(CRITERIA[name].run(b, params).to_dict())
+        results.append(create(name, params).evaluate(b).to_dict())
     failed = [r for r in results if r["safe"] is not True]
     safe = not failed
     summary = "; ".join(

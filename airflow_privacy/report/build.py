@@ -147,7 +147,9 @@ def build_release_report(
     verdict = _verdict(status, reasons, rows)
     notes: dict[str, str] = {}
 
-    curve_c = c if c is not None else _first_param(checks, m, ("ck-safety", "negation-safety"), "c")
+    curve_c = (
+        c if c is not None else _first_param(checks, m, _section_criteria("disclosure-curve"), "c")
+    )
     k_top = _k_max(b, k_max, checks, m)
     say(f"disclosure curve up to k = {k_top}")
     curve = _curve(b, k_top, curve_c)
@@ -275,6 +277,14 @@ def _verdict(status: str, reasons: Sequence[str], rows: Sequence[CriterionRow]) 
 
 
 # -------------------------------------------------------------------------- curve
+def _section_criteria(section: str) -> tuple[str, ...]:
+    """The criteria whose recorded parameters set report section ``section``
+    (``Criterion.report_section``)."""
+    from airflow_privacy.core.criteria.registry import CRITERIA
+
+    return tuple(name for name, cls in CRITERIA.items() if cls.report_section == section)
+
+
 def _params_of(checks: Sequence[Envelope], m: Mapping[str, Any], names: Sequence[str]) -> list[Any]:
     """The parameters of every criterion named ``names`` in the manifest and the checks."""
     out: list[Any] = []
@@ -302,7 +312,7 @@ def _k_max(b: Bucketization, k_max: int | None, checks: Sequence[Envelope], m: A
     if k_max is not None:
         return int(k_max)
     top = min(max(len(b.values) - 1, 0), K_MAX_CAP)
-    checked = _first_param(checks, m, ("ck-safety", "negation-safety"), "k")
+    checked = _first_param(checks, m, _section_criteria("disclosure-curve"), "k")
     if checked is not None:
         top = max(top, min(int(checked), K_MAX_LIMIT))
     return top
@@ -331,7 +341,7 @@ def _curve(b: Bucketization, k_max: int, c: float | None) -> CurveSection:
 # ------------------------------------------------------------------------- skyline
 def _skyline_points(checks: Sequence[Envelope], m: Mapping[str, Any]) -> list[Any]:
     out = []
-    for params in _params_of(checks, m, ("skyline",)):
+    for params in _params_of(checks, m, _section_criteria("skyline")):
         for p in ck.as_list(params.get("points")):
             if isinstance(p, str):
                 p = p.split(",")
