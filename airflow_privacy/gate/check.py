@@ -111,12 +111,16 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
 
 
 def _params(params: dict[str, Any]) -> str:
+    """The parameters in the summary line, as their declarations shorten them."""
+    from airflow_privacy.core.criteria.registry import parameter_named
+
     out = []
     for k, v in params.items():
         if v is None:
             continue
-        if k == "points":
-            out.append(f"{len(v)} point{'s' if len(v) != 1 else ''}")
+        declared = parameter_named(k)
+        if declared is not None:
+            out.append(declared.short(v))
         elif isinstance(v, float):
             out.append(f"{k}={v:g}")
         else:

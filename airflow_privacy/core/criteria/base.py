@@ -188,6 +188,8 @@ class Parameter:
     that recorded parameters stay what earlier releases recorded."""
     choices: tuple[str, ...] = ()
     """The words a :attr:`Kind.CHOICE` parameter accepts."""
+    default: str = ""
+    """What an optional parameter means when it is not given, in words."""
 
     @property
     def option(self) -> str:
@@ -237,6 +239,26 @@ class Parameter:
                 f"--{self.option} " + ",".join(f"{x:g}" for x in point) for point in value
             )
         return f"--{self.option} {value}"
+
+    def short(self, value: Any) -> str:
+        """The value in a one-line summary: ``c=0.7``; skyline points counted (``2 points``)."""
+        if self.kind is Kind.POINTS:
+            n = len(value) if isinstance(value, list | tuple) else 1
+            return f"{n} point{'s' if n != 1 else ''}"
+        return f"{self.name}={value:g}" if isinstance(value, float) else f"{self.name}={value}"
+
+    def stand_in(self) -> Any:
+        """A valid value, standing in for one an Airflow template fills in at run time (so
+        the rest of a criterion is checked when the DAG is parsed)."""
+        if self.kind is Kind.POINTS:
+            return ["1,1,1,1"]
+        if self.kind is Kind.BOOLEAN:
+            return True
+        if self.kind is Kind.CHOICE:
+            return self.choices[0]
+        if self.high is not None:
+            return int(self.high) if float(self.high).is_integer() else self.high
+        return max(int(self.low or 0), 1)
 
     # -------------------------------------------------------------------- checking
     def check(self, criterion: str, v: Any) -> Any:

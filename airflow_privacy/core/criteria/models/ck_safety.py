@@ -45,7 +45,10 @@ class CKSafety(Criterion):
     (Definition 6 and Theorem 10 of Martin et al. 2007)."""
 
     name = "ck-safety"
-    summary = "disclosure against k basic implications stays below c (Martin et al.)"
+    summary = (
+        "an adversary with k basic implications never reaches confidence c about anyone's "
+        "sensitive value"
+    )
     reference = WORST_CASE
     parameters = (c_parameter("the disclosure"), k_parameter("basic implications"))
     monotonicity = Monotonicity(

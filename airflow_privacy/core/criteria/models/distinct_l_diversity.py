@@ -28,7 +28,7 @@ class DistinctLDiversity(Criterion):
     """Every QI-group holds at least ``l`` distinct sensitive values."""
 
     name = "distinct-l-diversity"
-    summary = "every group has at least l distinct values"
+    summary = "every group has at least l distinct sensitive values"
     reference = L_DIVERSITY
     parameters = (
         Parameter("l", Kind.REAL, "the fewest distinct sensitive values in a group", low=1),

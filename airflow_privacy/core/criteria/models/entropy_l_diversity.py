@@ -24,7 +24,7 @@ class EntropyLDiversity(Criterion):
     """Every QI-group's entropy of the sensitive values is at least ``log l``."""
 
     name = "entropy-l-diversity"
-    summary = "every group's entropy is at least log(l)"
+    summary = "every group's sensitive entropy is at least log(l)"
     reference = L_DIVERSITY
     parameters = (
         Parameter("l", Kind.REAL, "the smallest effective number of values, exp(entropy)", low=1),

@@ -23,7 +23,10 @@ class NegationSafety(Criterion):
     ``c``: ``max over groups of r1 / (n - r2 - ... - r_{k+1})``."""
 
     name = "negation-safety"
-    summary = "disclosure against k negated atoms stays below c"
+    summary = (
+        'an adversary with k negated atoms ("X does not have Y", the l-diversity adversary) '
+        "never reaches confidence c about anyone's sensitive value"
+    )
     reference = WORST_CASE
     parameters = (c_parameter("the disclosure"), k_parameter("negated atoms"))
     monotonicity = Monotonicity(

@@ -25,7 +25,7 @@ class RecursiveCLDiversity(Criterion):
     ``r1 < c (r_l + ... + r_m)``."""
 
     name = "recursive-cl-diversity"
-    summary = "in every group r1 < c * (r_l + ... + r_m)"
+    summary = "every group has r1 < c (r_l + ... + r_m), the value counts sorted r1 >= r2 >= ..."
     reference = L_DIVERSITY
     parameters = (
         Parameter("c", Kind.REAL, "the bound on r1 / (r_l + ... + r_m)", low=0, open_low=True),

@@ -25,7 +25,11 @@ class Skyline(Criterion):
     stays below ``c`` ("Skyline Privacy Criterion")."""
 
     name = "skyline"
-    summary = "breach against (l, k, m) knowledge stays below c at every point (Chen et al.)"
+    summary = (
+        "at every point (l, k, m, c), an adversary who knows l values the target does not "
+        "have, the values of k other people and m people who have the target's value if "
+        "anyone does stays below confidence c"
+    )
     reference = (
         'Chen, LeFevre, Ramakrishnan, "Privacy Skyline: Privacy with Multidimensional '
         'Adversarial Knowledge", VLDB 2007'

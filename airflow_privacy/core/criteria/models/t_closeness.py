@@ -23,7 +23,10 @@ class TCloseness(Criterion):
     """Every QI-group's sensitive distribution is within EMD ``t`` of the whole table's."""
 
     name = "t-closeness"
-    summary = "every group's distribution is within EMD t of the table's"
+    summary = (
+        "every group's sensitive distribution is within earth mover's distance t of the "
+        "whole table's"
+    )
     reference = (
         'Li, Li, Venkatasubramanian, "t-Closeness: Privacy Beyond k-Anonymity and '
         'l-Diversity", ICDE 2007'
@@ -31,10 +34,8 @@ class TCloseness(Criterion):
     parameters = (
         Parameter("t", Kind.REAL, "the largest EMD to the table's distribution", low=0, high=1),
         Parameter(
-            "ordered", Kind.BOOLEAN,
-            "ordered (numeric) ground distance true/false (default: auto, ordered when every "
-            "value is a number)",
-            required=False,
+            "ordered", Kind.BOOLEAN, "ordered (numeric) ground distance true/false",
+            required=False, default="ordered iff every value is numeric",
         ),
     )  # fmt: skip
     monotonicity = Monotonicity(
