@@ -24,7 +24,6 @@ anonymizer's ``NAME:c=...,k=...`` syntax.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -71,6 +70,8 @@ def _entry_points() -> list[Any]:
 
 def _load(ep: Any) -> type[Criterion]:
     """The criterion class an entry point names, checked; errors name the entry point."""
+    import inspect
+
     where = f"criterion plug-in {ep.name!r} ({ep.value}, entry-point group {ENTRY_POINT_GROUP})"
     if ep.name in _BUILT_IN_NAMES:
         raise InputError(f"{where} takes the name of a built-in criterion")
