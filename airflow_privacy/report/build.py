@@ -11,7 +11,6 @@ skyline staircase at the chosen confidence (Chen et al. 2007, SkylineFind:
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -340,20 +339,19 @@ def _curve(b: Bucketization, k_max: int, c: float | None) -> CurveSection:
 
 # ------------------------------------------------------------------------- skyline
 def _skyline_points(checks: Sequence[Envelope], m: Mapping[str, Any]) -> list[Any]:
+    """The recorded skyline points, each read by the one parser of a point (the skyline
+    parameter's kind); a point that does not read as one is skipped (a report shows what
+    was recorded and never fails on it)."""
+    from airflow_privacy.core.criteria.base import parse_points
+
     out = []
     for params in _params_of(checks, m, _section_criteria("skyline")):
         for p in ck.as_list(params.get("points")):
-            if isinstance(p, str):
-                p = p.split(",")
-            if not isinstance(p, list | tuple) or len(p) != 4:
-                continue
             try:
-                lkm = [float(x) for x in p[:3]]
-                c = float(p[3])
-            except (TypeError, ValueError):
+                ((lv, kv, mv, c),) = parse_points("skyline", [p])
+            except InputError:
                 continue
-            if all(math.isfinite(x) and x >= 0 for x in lkm) and 0 < c <= 1:
-                out.append([int(min(x, SKYLINE_CAP)) for x in lkm] + [c])
+            out.append([min(x, SKYLINE_CAP) for x in (lv, kv, mv)] + [c])
     return out
 
 
