@@ -56,6 +56,7 @@ from airflow_privacy.core.algorithm_aware import (
     Candidate,
     Population,
     ReleaseChoice,
+    anonymize,
     audit_algorithm,
     choose_release,
     make_rule,
@@ -64,7 +65,7 @@ from airflow_privacy.core.algorithm_aware.candidates import Generalizer
 from airflow_privacy.core.algorithm_aware.intervals import binomial_interval
 from airflow_privacy.core.algorithm_aware.rules import EXACT_LIMIT
 from airflow_privacy.core.algorithm_aware.worlds import log10_count, multinomial
-from airflow_privacy.core.anonymize import AnonymizationResult, anonymize
+from airflow_privacy.core.anonymize import AnonymizationResult
 from airflow_privacy.core.datasets import adult_hierarchies, load_adult
 from airflow_privacy.core.hierarchy import Hierarchy
 from airflow_privacy.errors import InputError

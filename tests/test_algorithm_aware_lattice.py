@@ -10,9 +10,9 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from airflow_privacy.core.algorithm_aware import audit_algorithm, make_rule
+from airflow_privacy.core.algorithm_aware import anonymize, audit_algorithm, make_rule
 from airflow_privacy.core.algorithm_aware.candidates import Generalizer
-from airflow_privacy.core.anonymize import METRICS, anonymize
+from airflow_privacy.core.anonymize import METRICS
 from airflow_privacy.core.hierarchy import Hierarchy
 from airflow_privacy.errors import InputError
 from tests import algorithm_aware_oracle as oracle

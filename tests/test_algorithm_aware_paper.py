@@ -10,9 +10,13 @@ from fractions import Fraction
 import pyarrow as pa
 import pytest
 
-from airflow_privacy.core.algorithm_aware import audit_algorithm, choose_release, make_rule
+from airflow_privacy.core.algorithm_aware import (
+    anonymize,
+    audit_algorithm,
+    choose_release,
+    make_rule,
+)
 from airflow_privacy.core.algorithm_aware.candidates import Generalizer
-from airflow_privacy.core.anonymize import anonymize
 from airflow_privacy.errors import InputError
 from tests import algorithm_aware_oracle as oracle
 
@@ -153,3 +157,21 @@ def test_safe_lattice_needs_no_suppression() -> None:
                   disclosure="safe", suppression_limit=0.5)  # fmt: skip
     with pytest.raises(InputError, match="unknown disclosure mode 'paranoid'"):
         anonymize(table, ["age", "sex"], "condition", "lattice", ENTROPY2, disclosure="paranoid")
+
+
+def test_the_anonymizer_package_runs_the_safe_mode_only_when_given_it() -> None:
+    """``core.anonymize`` never imports the algorithm-aware search (which builds on it): its
+    ``anonymize`` takes the safe search as a ``chooser``, which
+    ``core.algorithm_aware.anonymize`` supplies; without it, ``disclosure="safe"`` says where
+    the safe mode is instead of publishing the naive node."""
+    from airflow_privacy.core.algorithm_aware.lattice_mode import safe_lattice_choice
+    from airflow_privacy.core.anonymize import anonymize as plain
+
+    table = patients().select(["age", "sex", "condition"])
+    with pytest.raises(InputError, match=r"core\.algorithm_aware\.anonymize"):
+        plain(table, ["age", "sex"], "condition", "lattice", ENTROPY2, disclosure="safe")
+    given = plain(table, ["age", "sex"], "condition", "lattice", ENTROPY2, disclosure="safe",
+                  chooser=safe_lattice_choice)  # fmt: skip
+    safe = anonymize(table, ["age", "sex"], "condition", "lattice", ENTROPY2, disclosure="safe")
+    assert given.manifest.details["disclosure"] == safe.manifest.details["disclosure"]
+    assert given.manifest.details["levels"] == safe.manifest.details["levels"]

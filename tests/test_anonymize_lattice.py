@@ -17,7 +17,8 @@ from airflow_privacy.core.anonymize.criteria import CriteriaSet
 from airflow_privacy.core.anonymize.encoding import encode
 from airflow_privacy.core.anonymize.lattice import LatticeProblem, qi_trees
 from airflow_privacy.core.anonymize.search import Lattice, minimal_nodes, search
-from airflow_privacy.core.criteria.registry import CRITERIA, CriterionSpec
+from airflow_privacy.core.criteria.base import Criterion
+from airflow_privacy.core.criteria.registry import CRITERIA
 from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.core.datasets import adult_hierarchies, load_adult
 from airflow_privacy.core.hierarchy import Hierarchy, generalize_table
@@ -120,17 +121,21 @@ def test_rollup_equals_counting_the_rows(p: Problem, nodes: st.DataObject) -> No
 
 
 # ------------------------------------------------------------ only monotone criteria prune
-def _two_groups(b: Bucketization, params: Any) -> CriterionResult:
-    """A registry entry that is not monotone: exactly two groups."""
-    ok = b.n_groups == 2
-    return CriterionResult("test-two-groups", ok, {}, float(b.n_groups), f"{b.n_groups} groups")
+class TwoGroups(Criterion):
+    """A criterion that declares no monotonicity (and is not monotone): exactly two groups."""
+
+    name = "test-two-groups"
+    summary = "exactly two groups"
+
+    def evaluate(self, b: Bucketization) -> CriterionResult:
+        ok = b.n_groups == 2
+        return CriterionResult(self.name, ok, {}, float(b.n_groups), f"{b.n_groups} groups")
 
 
 @pytest.fixture
 def two_groups(monkeypatch: pytest.MonkeyPatch) -> str:
-    spec = CriterionSpec("test-two-groups", (), (), "exactly two groups", _two_groups)
-    monkeypatch.setitem(CRITERIA, "test-two-groups", spec)
-    return "test-two-groups"
+    monkeypatch.setitem(CRITERIA, TwoGroups.name, TwoGroups)
+    return TwoGroups.name
 
 
 def _chain() -> tuple[pa.Table, dict[str, Hierarchy]]:
@@ -154,9 +159,7 @@ def test_pruning_a_non_monotone_criterion_would_miss_the_minimal_node(
 ) -> None:
     """The test above has teeth: marked monotone, the binary search checks the middle of
     the chain (one group: fails), infers that every finer node fails, and misses level 1."""
-    monkeypatch.setitem(
-        monotone.MONOTONICITY, two_groups, monotone.Monotonicity(True, True, True, "wrong")
-    )
+    monkeypatch.setattr(TwoGroups, "monotonicity", monotone.Monotonicity(True, True, True, "wrong"))
     table, hier = _chain()
     with pytest.raises(InputError, match="no generalization passes"):
         anonymize(table, ["a"], "s", "lattice", [(two_groups, {})], hier)
@@ -167,9 +170,8 @@ def test_pruning_a_non_monotone_criterion_would_miss_the_minimal_node(
 def test_mixed_monotone_and_unknown_criteria_match_exhaustive(
     p: Problem, criteria: Criteria
 ) -> None:
-    spec = CriterionSpec("test-two-groups", (), (), "exactly two groups", _two_groups)
     saved = CRITERIA.get("test-two-groups")
-    CRITERIA["test-two-groups"] = spec
+    CRITERIA["test-two-groups"] = TwoGroups
     try:
         mixed = [*criteria, ("test-two-groups", {})]
         expected = exhaustive_minimal(p, mixed)

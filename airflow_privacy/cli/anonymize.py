@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from airflow_privacy.cli.common import (
+    add_criterion_flags,
     add_input_args,
     add_missing_arg,
     add_output_args,
-    boolean,
     column_pairs,
     context,
     criteria_with_shorthand,
@@ -71,21 +71,7 @@ def register(sub: Any) -> None:
         "--criteria-file", metavar="FILE",
         help="YAML or JSON list of criteria: [{name: ck-safety, parameters: {c: 0.7, k: 3}}]",
     )  # fmt: skip
-    for key, kind, text in (
-        ("k", int, "k of a single --criterion given without parameters (as in `check`)"),
-        ("l", float, "l of a single --criterion given without parameters"),
-        ("c", float, "c of a single --criterion given without parameters"),
-        ("t", float, "t of a single --criterion given without parameters"),
-    ):
-        p.add_argument(f"--{key}", type=number(kind, f"--{key}"), default=None, help=text)
-    p.add_argument(
-        "--ordered", type=boolean, default=None,
-        help="t-closeness of a single --criterion: ordered distance true/false (default auto)",
-    )  # fmt: skip
-    p.add_argument(
-        "--point", action="append", default=None, dest="points", metavar="L,K,M,C",
-        help="skyline point of a single --criterion skyline (repeatable, as in `check`)",
-    )  # fmt: skip
+    add_criterion_flags(p)
     p.add_argument(
         "--hierarchy", action="append", default=[], metavar="COL=FILE",
         help="ARX hierarchy file (';'-separated, no header) for a QI (repeatable)",
@@ -298,10 +284,12 @@ def recheck_command(env: Envelope) -> str:
 
 
 def _flag(key: str, value: Any) -> str:
-    """A parameter as `check` flags: skyline points as ``--point l,k,m,c`` (repeated)."""
-    if key == "points":
-        return " ".join("--point " + ",".join(f"{x:g}" for x in point) for point in value)
-    return f"--{key} {value}"
+    """A parameter as `check` flags, as its declaration writes it (skyline points as
+    ``--point l,k,m,c``, repeated)."""
+    from airflow_privacy.core.criteria.registry import parameter_named
+
+    declared = parameter_named(key)
+    return declared.cli_words(value) if declared is not None else f"--{key} {value}"
 
 
 def render(env: Envelope) -> str:

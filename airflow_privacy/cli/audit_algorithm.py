@@ -18,9 +18,9 @@ from airflow_privacy.cli.common import (
     EXIT_SAFE,
     EXIT_UNSAFE,
     Progress,
+    add_criterion_flags,
     add_input_args,
     add_output_args,
-    boolean,
     clean,
     number,
     ref,
@@ -73,13 +73,7 @@ def register(sub: Any) -> None:
         help=f"the algorithm's safety predicate (repeat; all must hold). Names: "
         f"{', '.join(CRITERIA)}",
     )  # fmt: skip
-    for key, kind in (("k", int), ("l", float), ("c", float), ("t", float)):
-        p.add_argument(f"--{key}", type=number(kind, f"--{key}"), default=None,
-                       help=f"{key} of a single --criterion given without parameters")  # fmt: skip
-    p.add_argument("--ordered", type=boolean, default=None,
-                   help="t-closeness: ordered distance true/false (default auto)")  # fmt: skip
-    p.add_argument("--point", action="append", default=None, dest="points", metavar="L,K,M,C",
-                   help="skyline point of a single --criterion skyline (repeatable)")  # fmt: skip
+    add_criterion_flags(p)
     p.add_argument(
         "--mode", choices=("naive", "safe"), default="naive",
         help="the algorithm: naive (stop at the first candidate whose table passes) or safe "

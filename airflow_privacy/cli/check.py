@@ -10,14 +10,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from airflow_privacy.cli.common import (
     add_attempt_args,
+    add_criterion_flags,
     add_input_args,
     add_missing_arg,
     add_output_args,
-    boolean,
     context,
     criteria_with_shorthand,
     emit,
-    number,
     ref,
     wrap,
 )
@@ -31,30 +30,14 @@ NAME = "check"
 
 def add_criterion_args(p: argparse.ArgumentParser, names: str) -> None:
     """``--criterion`` (repeatable, NAME or NAME:PARAM=VALUE,...) and the single-criterion
-    parameter flags of ``check``."""
+    parameter flags (generated from the criteria's parameters)."""
     p.add_argument(
         "--criterion", action="append", required=True, dest="criteria",
         metavar="NAME[:PARAM=VALUE,...]",
         help=f"a criterion (repeat for several; all must pass): a name with the flags below, "
         f"or NAME:PARAM=VALUE,... e.g. ck-safety:c=0.7,k=3. Names: {names}",
     )  # fmt: skip
-    p.add_argument("--k", type=number(int, "--k"), help="k (k-anonymity, ck-/negation-safety)")
-    p.add_argument("--l", type=number(float, "--l"), help="l (l-diversity variants)")
-    p.add_argument(
-        "--c", type=number(float, "--c"),
-        help="c: confidence threshold in (0,1] (ck-/negation-safety) or recursive-cl's c",
-    )  # fmt: skip
-    p.add_argument("--t", type=number(float, "--t"), help="t (t-closeness)")
-    p.add_argument(
-        "--ordered", type=boolean, default=None,
-        help="t-closeness: ordered (numeric) distance true/false (default: auto)",
-    )  # fmt: skip
-    p.add_argument(
-        "--point", action="append", default=None, metavar="l,k,m,c", dest="points",
-        help="skyline: a knowledge point, repeat for several: safe iff an adversary who knows "
-        "l values the target does not have, the values of k other people and m people who "
-        "have the target's value if anyone does stays below confidence c (0 < c <= 1)",
-    )  # fmt: skip
+    add_criterion_flags(p)
 
 
 def register(sub: Any) -> None:
@@ -111,10 +94,14 @@ def render(env: Envelope) -> str:
         return f"check: {env.summary}\n"
     rel = env.release
     where = f"{rel.ref} ({rel.records:,} records in {rel.groups:,} groups)" if rel else "?"
+    from airflow_privacy.core.criteria.registry import known
+
     blocks = []
     for r in env.results:
-        if r["criterion"] == "skyline":
-            blocks.append(_skyline(r, where))
+        cls = known(str(r["criterion"]))
+        own = cls.terminal_text(r, where, wrap) if cls is not None else None
+        if own is not None:
+            blocks.append(own)
             continue
         params = ", ".join(
             f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
@@ -138,22 +125,3 @@ def render(env: Envelope) -> str:
     if env.attempt is not None:
         text += f"  recorded: check {env.name!r} of attempt {env.attempt.uuid}\n"
     return text
-
-
-def _skyline(r: dict[str, Any], where: str) -> str:
-    """The skyline criterion: one table row per point, then the deciding point's reason."""
-    verdict = "SAFE" if r["safe"] else "UNSAFE"
-    points = r["details"]["points"]
-    lines = [
-        f"skyline ({len(points)} point{'s' if len(points) != 1 else ''}): {verdict}",
-        f"  release: {where}",
-        "     l    k    m      c    breach  verdict",
-    ]
-    for p in points:
-        l, k, m = p["point"]  # noqa: E741
-        lines.append(
-            f"  {l:4d} {k:4d} {m:4d} {p['c']:6.3g}  {p['breach']:8.4f}  "
-            f"{'safe' if p['safe'] else 'UNSAFE'}"
-        )
-    lines.append(f"  why:     {wrap(r['reason'])}")
-    return "\n".join(lines)

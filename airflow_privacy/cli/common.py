@@ -152,25 +152,59 @@ def ref(text: str, args: argparse.Namespace) -> ReleaseRef:
 
 
 # --------------------------------------------------------------- criteria, hierarchies
-SHORTHAND = ("k", "l", "c", "t", "ordered", "points")
-"""The parameter flags of a single ``--criterion`` given without parameters (``points`` is
-``--point``, repeated)."""
+def criterion_flags() -> list[tuple[str, Any]]:
+    """``(parameter name, its declaration)`` of every flag :func:`add_criterion_flags` adds:
+    one per parameter name over the built-in criteria (generated from their classes)."""
+    from airflow_privacy.core.criteria.registry import flags
+
+    return [(name, p) for name, (p, _) in flags().items()]
+
+
+def add_criterion_flags(p: argparse.ArgumentParser) -> None:
+    """The parameter flags of a single ``--criterion`` given without parameters (``--k``,
+    ``--l``, ``--c``, ``--t``, ``--ordered``, ``--point``, ...), generated from the
+    criteria's parameter declarations: a flag per parameter name, its type from the kind
+    (a real number when any criterion takes a real one), its help naming the criteria that
+    use it."""
+    from airflow_privacy.core.criteria.base import Kind
+    from airflow_privacy.core.criteria.registry import CRITERIA, flags
+
+    for name, (param, users) in flags().items():
+        sentences = list(dict.fromkeys(
+            d.help for cls in CRITERIA.values() if cls.name in users
+            if (d := cls.parameter(name)) is not None
+        ))  # fmt: skip
+        text = f"{name} ({', '.join(users)}): {'; or '.join(sentences)}"
+        flag = f"--{param.option}"
+        if param.kind is Kind.POINTS:
+            p.add_argument(flag, action="append", default=None, dest=name, metavar="l,k,m,c",
+                           help=f"{text} (repeat for several)")  # fmt: skip
+        elif param.kind is Kind.BOOLEAN:
+            p.add_argument(flag, type=boolean, default=None, dest=name, help=text)
+        elif param.kind is Kind.CHOICE:
+            p.add_argument(flag, choices=param.choices, default=None, dest=name, help=text)
+        else:
+            kind = int if param.kind is Kind.WHOLE else float
+            p.add_argument(flag, type=number(kind, flag), default=None, dest=name, help=text)
 
 
 def criteria_with_shorthand(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
     """The criteria of ``--criterion NAME[:PARAM=VALUE,...]`` (repeatable), with the
-    shorthand flags (``--k``, ``--l``, ``--c``, ``--t``, ``--ordered``, ``--point``) as the
-    parameters of a single bare name (check, anonymize, audit-algorithm)."""
+    parameter flags of :func:`add_criterion_flags` (``--k``, ``--l``, ``--c``, ``--t``,
+    ``--ordered``, ``--point``) as the parameters of a single bare name (check, anonymize,
+    audit-algorithm)."""
     from airflow_privacy.errors import InputError
     from airflow_privacy.gate.criteria import parse_spec
 
     parsed = [parse_spec(s) for s in getattr(args, "criteria", None) or []]
-    shorthand = {k: getattr(args, k) for k in SHORTHAND if getattr(args, k, None) is not None}
+    declared = criterion_flags()
+    shorthand = {k: getattr(args, k) for k, _ in declared if getattr(args, k, None) is not None}
     if shorthand:
         if len(parsed) != 1 or parsed[0][1]:
-            flags = " ".join(f"--{'point' if k == 'points' else k}" for k in shorthand)
+            option = {k: p.option for k, p in declared}
+            used = " ".join(f"--{option[k]}" for k in shorthand)
             raise InputError(
-                f"{flags} apply to a single --criterion given without parameters; "
+                f"{used} apply to a single --criterion given without parameters; "
                 "with several criteria write NAME:PARAM=VALUE,..."
             )
         parsed = [(parsed[0][0], shorthand)]

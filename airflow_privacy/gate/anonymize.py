@@ -150,7 +150,7 @@ def _built(req: AnonymizeRequest, table: pa.Table, qis: Sequence[str]) -> dict[s
 
 def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
     """Anonymize ``req.source`` and write the release (module doc)."""
-    from airflow_privacy.core.anonymize import anonymize
+    from airflow_privacy.core.algorithm_aware import anonymize
     from airflow_privacy.core.anonymize.criteria import CriteriaSet
     from airflow_privacy.core.io import describe_columns
     from airflow_privacy.gate.tables import check_writable, column_names, read_table, write_outputs

@@ -62,7 +62,7 @@ def column(value: Any, what: str) -> str:
 
 def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
     """Check ``req.release`` against every criterion of ``req.criteria`` (module doc)."""
-    from airflow_privacy.core.criteria.registry import CRITERIA
+    from airflow_privacy.core.criteria.registry import create
     from airflow_privacy.core.model import ReleaseSpec
     from airflow_privacy.gate.tables import read_counts
 
@@ -83,7 +83,7 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
     results = []
     for name, params in criteria:
         ctx.progress(f"checking {name}")
-        results.append(CRITERIA[name].run(b, params).to_dict())
+        results.append(create(name, params).evaluate(b).to_dict())
     failed = [r for r in results if r["safe"] is not True]
     safe = not failed
     summary = "; ".join(
@@ -111,12 +111,16 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
 
 
 def _params(params: dict[str, Any]) -> str:
+    """The parameters in the summary line, as their declarations shorten them."""
+    from airflow_privacy.core.criteria.registry import parameter_named
+
     out = []
     for k, v in params.items():
         if v is None:
             continue
-        if k == "points":
-            out.append(f"{len(v)} point{'s' if len(v) != 1 else ''}")
+        declared = parameter_named(k)
+        if declared is not None:
+            out.append(declared.short(v))
         elif isinstance(v, float):
             out.append(f"{k}={v:g}")
         else:

@@ -3,9 +3,10 @@
 One spelling everywhere: ``NAME:PARAM=VALUE,...`` (``ck-safety:c=0.7,k=3``,
 ``skyline:points=1;2;2;0.9``), or a mapping ``{"name": "ck-safety", "c": 0.7, "k": 3}``
 (parameters beside the name, or under ``"parameters"``), or a ``(name, parameters)`` pair.
-Values arrive as text from the command line and from Airflow templates; they are checked
-by the criterion registry, and every mistake is one :class:`InputError` naming the criterion
-and the parameter.
+Values arrive as text from the command line and from Airflow templates; each is read by its
+parameter's declared kind (``Parameter.from_text``: skyline points ``l,k,m,c`` separated by
+``;``, numbers, ``true``/``false``) and checked by the criterion's class, and every
+mistake is one :class:`InputError` naming the criterion and the parameter.
 """
 
 from __future__ import annotations
@@ -13,26 +14,36 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from airflow_privacy.core.criteria.base import Parameter, scalar_from_text
 from airflow_privacy.errors import InputError, opt
 
 Criterion = tuple[str, dict[str, Any]]
 
 
-def _value(text: str, spec: str, key: str) -> Any:
+def _declared(name: str, key: str) -> Parameter | None:
+    """How parameter ``key`` of criterion ``name`` is written: the criterion's declaration,
+    else any criterion's of that name (an unknown criterion or a parameter it does not take
+    is then refused by name, after the syntax)."""
+    from airflow_privacy.core.criteria.registry import known, parameter_named
+
+    cls = known(name)
+    declared = cls.parameter(key) if cls is not None else None
+    return declared or parameter_named(key)
+
+
+def _value(text: str, spec: str, key: str, declared: Parameter | None) -> Any:
     raw = text.strip()
     if not raw:
         raise InputError(f"criterion {spec!r}: parameter {key!r} has no value")
-    low = raw.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if key == "points":  # skyline points: l,k,m,c separated by ';' in the one-line form
-        return [p.strip() for p in raw.split(";") if p.strip()]
-    for kind in (int, float):
-        try:
-            return kind(raw)
-        except ValueError:
-            continue
-    return raw
+    return declared.from_text(raw) if declared is not None else scalar_from_text(raw)
+
+
+def _takes_rest(name: str, rest: str) -> bool:
+    """Is the first parameter of ``rest`` one whose value holds commas (skyline points,
+    ``l,k,m,c;...``)? It is then the only parameter."""
+    key = rest.partition("=")[0].strip()
+    declared = _declared(name, key) if key else None
+    return declared is not None and declared.takes_rest
 
 
 def parse_spec(spec: str) -> Criterion:
@@ -55,8 +66,8 @@ def parse_spec(spec: str) -> Criterion:
     params: dict[str, Any] = {}
     if sep and not rest.strip():
         raise InputError(f"criterion {spec!r}: nothing after ':' (expected PARAM=VALUE)")
-    # skyline's points keep their commas (l,k,m,c): it is then the only parameter
-    items = [rest.strip()] if "points=" in rest else [x.strip() for x in rest.split(",")]
+    # a value with commas (skyline's points l,k,m,c) is then the only parameter
+    items = [rest.strip()] if _takes_rest(name, rest) else [x.strip() for x in rest.split(",")]
     for item in filter(None, items):
         key, eq, val = item.partition("=")
         if not eq or not key.strip():
@@ -66,7 +77,7 @@ def parse_spec(spec: str) -> Criterion:
         key = key.strip()
         if key in params:
             raise InputError(f"criterion {spec!r}: parameter {key!r} is given twice")
-        params[key] = _value(val, spec, key)
+        params[key] = _value(val, spec, key, _declared(name, key))
     return name, params
 
 

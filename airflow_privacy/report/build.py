@@ -11,7 +11,6 @@ skyline staircase at the chosen confidence (Chen et al. 2007, SkylineFind:
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -148,7 +147,9 @@ def build_release_report(
     verdict = _verdict(status, reasons, rows)
     notes: dict[str, str] = {}
 
-    curve_c = c if c is not None else _first_param(checks, m, ("ck-safety", "negation-safety"), "c")
+    curve_c = (
+        c if c is not None else _first_param(checks, m, _section_criteria("disclosure-curve"), "c")
+    )
     k_top = _k_max(b, k_max, checks, m)
     say(f"disclosure curve up to k = {k_top}")
     curve = _curve(b, k_top, curve_c)
@@ -278,6 +279,14 @@ def _verdict(status: str, reasons: Sequence[str], rows: Sequence[CriterionRow]) 
 
 
 # -------------------------------------------------------------------------- curve
+def _section_criteria(section: str) -> tuple[str, ...]:
+    """The criteria whose recorded parameters set report section ``section``
+    (``Criterion.report_section``)."""
+    from airflow_privacy.core.criteria.registry import CRITERIA
+
+    return tuple(name for name, cls in CRITERIA.items() if cls.report_section == section)
+
+
 def _params_of(checks: Sequence[Envelope], m: Mapping[str, Any], names: Sequence[str]) -> list[Any]:
     """The parameters of every criterion named ``names`` in the manifest and the checks."""
     out: list[Any] = []
@@ -305,7 +314,7 @@ def _k_max(b: Bucketization, k_max: int | None, checks: Sequence[Envelope], m: A
     if k_max is not None:
         return int(k_max)
     top = min(max(len(b.values) - 1, 0), K_MAX_CAP)
-    checked = _first_param(checks, m, ("ck-safety", "negation-safety"), "k")
+    checked = _first_param(checks, m, _section_criteria("disclosure-curve"), "k")
     if checked is not None:
         top = max(top, min(int(checked), K_MAX_LIMIT))
     return top
@@ -333,20 +342,19 @@ def _curve(b: Bucketization, k_max: int, c: float | None) -> CurveSection:
 
 # ------------------------------------------------------------------------- skyline
 def _skyline_points(checks: Sequence[Envelope], m: Mapping[str, Any]) -> list[Any]:
+    """The recorded skyline points, each read by the one parser of a point (the skyline
+    parameter's kind); a point that does not read as one is skipped (a report shows what
+    was recorded and never fails on it)."""
+    from airflow_privacy.core.criteria.base import parse_points
+
     out = []
-    for params in _params_of(checks, m, ("skyline",)):
+    for params in _params_of(checks, m, _section_criteria("skyline")):
         for p in ck.as_list(params.get("points")):
-            if isinstance(p, str):
-                p = p.split(",")
-            if not isinstance(p, list | tuple) or len(p) != 4:
-                continue
             try:
-                lkm = [float(x) for x in p[:3]]
-                c = float(p[3])
-            except (TypeError, ValueError):
+                ((lv, kv, mv, c),) = parse_points("skyline", [p])
+            except InputError:
                 continue
-            if all(math.isfinite(x) and x >= 0 for x in lkm) and 0 < c <= 1:
-                out.append([int(min(x, SKYLINE_CAP)) for x in lkm] + [c])
+            out.append([min(x, SKYLINE_CAP) for x in (lv, kv, mv)] + [c])
     return out
 
 

@@ -18,6 +18,9 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from airflow_privacy.core.criteria.base import fmt
+from airflow_privacy.core.criteria.registry import known
+
 # one definition of redact, in the engines' layer (the ledger redacts on read too)
 from airflow_privacy.core.redaction import redact
 from airflow_privacy.report.model import (
@@ -35,19 +38,20 @@ from airflow_privacy.report.model import (
 if TYPE_CHECKING:
     from airflow_privacy.gate.envelope import Envelope
 
-# what each criterion's number is, in words with its unit
+# what the number of a check that is not a registry criterion is, in words with its unit
+# (a criterion's own is its class's ``measure``)
 MEASURES: dict[str, str] = {
-    "k-anonymity": "smallest group (records)",
-    "distinct-l-diversity": "fewest distinct sensitive values in a group",
-    "entropy-l-diversity": "smallest effective number of values, exp(entropy)",
-    "recursive-cl-diversity": "largest ratio r1 / (r_l + ... + r_m)",
-    "t-closeness": "largest distance to the table's distribution (EMD, 0 to 1)",
-    "ck-safety": "maximum disclosure (probability)",
-    "negation-safety": "maximum disclosure (probability)",
-    "skyline": "maximum breach (probability)",
     "composition": "PVP_C: people pinned down after intersecting (% of the overlap)",
     "maxent": "largest MaxEnt posterior P*(s | q) (probability)",
 }
+
+
+def measure_text(criterion: str) -> str:
+    """What ``criterion``'s value is, in words with its unit."""
+    if criterion in MEASURES:
+        return MEASURES[criterion]
+    cls = known(criterion)
+    return cls.measure if cls is not None else "value"
 
 
 def _num(x: Any) -> Number:
@@ -102,32 +106,17 @@ def _text(x: Any) -> str | None:
 
 
 def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:g}"
-    if isinstance(v, list | tuple):
-        return "(" + ", ".join(_fmt(x) for x in v) + ")"
-    return str(v)
+    return fmt(v)
 
 
 def threshold_text(criterion: str, params: Mapping[str, Any]) -> str:
-    """The requirement in words: ``below c = 0.7 against k = 3 implications``."""
+    """The requirement in words: ``below c = 0.7 against k = 3 implications`` (a registry
+    criterion's words are its class's ``threshold_text``)."""
     p = {k: v for k, v in params.items() if v is not None}
-    if criterion == "k-anonymity" and "k" in p:
-        return f"at least k = {_fmt(p['k'])} records per group"
-    if criterion in ("distinct-l-diversity", "entropy-l-diversity") and "l" in p:
-        return f"at least l = {_fmt(p['l'])}"
-    if criterion == "recursive-cl-diversity" and "c" in p:
-        return f"below c = {_fmt(p['c'])} (l = {_fmt(p.get('l'))})"
-    if criterion == "t-closeness" and "t" in p:
-        return f"at most t = {_fmt(p['t'])}"
-    if criterion == "ck-safety" and "c" in p:
-        return f"below c = {_fmt(p['c'])} against k = {_fmt(p.get('k'))} implications"
-    if criterion == "negation-safety" and "c" in p:
-        return f"below c = {_fmt(p['c'])} against k = {_fmt(p.get('k'))} negated atoms"
-    if criterion == "skyline" and "points" in p:
-        points = [q for q in as_list(p["points"]) if isinstance(q, list | tuple) and len(q) >= 4]
-        pts = "; ".join(f"(l, k, m) = {_fmt(q[:3])} below c = {_fmt(q[3])}" for q in points)
-        return f"at every point: {pts}"
+    cls = known(criterion) if criterion not in MEASURES else None
+    own = cls.threshold_text(p) if cls is not None else None
+    if own is not None:
+        return own
     if criterion == "composition":
         c = p.get("confidence")
         return (
@@ -149,10 +138,15 @@ def criterion_row(source: str, r: Mapping[str, Any]) -> CriterionRow:
         criterion=name,
         passed=safe if isinstance(safe, bool) else None,
         value=_num(r.get("value")),
-        measure=MEASURES.get(name, "value"),
+        measure=measure_text(name),
         threshold=threshold_text(name, as_mapping(r.get("parameters"))),
-        witness=redact(str(r.get("reason") or "")),
+        witness=redact(_witness(name, r)),
     )
+
+
+def _witness(name: str, r: Mapping[str, Any]) -> str:
+    cls = known(name)
+    return cls.witness_text(r) if cls is not None else str(r.get("reason") or "")
 
 
 def generic_row(env: Envelope) -> CriterionRow:

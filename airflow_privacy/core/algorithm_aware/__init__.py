@@ -8,6 +8,8 @@ knows the disclosure algorithm and its candidate order learns, and a p-safe rele
 * :mod:`.audit` — the audit (exact or sampled posterior) and the release choice;
 * :mod:`.candidates` — candidate sequences from a table: named generalizations and the
   lattice search's order;
+* :mod:`.lattice_mode` — the lattice anonymizer's safe mode, and :func:`anonymize` (the
+  anonymizers of :mod:`airflow_privacy.core.anonymize` with that mode supplied);
 * :mod:`.result` — JSON-ready result dataclasses.
 
 docs/algorithm-aware.md states the definitions, the bound and the limits.
@@ -21,6 +23,7 @@ from airflow_privacy.core.algorithm_aware.audit import (
     choose_release,
     make_rule,
 )
+from airflow_privacy.core.algorithm_aware.lattice_mode import anonymize
 from airflow_privacy.core.algorithm_aware.model import Candidate, Population
 from airflow_privacy.core.algorithm_aware.predicate import POSTERIOR_FORMS, Predicate
 from airflow_privacy.core.algorithm_aware.result import (
@@ -44,6 +47,7 @@ __all__ = [
     "ReleaseChoice",
     "SafeRule",
     "SamplingInfo",
+    "anonymize",
     "audit_algorithm",
     "choose_release",
     "make_rule",

@@ -15,7 +15,9 @@ further. The lattice anonymizer publishes, among the minimal passing nodes, the 
 the smallest key ``(utility rank, height, levels)``. That node is also the *first passing
 node* when all nodes are sorted by the same key: a passing node that is not minimal has a
 passing node below it whose key is smaller (utility no worse, height smaller). So the
-lattice search is the sequential algorithm over :func:`lattice_sequence` and the
+lattice search is the sequential algorithm over :func:`lattice_sequence` (the order of
+:func:`airflow_privacy.core.anonymize.problem.lattice_order`, shared with the lattice
+anonymizer) and the
 adversary can reason about it exactly as in the paper (tested against
 ``lattice_anonymize`` on random tables).
 """
@@ -32,7 +34,8 @@ from airflow_privacy.core.algorithm_aware.model import Candidate, Population
 from airflow_privacy.core.anonymize.criteria import CriteriaSet
 from airflow_privacy.core.anonymize.encoding import Encoded, combine, encode
 from airflow_privacy.core.anonymize.hierarchies import QITree
-from airflow_privacy.core.anonymize.utility import check_metric, nue_constant, rank_key
+from airflow_privacy.core.anonymize.problem import LatticeProblem, lattice_order, qi_trees
+from airflow_privacy.core.anonymize.utility import check_metric
 from airflow_privacy.errors import InputError
 
 if TYPE_CHECKING:
@@ -58,8 +61,6 @@ class Generalizer:
         hierarchies: Mapping[str, Hierarchy] | None = None,
         id_column: str | None = None,
     ) -> None:
-        from airflow_privacy.core.anonymize.lattice import qi_trees
-
         if id_column is not None and id_column in list(qis):
             raise InputError(f"column {id_column!r} cannot be both the id column and a QI")
         self.enc: Encoded = encode(table, qis, sensitive)
@@ -126,8 +127,6 @@ class Generalizer:
         max_nodes: int = MAX_NODES,
     ) -> list[Levels]:
         """Every node of the lattice in the lattice anonymizer's order (module doc)."""
-        from airflow_privacy.core.anonymize.lattice import LatticeProblem
-
         metric = check_metric(utility)
         parsed = criteria if isinstance(criteria, CriteriaSet) else CriteriaSet.parse(criteria)
         problem = LatticeProblem(self.enc, parsed, self.trees, 0)
@@ -137,28 +136,6 @@ class Generalizer:
                 f"{max_nodes:,}): use fewer quasi-identifiers or hierarchy levels"
             )
         return lattice_order(problem, metric)
-
-
-def lattice_order(problem: object, metric: str) -> list[Levels]:
-    """All nodes of ``problem`` (a ``LatticeProblem`` without suppression) sorted by
-    ``(utility rank, height, levels)``."""
-    from airflow_privacy.core.anonymize.lattice import LatticeProblem
-
-    assert isinstance(problem, LatticeProblem)
-    costs = problem.label_costs()
-    c0 = nue_constant(
-        [
-            np.bincount(lv, minlength=len(t.leaves))
-            for t, lv in zip(problem.trees, problem.leaves, strict=True)
-        ]
-    )
-    keyed = []
-    for idx in range(problem.lattice.size):
-        node = problem.lattice.levels(idx)
-        values = problem.utility(node, costs, c0)
-        keyed.append((rank_key(metric, values), sum(node), node))
-    keyed.sort()
-    return [node for _, _, node in keyed]
 
 
 def node_name(qis: Sequence[str], trees: Sequence[QITree], levels: Levels) -> str:

@@ -1,7 +1,7 @@
 """The lattice anonymizer's ``disclosure="safe"`` mode: publish the first node, in the
-lattice's own order (:func:`.candidates.lattice_order`), whose *disclosure set* passes the
-criteria (the p-safe DDF of :class:`.rules.SafeRule`), instead of the first node whose
-table passes.
+lattice's own order (:func:`airflow_privacy.core.anonymize.problem.lattice_order`), whose
+*disclosure set* passes the criteria (the p-safe DDF of :class:`.rules.SafeRule`),
+instead of the first node whose table passes.
 
 Without record suppression the naive lattice search equals the first passing node of that
 order (:mod:`.candidates`), so the two modes differ only in the stopping test.
@@ -9,36 +9,49 @@ order (:mod:`.candidates`), so the two modes differ only in the stopping test.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.core.algorithm_aware.audit import choose_release
-from airflow_privacy.core.algorithm_aware.candidates import lattice_order, node_candidate
+from airflow_privacy.core.algorithm_aware.candidates import node_candidate
 from airflow_privacy.core.algorithm_aware.model import Population
 from airflow_privacy.core.algorithm_aware.predicate import Predicate
 from airflow_privacy.core.algorithm_aware.rules import NaiveRule, SafeRule
+from airflow_privacy.core.anonymize import anonymize as _anonymize
+from airflow_privacy.core.anonymize.lattice import DISCLOSURE_MODES, check_disclosure
+from airflow_privacy.core.anonymize.problem import LatticeProblem, lattice_order
 from airflow_privacy.errors import InputError
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from airflow_privacy.core.anonymize import AnonymizationResult, Method
+    from airflow_privacy.core.hierarchy import Hierarchy
+
+__all__ = ["DISCLOSURE_MODES", "anonymize", "check_disclosure", "safe_lattice_choice"]
+
 Levels = tuple[int, ...]
-DISCLOSURE_MODES = ("naive", "safe")
 
 
-def check_disclosure(mode: object, limit: object, budget: int) -> None:
-    """Options of the safe mode, checked before the search."""
-    if mode not in DISCLOSURE_MODES:
-        raise InputError(f"unknown disclosure mode {mode!r} (known: {', '.join(DISCLOSURE_MODES)})")
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InputError(f"disclosure limit must be a whole number >= 1, got {limit!r}")
-    if mode == "safe" and budget > 0:
-        raise InputError(
-            "disclosure safe needs suppression 0: with suppression the published node "
-            "depends on the sensitive values through the suppressed groups, which the "
-            "safe mode does not model"
-        )
+def anonymize(
+    table: pa.Table,
+    qis: Sequence[str],
+    sensitive: str,
+    method: Method,
+    criteria: Sequence[tuple[str, Mapping[str, Any]]],
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    seed: int = 0,
+    **method_options: Any,
+) -> AnonymizationResult:
+    """:func:`airflow_privacy.core.anonymize.anonymize` with the lattice's
+    ``disclosure="safe"`` mode: the same arguments, options and result, the safe search
+    supplied (:func:`safe_lattice_choice`). Every front end anonymizes through this."""
+    return _anonymize(table, qis, sensitive, method, criteria, hierarchies, seed,
+                      chooser=safe_lattice_choice, **method_options)  # fmt: skip
 
 
 def safe_lattice_choice(
-    problem: Any, metric: str, exact_limit: int, progress: Callable[[str], None]
+    problem: LatticeProblem, metric: str, exact_limit: int, progress: Callable[[str], None]
 ) -> tuple[Levels, dict[str, Any]]:
     """The node the safe DDF publishes and a record of the choice (for the manifest)."""
     enc = problem.enc

@@ -2,8 +2,9 @@
 
 Zhang et al. 2007 (section 2) evaluate the safety predicate on a *set* of database states
 (what the adversary knows), and the classic criteria on a single released table. Both forms
-are built here from the same registry criteria
-(:mod:`airflow_privacy.core.criteria.registry`), all of which must hold:
+are built here from the same criteria (each its class,
+:mod:`airflow_privacy.core.criteria.base`; ``Criterion.posterior_form`` says which have a
+disclosure-set form), all of which must hold:
 
 * **table form** ``p(T_i(y))``: the criteria on the bucketization candidate ``T_i`` shows on
   world ``y``. Any registry criterion works. This is the stopping test of the naive
@@ -15,7 +16,8 @@ are built here from the same registry criteria
   l-diversity (posterior entropy at least ``log l``), recursive (c,l)-diversity
   (``r_1 < c (r_l + ... + r_m)`` on the sorted posterior) and t-closeness (EMD between the
   posterior and the table's distribution at most ``t``). k-anonymity does not depend on the
-  sensitive values: it is the table form on the released candidate. This is the paper's
+  sensitive values (``Criterion.sizes_only``): it is the table form on the released
+candidate. This is the paper's
   reading of its example ("each patient has at least two equally likely choices"). When
   ``S`` is the whole block of a release the posterior of ``t`` is exactly the distribution of
   ``t``'s group, so the two forms agree (tested).
@@ -36,20 +38,15 @@ import numpy.typing as npt
 from airflow_privacy.core.algorithm_aware.model import Candidate
 from airflow_privacy.core.anonymize.criteria import CriteriaSet
 from airflow_privacy.core.anonymize.release import counts_bucketization
+from airflow_privacy.core.criteria.models import BUILT_IN
 from airflow_privacy.errors import InputError
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
-#: Criteria with a disclosure-set form.
-POSTERIOR_FORMS = (
-    "k-anonymity",
-    "distinct-l-diversity",
-    "entropy-l-diversity",
-    "recursive-cl-diversity",
-    "t-closeness",
-)
+#: The built-in criteria with a disclosure-set form (``Criterion.posterior_form``).
+POSTERIOR_FORMS = tuple(cls.name for cls in BUILT_IN if cls.posterior_form)
 
 
 class Predicate:
@@ -104,7 +101,7 @@ class Predicate:
     def check_posterior_form(self) -> None:
         """Raise :class:`InputError` naming a criterion without a disclosure-set form."""
         for c in self.criteria.items:
-            if c.name not in POSTERIOR_FORMS:
+            if not c.posterior_form:
                 raise InputError(
                     f"criterion {c.name} has no disclosure-set form (it is defined on a "
                     f"bucketization, not on a set of worlds); the safe mode and the audit's "
@@ -113,18 +110,20 @@ class Predicate:
 
     @property
     def _set_form(self) -> list[int]:
-        """Criteria tested on a person's posterior (all but k-anonymity)."""
-        return [i for i, c in enumerate(self.criteria.items) if c.name != "k-anonymity"]
+        """Criteria tested on a person's posterior (all but those that depend on the group
+        sizes only, such as k-anonymity)."""
+        return [i for i, c in enumerate(self.criteria.items) if not c.sizes_only]
 
     @property
     def min_k(self) -> int:
-        """The group size k-anonymity asks of the released candidate (0: none)."""
-        ks = [int(c.params["k"]) for c in self.criteria.items if c.name == "k-anonymity"]
+        """The group size the size-only criteria (k-anonymity) ask of the released
+        candidate (0: none)."""
+        ks = [c.required_group_size() for c in self.criteria.items if c.sizes_only]
         return max(ks, default=0)
 
     @property
     def has_posterior_form(self) -> bool:
-        return all(c.name in POSTERIOR_FORMS for c in self.criteria.items)
+        return all(c.posterior_form for c in self.criteria.items)
 
     def people_failing(self, candidate: Candidate, world_counts: IntArray) -> list[int]:
         """People whose posterior fails (``world_counts[p, v]``: worlds of the set in which
@@ -134,8 +133,8 @@ class Predicate:
         n = world_counts.shape[0]
         ok = np.ones(n, dtype=bool)
         for i, c in enumerate(self.criteria.items):
-            if c.name == "k-anonymity":
-                if int(candidate.sizes.min()) < int(c.params["k"]):
+            if c.sizes_only:
+                if int(candidate.sizes.min()) < c.required_group_size():
                     ok[:] = False
                 continue
             ok &= self.criteria.groups_passing(world_counts, self.totals, [i])

@@ -20,8 +20,9 @@ Method options: ``lattice``: ``utility`` (``loss``, ``discernibility``,
 ``average-class-size``, ``precision``, ``non-uniform-entropy``), ``suppression_limit``
 (fraction of records that may be removed), ``max_lattice_size``, ``disclosure``
 (``"naive"`` or ``"safe"``: algorithm-aware p-safe release, Zhang et al. 2007;
-docs/algorithm-aware.md) and ``disclosure_limit`` (worlds enumerated per block); ``bucketize``:
-``bucket_column``; all: ``progress`` (a callable receiving progress lines).
+docs/algorithm-aware.md; run it through :func:`airflow_privacy.core.algorithm_aware.anonymize`,
+which supplies the safe search) and ``disclosure_limit`` (worlds enumerated per block);
+``bucketize``: ``bucket_column``; all: ``progress`` (a callable receiving progress lines).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from airflow_privacy.core.anonymize.criteria import CriteriaSet
 from airflow_privacy.core.anonymize.manifest import AnonymizationResult, Manifest
-from airflow_privacy.core.anonymize.monotone import MONOTONICITY, Monotonicity, monotonicity
+from airflow_privacy.core.anonymize.monotone import Monotonicity, monotonicity
 from airflow_privacy.core.anonymize.release import check_seed, options
 from airflow_privacy.core.anonymize.utility import METRICS
 from airflow_privacy.core.hierarchy import check_hierarchy_columns
@@ -40,12 +41,12 @@ from airflow_privacy.errors import InputError
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from airflow_privacy.core.anonymize.problem import NodeChooser
     from airflow_privacy.core.hierarchy import Hierarchy
 
 __all__ = [
     "METHODS",
     "METRICS",
-    "MONOTONICITY",
     "AnonymizationResult",
     "Manifest",
     "Monotonicity",
@@ -78,9 +79,15 @@ def anonymize(
     criteria: Sequence[tuple[str, Mapping[str, Any]]],
     hierarchies: Mapping[str, Hierarchy] | None = None,
     seed: int = 0,
+    *,
+    chooser: NodeChooser | None = None,
     **method_options: Any,
 ) -> AnonymizationResult:
-    """Anonymize ``table`` with ``method`` so that every criterion passes (module doc)."""
+    """Anonymize ``table`` with ``method`` so that every criterion passes (module doc).
+
+    ``chooser`` is how the lattice's ``disclosure="safe"`` mode picks its node; the
+    algorithm-aware package supplies it (:func:`airflow_privacy.core.algorithm_aware.anonymize`
+    is this function with the safe mode)."""
     from airflow_privacy.core.anonymize.encoding import encode
 
     if method not in METHODS:
@@ -95,7 +102,7 @@ def anonymize(
     if method == "lattice":
         from airflow_privacy.core.anonymize.lattice import lattice_anonymize
 
-        return lattice_anonymize(enc, parsed, hierarchies, seed, **opts)
+        return lattice_anonymize(enc, parsed, hierarchies, seed, chooser=chooser, **opts)
     if method == "mondrian":
         from airflow_privacy.core.anonymize.mondrian import mondrian_anonymize
 

@@ -20,14 +20,17 @@ pass), and counted in the manifest and in the utility metrics as fully generaliz
 who knows this search learns that every node ranked before the published one fails; the
 safe mode publishes the first node, in the same order, whose *disclosure set* passes the
 criteria (:mod:`airflow_privacy.core.algorithm_aware.lattice_mode`; exact enumeration of
-blocks up to ``disclosure_limit`` worlds, so small tables only; no suppression).
+blocks up to ``disclosure_limit`` worlds, so small tables only; no suppression). That mode
+is passed in by its caller (:func:`airflow_privacy.core.algorithm_aware.anonymize`): this
+package never imports the algorithm-aware one, which builds on it (the shared lattice and
+node ranking are in :mod:`airflow_privacy.core.anonymize.problem`).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -35,28 +38,32 @@ import numpy.typing as npt
 
 from airflow_privacy.core.anonymize.criteria import CriteriaSet
 from airflow_privacy.core.anonymize.encoding import Encoded, combine
-from airflow_privacy.core.anonymize.hierarchies import QITree, flat, tree
 from airflow_privacy.core.anonymize.manifest import AnonymizationResult, Manifest
-from airflow_privacy.core.anonymize.monotone import prunes
+from airflow_privacy.core.anonymize.problem import (
+    LatticeProblem,
+    NodeChooser,
+    node_rank,
+    qi_trees,
+)
 from airflow_privacy.core.anonymize.release import (
     Progress,
     counts_bucketization,
     no_progress,
     recheck,
 )
-from airflow_privacy.core.anonymize.rollup import Groups, Rollup
-from airflow_privacy.core.anonymize.search import Lattice, Levels, search
-from airflow_privacy.core.anonymize.utility import (
-    LabelCosts,
-    categorical_loss,
-    check_metric,
-    nue_constant,
-    numeric_loss,
-    rank_key,
-    summarize,
-)
+from airflow_privacy.core.anonymize.search import Levels, search
+from airflow_privacy.core.anonymize.utility import check_metric
 from airflow_privacy.core.hierarchy import Hierarchy
 from airflow_privacy.errors import InputError
+
+__all__ = [
+    "DISCLOSURE_LIMIT",
+    "DISCLOSURE_MODES",
+    "LatticeProblem",
+    "check_disclosure",
+    "lattice_anonymize",
+    "qi_trees",
+]
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -65,126 +72,20 @@ MAX_LATTICE = 1_000_000
 PATH_LIMIT = 10_000
 MINIMAL_LIMIT = 1_000
 DISCLOSURE_LIMIT = 200_000
+DISCLOSURE_MODES = ("naive", "safe")
 
 
-def qi_trees(enc: Encoded, hierarchies: Mapping[str, Hierarchy] | None) -> list[QITree]:
-    """A checked tree per QI: its hierarchy, or the implicit (value, ``*``) one."""
-    given = dict(hierarchies or {})
-    out = []
-    for col in enc.qis:
-        h = given.get(col.name)
-        if h is None:
-            out.append(flat(col.name, col.values))
-        else:
-            if not isinstance(h, Hierarchy):
-                raise InputError(f"the hierarchy for column {col.name!r} is not a Hierarchy")
-            out.append(tree(h, col.name))
-    return out
-
-
-class LatticeProblem:
-    """The input bound to its hierarchies, with everything a node check needs."""
-
-    def __init__(
-        self,
-        enc: Encoded,
-        criteria: CriteriaSet,
-        trees: Sequence[QITree],
-        budget: int,
-    ) -> None:
-        self.enc = enc
-        self.criteria = criteria.bind(enc.sensitive.values)
-        self.trees = list(trees)
-        self.budget = budget
-        self.leaves = [
-            t.bind(col.values)[col.codes] for t, col in zip(self.trees, enc.qis, strict=True)
-        ]
-        self.values = enc.sensitive.values
-        self.totals = np.bincount(enc.sensitive.codes, minlength=len(self.values)).astype(np.int64)
-        self.lattice = Lattice(tuple(t.height for t in self.trees))
-        self.rollup = Rollup(self.trees, self.leaves, enc.sensitive.codes, len(self.values))
-        every = list(range(len(self.criteria.items)))
-        self.monotone = [i for i in every if prunes(self.criteria.items[i].name, budget > 0)]
-        self.rest = [i for i in every if i not in self.monotone]
-        self.all = every
-
-    def groups(self, levels: Levels) -> Groups:
-        return self.rollup.groups(self.rollup.at(levels))
-
-    def kept(self, counts: IntArray, suppress_by: Sequence[int]) -> BoolArray | None:
-        """Groups kept after suppression, or ``None`` if the budget does not suffice."""
-        if self.budget <= 0:
-            return np.ones(counts.shape[0], dtype=bool)
-        ok = self.criteria.groups_passing(counts, self.totals, suppress_by)
-        if not ok.any() or int(counts[~ok].sum()) > self.budget:
-            return None
-        return ok
-
-    def passes(self, levels: Levels, subset: Sequence[int], suppress_by: Sequence[int]) -> bool:
-        counts = self.groups(levels).counts
-        keep = self.kept(counts, suppress_by)
-        if keep is None:
-            return False
-        b = counts_bucketization(counts[keep], self.values, self.enc.sensitive.name)
-        return self.criteria.passes(b, subset)
-
-    def check_monotone(self, levels: Levels) -> bool:
-        return self.passes(levels, self.monotone, self.monotone)
-
-    def check_rest(self, levels: Levels) -> bool:
-        return self.passes(levels, self.rest, self.all)
-
-    def check(self, levels: Levels) -> bool:
-        """The full verdict of a node (all criteria, suppression by all)."""
-        return self.passes(levels, self.all, self.all)
-
-    # ------------------------------------------------------------------ utility
-    def label_costs(self) -> list[list[LabelCosts]]:
-        """Loss and covered-record count of every label, per QI and level."""
-        out = []
-        for t, leaves in zip(self.trees, self.leaves, strict=True):
-            leaf_counts = np.bincount(leaves, minlength=len(t.leaves)).astype(np.float64)
-            numbers = t.numeric_leaves()
-            per_level = []
-            for level in range(t.height):
-                codes = t.leaf_codes[level]
-                n_labels = len(t.labels[level])
-                covered = np.bincount(codes, weights=leaf_counts, minlength=n_labels).astype(
-                    np.float64
-                )
-                if numbers is not None and len(t.leaves) > 1:
-                    low = np.full(n_labels, np.inf)
-                    high = np.full(n_labels, -np.inf)
-                    np.minimum.at(low, codes, numbers)
-                    np.maximum.at(high, codes, numbers)
-                    loss = numeric_loss(low, high, float(numbers.min()), float(numbers.max()))
-                else:
-                    loss = categorical_loss(t.leaves_under(level), len(t.leaves))
-                per_level.append(LabelCosts(loss, covered))
-            out.append(per_level)
-        return out
-
-    def utility(
-        self, levels: Levels, costs: list[list[LabelCosts]], c0: float
-    ) -> dict[str, float | None]:
-        g = self.groups(levels)
-        keep = self.kept(g.counts, self.all)
-        if keep is None:  # pragma: no cover - only called on passing nodes
-            raise RuntimeError("utility of a node that does not pass")
-        sizes = g.sizes[keep]
-        codes = g.codes[keep]
-        q = len(self.trees)
-        loss = np.column_stack([costs[i][levels[i]].loss[codes[:, i]] for i in range(q)])
-        covered = np.column_stack([costs[i][levels[i]].covered[codes[:, i]] for i in range(q)])
-        prec = sum(levels[i] / (t.height - 1) for i, t in enumerate(self.trees) if t.height > 1)
-        return summarize(
-            sizes,
-            loss,
-            np.log2(np.maximum(covered, 1.0)),
-            c0,
-            self.enc.n,
-            int(g.sizes[~keep].sum()),
-            np.full(sizes.shape[0], float(prec)),
+def check_disclosure(mode: object, limit: object, budget: int) -> None:
+    """Options of the safe mode, checked before the search."""
+    if mode not in DISCLOSURE_MODES:
+        raise InputError(f"unknown disclosure mode {mode!r} (known: {', '.join(DISCLOSURE_MODES)})")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InputError(f"disclosure limit must be a whole number >= 1, got {limit!r}")
+    if mode == "safe" and budget > 0:
+        raise InputError(
+            "disclosure safe needs suppression 0: with suppression the published node "
+            "depends on the sensitive values through the suppressed groups, which the "
+            "safe mode does not model"
         )
 
 
@@ -199,10 +100,13 @@ def lattice_anonymize(
     progress: Progress | None = None,
     disclosure: str = "naive",
     disclosure_limit: int = DISCLOSURE_LIMIT,
+    chooser: NodeChooser | None = None,
 ) -> AnonymizationResult:
-    """Full-domain generalization of ``enc`` passing ``criteria`` (see the module doc)."""
-    from airflow_privacy.core.algorithm_aware.lattice_mode import check_disclosure
+    """Full-domain generalization of ``enc`` passing ``criteria`` (see the module doc).
 
+    ``disclosure="safe"`` publishes the node ``chooser`` picks (the algorithm-aware safe
+    mode, which the caller supplies: :func:`airflow_privacy.core.algorithm_aware.anonymize`
+    passes :func:`~airflow_privacy.core.algorithm_aware.lattice_mode.safe_lattice_choice`)."""
     report = progress or no_progress
     started = time.perf_counter()
     metric = check_metric(utility)
@@ -230,23 +134,21 @@ def lattice_anonymize(
     if not found.minimal:
         _impossible(problem)
     costs = problem.label_costs()
-    c0 = nue_constant(
-        [
-            np.bincount(lv, minlength=len(t.leaves))
-            for t, lv in zip(trees, problem.leaves, strict=True)
-        ]
-    )
+    c0 = problem.nue_constant()
     ranked = []
     for node in found.minimal:
         values = problem.utility(node, costs, c0)
-        ranked.append((rank_key(metric, values), sum(node), node, values))
-    ranked.sort(key=lambda r: (r[0], r[1], r[2]))
-    _, _, best, best_utility = ranked[0]
+        ranked.append((node_rank(metric, values, node), node, values))
+    ranked.sort(key=lambda r: r[0])
+    _, best, best_utility = ranked[0]
     safe_info: dict[str, Any] | None = None
     if disclosure == "safe":
-        from airflow_privacy.core.algorithm_aware.lattice_mode import safe_lattice_choice
-
-        best, safe_info = safe_lattice_choice(problem, metric, disclosure_limit, report)
+        if chooser is None:
+            raise InputError(
+                "disclosure safe is the algorithm-aware search: run it through "
+                "airflow_privacy.core.algorithm_aware.anonymize"
+            )
+        best, safe_info = chooser(problem, metric, disclosure_limit, report)
         best_utility = problem.utility(best, costs, c0)
     report(
         f"lattice: {len(found.minimal)} minimal node(s) after {found.nodes_checked} checks; "
@@ -271,7 +173,7 @@ def lattice_anonymize(
         "utility_metric": metric,
         "minimal_nodes": [
             {"levels": dict(zip(names, node, strict=True)), "utility": values}
-            for _, _, node, values in ranked[:MINIMAL_LIMIT]
+            for _, node, values in ranked[:MINIMAL_LIMIT]
         ],
         "minimal_nodes_total": len(ranked),
         "suppression": {"limit": limit, "budget": budget, "suppressed": suppressed},

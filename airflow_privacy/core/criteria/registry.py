@@ -1,12 +1,20 @@
-"""One table of every criterion a release can be checked against, by its CLI name.
+"""Every criterion a release can be checked against, by name: generated from the classes.
 
-The CLI, the Airflow operators and the anonymizers look criteria up here, so a criterion
-has one name, one parameter list and one implementation everywhere.
+The built-in criteria are the classes of :mod:`airflow_privacy.core.criteria.models`
+(:data:`~airflow_privacy.core.criteria.models.BUILT_IN`); third parties add theirs through
+the entry-point group ``airflow_privacy.criteria`` (each entry point names a
+:class:`~airflow_privacy.core.criteria.base.Criterion` subclass, under the criterion's own
+name; docs/criteria.md). The CLI, the Airflow operators and the anonymizers look criteria up
+here, so a criterion has one name, one parameter list and one implementation everywhere.
+
+Plug-ins are loaded lazily: only when a name is not built-in, or when every name is listed
+(:func:`names`), since scanning the installed distributions costs start-up time. A plug-in
+that does not load, is not a criterion, or takes a built-in's name (a plug-in never shadows
+a built-in) is bad input naming the entry point.
 
 Importing this module is cheap: it imports neither numpy, scipy, pandas nor pyarrow (the
-CLI builds its argument parser from :data:`CRITERIA` before it reads any data). The engines
-are imported by the runners when a criterion is run, and the types they exchange only
-under ``TYPE_CHECKING``; ``tests/test_thresholds.py`` checks this in a fresh interpreter.
+CLI builds its argument parser from :data:`CRITERIA` before it reads any data);
+``tests/test_thresholds.py`` checks this in a fresh interpreter.
 
 Parameter errors name the criterion and the parameter in neutral words
 (``ck-safety: c must be in (0, 1], got 2``), because the same parameters arrive as CLI
@@ -16,202 +24,160 @@ anonymizer's ``NAME:c=...,k=...`` syntax.
 
 from __future__ import annotations
 
-import math
-import numbers
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from airflow_privacy.core.criteria.base import Criterion, Kind, Parameter
+from airflow_privacy.core.criteria.models import BUILT_IN
+from airflow_privacy.core.criteria.models.ck_safety import MAX_K
 from airflow_privacy.errors import InputError
 
 if TYPE_CHECKING:
     from airflow_privacy.core.criteria.result import CriterionResult
     from airflow_privacy.core.model import Bucketization
 
-Runner = Callable[["Bucketization", Mapping[str, Any]], "CriterionResult"]
+__all__ = [
+    "CRITERIA",
+    "ENTRY_POINT_GROUP",
+    "MAX_K",
+    "MAX_K_CURVE",
+    "create",
+    "evaluate",
+    "lookup",
+    "names",
+    "validate",
+]
 
-#: Largest ``k`` accepted for (c,k)-safety and negation-safety. The engines clamp ``k`` to
-#: the saturation point (``worst_case.saturation_point``: fewest distinct values in a group,
-#: minus one), beyond which more knowledge cannot raise the disclosure, so any ``k`` is cheap;
-#: a ``k`` above a billion pieces of knowledge is a typo, refused before anything is read.
-MAX_K: Final[int] = 10**9
 #: Largest ``k_max`` of the disclosure curve (``worst_case.disclosure_curve``), which returns
 #: one point per ``k``: the curve is flat beyond the saturation point, at most the number of
 #: distinct sensitive values, so longer curves only repeat its last point.
 MAX_K_CURVE: Final[int] = 100_000
 
+#: The entry-point group third-party criteria register under.
+ENTRY_POINT_GROUP: Final[str] = "airflow_privacy.criteria"
 
-@dataclass(frozen=True)
-class CriterionSpec:
-    name: str
-    required: tuple[str, ...]
-    optional: tuple[str, ...]
-    summary: str
-    run: Runner
-
-
-def _k_anonymity(b: Bucketization, p: Mapping[str, Any]) -> CriterionResult:
-    from airflow_privacy.core.criteria.classic import k_anonymity
-
-    return k_anonymity(b, p["k"])
+#: Every criterion known so far by name: the built-ins, then plug-ins as they are loaded.
+CRITERIA: dict[str, type[Criterion]] = {cls.name: cls for cls in BUILT_IN}
+_BUILT_IN_NAMES: Final[frozenset[str]] = frozenset(CRITERIA)
+_scanned = False
 
 
-def _distinct(b: Bucketization, p: Mapping[str, Any]) -> CriterionResult:
-    from airflow_privacy.core.criteria.classic import distinct_l_diversity
+def _entry_points() -> list[Any]:
+    from importlib.metadata import entry_points
 
-    return distinct_l_diversity(b, p["l"])
-
-
-def _entropy(b: Bucketization, p: Mapping[str, Any]) -> CriterionResult:
-    from airflow_privacy.core.criteria.classic import entropy_l_diversity
-
-    return entropy_l_diversity(b, p["l"])
+    return list(entry_points(group=ENTRY_POINT_GROUP))
 
 
-def _recursive(b: Bucketization, p: Mapping[str, Any]) -> CriterionResult:
-    from airflow_privacy.core.criteria.classic import recursive_cl_diversity
+def _load(ep: Any) -> type[Criterion]:
+    """The criterion class an entry point names, checked; errors name the entry point."""
+    import inspect
 
-    return recursive_cl_diversity(b, p["c"], p["l"])
-
-
-def _t_closeness(b: Bucketization, p: Mapping[str, Any]) -> CriterionResult:
-    from airflow_privacy.core.criteria.classic import t_closeness
-
-    return t_closeness(b, p["t"], p.get("ordered"))
-
-
-def _ck_safety(b: Bucketization, p: Mapping[str, Any]) -> CriterionResult:
-    from airflow_privacy.core.criteria.worst_case import check_ck_safety
-
-    return check_ck_safety(b, p["c"], p["k"])
-
-
-def _negation_safety(b: Bucketization, p: Mapping[str, Any]) -> CriterionResult:
-    from airflow_privacy.core.criteria.worst_case import check_negation_safety
-
-    return check_negation_safety(b, p["c"], p["k"])
-
-
-def _skyline(b: Bucketization, p: Mapping[str, Any]) -> CriterionResult:
-    from airflow_privacy.core.criteria.skyline import check_skyline
-
-    return check_skyline(b, p["points"])
-
-
-CRITERIA: dict[str, CriterionSpec] = {
-    spec.name: spec
-    for spec in (
-        CriterionSpec(
-            "k-anonymity", ("k",), (), "every group has at least k records", _k_anonymity
-        ),
-        CriterionSpec(
-            "distinct-l-diversity", ("l",), (), "every group has at least l distinct values",
-            _distinct,
-        ),
-        CriterionSpec(
-            "entropy-l-diversity", ("l",), (), "every group's entropy is at least log(l)",
-            _entropy,
-        ),
-        CriterionSpec(
-            "recursive-cl-diversity", ("c", "l"), (),
-            "in every group r1 < c * (r_l + ... + r_m)", _recursive,
-        ),
-        CriterionSpec(
-            "t-closeness", ("t",), ("ordered",),
-            "every group's distribution is within EMD t of the table's", _t_closeness,
-        ),
-        CriterionSpec(
-            "ck-safety", ("c", "k"), (),
-            "disclosure against k basic implications stays below c (Martin et al.)", _ck_safety,
-        ),
-        CriterionSpec(
-            "negation-safety", ("c", "k"), (),
-            "disclosure against k negated atoms stays below c", _negation_safety,
-        ),
-        CriterionSpec(
-            "skyline", ("points",), (),
-            "breach against (l, k, m) knowledge stays below c at every point (Chen et al.)",
-            _skyline,
-        ),
-    )
-}  # fmt: skip
+    where = f"criterion plug-in {ep.name!r} ({ep.value}, entry-point group {ENTRY_POINT_GROUP})"
+    if ep.name in _BUILT_IN_NAMES:
+        raise InputError(f"{where} takes the name of a built-in criterion")
+    try:
+        cls = ep.load()
+    except Exception as exc:  # any failure of third-party code is the plug-in's
+        raise InputError(f"{where} does not load: {type(exc).__name__}: {exc}") from None
+    if not (isinstance(cls, type) and issubclass(cls, Criterion)):
+        raise InputError(f"{where} is not a Criterion subclass")
+    if inspect.isabstract(cls):
+        raise InputError(f"{where} does not implement evaluate")
+    if getattr(cls, "name", None) != ep.name:
+        raise InputError(
+            f"{where} defines criterion {getattr(cls, 'name', None)!r}: the entry point must "
+            "be named after the criterion"
+        )
+    if not isinstance(getattr(cls, "summary", None), str) or not all(
+        isinstance(p, Parameter) for p in cls.parameters
+    ):
+        raise InputError(f"{where} needs a summary and Parameter declarations")
+    known = CRITERIA.get(ep.name)
+    if known is not None and known is not cls:
+        raise InputError(f"{where}: another plug-in already registers criterion {ep.name!r}")
+    return cls
 
 
-def _shown(v: Any) -> str:
-    if isinstance(v, numbers.Real) and not isinstance(v, bool):
-        return f"{float(v):g}" if isinstance(v, float) else str(v)
-    return repr(v)
+def _plugin(name: str) -> type[Criterion] | None:
+    """The plug-in criterion ``name``, loading only its entry points."""
+    found = [ep for ep in _entry_points() if ep.name == name]
+    if len(found) > 1:
+        raise InputError(
+            f"criterion {name!r} is registered by {len(found)} plug-ins "
+            f"({', '.join(sorted(str(ep.value) for ep in found))}): uninstall all but one"
+        )
+    if not found:
+        return None
+    cls = _load(found[0])
+    CRITERIA[name] = cls
+    return cls
 
 
-def _number(criterion: str, name: str, v: Any, what: str) -> float:
-    """``v`` as a finite float; anything else is bad input naming the parameter."""
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise InputError(f"{criterion}: {name} must be {what}, got {v!r}")
-    x = float(v)
-    if not math.isfinite(x):
-        raise InputError(f"{criterion}: {name} must be {what}, got {_shown(v)}")
-    return x
+def names() -> list[str]:
+    """Every criterion's name: the built-ins, then every plug-in (all of them loaded)."""
+    global _scanned
+    if not _scanned:
+        eps = _entry_points()
+        seen: dict[str, str] = {}
+        for ep in eps:
+            if ep.name in seen:
+                raise InputError(
+                    f"criterion {ep.name!r} is registered by two plug-ins ({seen[ep.name]}, "
+                    f"{ep.value}): uninstall one"
+                )
+            seen[ep.name] = str(ep.value)
+        for ep in eps:
+            CRITERIA[ep.name] = _load(ep)
+        _scanned = True
+    return list(CRITERIA)
 
 
-def _whole(criterion: str, name: str, low: int, high: int | None = None) -> Callable[[Any], None]:
-    what = f"a whole number >= {low}"
-
-    def check(v: Any) -> None:
-        x = _number(criterion, name, v, what)
-        if not x.is_integer() or x < low:
-            raise InputError(f"{criterion}: {name} must be {what}, got {_shown(v)}")
-        if high is not None and x > high:
-            raise InputError(f"{criterion}: {name} must be at most {high:,}, got {_shown(v)}")
-
-    return check
+def forget_plugins() -> None:
+    """Drop the plug-ins loaded so far (a test that installs or removes one calls this)."""
+    global _scanned
+    for name in [n for n in CRITERIA if n not in _BUILT_IN_NAMES]:
+        del CRITERIA[name]
+    _scanned = False
 
 
-def _range(
-    criterion: str, name: str, low: float, high: float, open_low: bool
-) -> Callable[[Any], None]:
-    if math.isinf(high):
-        what = f"a number {'>' if open_low else '>='} {low:g}"
-        typed = what
-    else:
-        what = f"in {'(' if open_low else '['}{low:g}, {high:g}]"
-        typed = f"a number {what}"
-
-    def check(v: Any) -> None:
-        x = _number(criterion, name, v, typed)
-        if not ((x > low if open_low else x >= low) and x <= high):
-            raise InputError(f"{criterion}: {name} must be {what}, got {_shown(v)}")
-
-    return check
+def lookup(name: str) -> type[Criterion]:
+    """The class of criterion ``name``; an unknown name is bad input listing the known."""
+    cls = CRITERIA.get(name)
+    if cls is None and isinstance(name, str) and not _scanned:
+        cls = _plugin(name)
+    if cls is None:
+        raise InputError(f"unknown criterion {name!r} (known: {', '.join(names())})")
+    return cls
 
 
-def _skyline_points(v: Any) -> Any:
-    from airflow_privacy.core.criteria.skyline import normalize_points
+def known(name: str) -> type[Criterion] | None:
+    """The class of criterion ``name`` if there is one (plug-ins loaded for it), else None."""
+    try:
+        return lookup(name)
+    except InputError:
+        return None
 
-    return normalize_points(v)
+
+def parameter_named(name: str) -> Parameter | None:
+    """A parameter called ``name`` of any criterion known so far (the first declaring it):
+    how the grammar reads a parameter the named criterion does not declare, so that the
+    error names it (``point does not apply to criterion k-anonymity``)."""
+    for cls in CRITERIA.values():
+        p = cls.parameter(name)
+        if p is not None:
+            return p
+    return None
 
 
-# parameters whose CLI option has another name
-_OPTION = {"points": "point"}
+def option_name(name: str) -> str:
+    """A parameter's name in messages and on the command line (``points`` is ``point``)."""
+    p = parameter_named(name)
+    return p.option if p is not None else name
 
-# checked and brought to a canonical form (skyline points: "l,k,m,c" strings or sequences
-# become (l, k, m, c) tuples; errors name the point)
-_NORMALIZERS: dict[tuple[str, str], Callable[[Any], Any]] = {
-    ("skyline", "points"): _skyline_points,
-}
 
-_INF = float("inf")
-_VALIDATORS: dict[tuple[str, str], Callable[[Any], None]] = {
-    ("k-anonymity", "k"): _whole("k-anonymity", "k", 1),
-    ("distinct-l-diversity", "l"): _range("distinct-l-diversity", "l", 1, _INF, False),
-    ("entropy-l-diversity", "l"): _range("entropy-l-diversity", "l", 1, _INF, False),
-    ("recursive-cl-diversity", "l"): _whole("recursive-cl-diversity", "l", 1),
-    ("recursive-cl-diversity", "c"): _range("recursive-cl-diversity", "c", 0, _INF, True),
-    ("t-closeness", "t"): _range("t-closeness", "t", 0, 1, False),
-    ("ck-safety", "c"): _range("ck-safety", "c", 0, 1, True),
-    ("ck-safety", "k"): _whole("ck-safety", "k", 0, MAX_K),
-    ("negation-safety", "c"): _range("negation-safety", "c", 0, 1, True),
-    ("negation-safety", "k"): _whole("negation-safety", "k", 0, MAX_K),
-}
+def create(name: str, params: Mapping[str, Any]) -> Criterion:
+    """Criterion ``name`` with ``params``, validated (errors name the parameter)."""
+    return lookup(name)(params)
 
 
 def validate(name: str, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -221,29 +187,27 @@ def validate(name: str, params: Mapping[str, Any]) -> dict[str, Any]:
     Messages are neutral (module doc): ``criterion ck-safety needs k``, ``t does not apply
     to criterion k-anonymity``, ``ck-safety: c must be in (0, 1], got 2``.
     """
-    spec = CRITERIA.get(name)
-    if spec is None:
-        raise InputError(f"unknown criterion {name!r} (known: {', '.join(CRITERIA)})")
-    given = {k: v for k, v in params.items() if v is not None}
-    missing = [_OPTION.get(p, p) for p in spec.required if p not in given]
-    if missing:
-        raise InputError(f"criterion {name} needs {' and '.join(missing)}")
-    extra = sorted(set(given) - set(spec.required) - set(spec.optional))
-    if extra:
-        raise InputError(f"{_OPTION.get(extra[0], extra[0])} does not apply to criterion {name}")
-    for key, value in list(given.items()):
-        check = _VALIDATORS.get((name, key))
-        if check is not None:
-            check(value)
-        normalize = _NORMALIZERS.get((name, key))
-        if normalize is not None:
-            given[key] = normalize(value)
-    if "k" in given:
-        given["k"] = int(given["k"])
-    return given
+    return lookup(name).validate(params)
 
 
 def evaluate(b: Bucketization, name: str, params: Mapping[str, Any]) -> CriterionResult:
     """Check criterion ``name`` with ``params``; unknown names or bad parameters are errors."""
-    valid = validate(name, params)
-    return CRITERIA[name].run(b, valid)
+    return create(name, params).evaluate(b)
+
+
+def flags() -> dict[str, tuple[Parameter, list[str]]]:
+    """The command-line flags of the built-in criteria's parameters: for each parameter
+    name (in order of first declaration) the declaration that sets the flag's type and the
+    criteria that take it. A parameter that is a whole number for one criterion and a real
+    number for another is read as a real number (``--l``)."""
+    out: dict[str, tuple[Parameter, list[str]]] = {}
+    for cls in BUILT_IN:
+        for p in cls.parameters:
+            if p.name not in out:
+                out[p.name] = (p, [cls.name])
+                continue
+            first, users = out[p.name]
+            users.append(cls.name)
+            if first.kind is Kind.WHOLE and p.kind is Kind.REAL:
+                out[p.name] = (p, users)
+    return out

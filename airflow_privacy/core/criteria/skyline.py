@@ -41,6 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from airflow_privacy.core import thresholds
+from airflow_privacy.core.criteria.base import SkylinePoint, parse_points
 from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.core.criteria.skyline_scan import Scanner, TopTwo
 from airflow_privacy.core.criteria.wording import ValueNames
@@ -464,65 +465,12 @@ def breach_cube(b: Bucketization, max_l: int, max_k: int, max_m: int) -> FloatAr
     return out
 
 
-SkylinePoint = tuple[int, int, int, float]
-MAX_POINT = 10_000
-"""Largest ``l``, ``k`` or ``m`` of a point checked (the scan's tables grow with ``k`` and
-``m``: a point of a million takes gigabytes); knowledge of more than ten thousand values,
-people or implications is a typo, refused before any work."""
-
-
 def normalize_points(points: Iterable[Any]) -> list[SkylinePoint]:
     """Skyline points as ``(l, k, m, c)``: from tuples/lists or ``"l,k,m,c"`` strings (the
-    CLI's ``--point``). Errors name the criterion and the point in neutral words
-    (``skyline: point '1,2,x,0.9': m must be ...``), as the registry's do."""
-    out: list[SkylinePoint] = []
-    if isinstance(points, str):
-        raw_points: list[Any] = [points]
-    else:
-        try:
-            raw_points = list(points)
-        except TypeError:
-            raise InputError(f"skyline: points must be a list of l,k,m,c, got {points!r}") from None
-    if not raw_points:
-        raise InputError("skyline: needs at least one point l,k,m,c")
-    for raw in raw_points:
-        if isinstance(raw, str):
-            shown, parts = raw, [x.strip() for x in raw.split(",")]
-        elif isinstance(raw, Sequence):
-            shown, parts = ",".join(str(x) for x in raw), list(raw)
-        else:
-            raise InputError(f"skyline: point {raw!r}: expected four numbers l,k,m,c")
-        if len(parts) != 4:
-            raise InputError(
-                f"skyline: point {shown!r}: expected four numbers l,k,m,c, got {len(parts)}"
-            )
-        whole: list[int] = []
-        for name, x in zip("lkm", parts[:3], strict=True):
-            try:
-                xf = float(x)
-            except (TypeError, ValueError):
-                raise InputError(
-                    f"skyline: point {shown!r}: {name} must be a whole number >= 0, got {x!r}"
-                ) from None
-            if isinstance(x, bool) or not math.isfinite(xf) or not xf.is_integer() or xf < 0:
-                raise InputError(
-                    f"skyline: point {shown!r}: {name} must be a whole number >= 0, got {x}"
-                )
-            if xf > MAX_POINT:  # checked before anything is allocated (the tables grow with it)
-                raise InputError(
-                    f"skyline: point {shown!r}: {name} must be at most {MAX_POINT:,}, got {x}"
-                )
-            whole.append(int(xf))
-        try:
-            c = float(parts[3])
-        except (TypeError, ValueError):
-            raise InputError(
-                f"skyline: point {shown!r}: c must be a number in (0, 1], got {parts[3]!r}"
-            ) from None
-        if isinstance(parts[3], bool) or not 0.0 < c <= 1.0:
-            raise InputError(f"skyline: point {shown!r}: c must be in (0, 1], got {parts[3]}")
-        out.append((whole[0], whole[1], whole[2], c))
-    return out
+    CLI's ``--point``), by the one parser of a point (the skyline parameter's kind,
+    :func:`airflow_privacy.core.criteria.base.parse_points`). Errors name the criterion and
+    the point in neutral words (``skyline: point '1,2,x,0.9': m must be ...``)."""
+    return parse_points("skyline", points)
 
 
 def check_skyline(b: Bucketization, points: Iterable[Any]) -> CriterionResult:

@@ -38,8 +38,6 @@ MAX_LABEL = 255
 DISCLOSURE_MODES = ("naive", "safe")
 #: stand-ins for templated criterion parameters, so that the rest of a criterion is checked
 #: when the DAG is parsed (each passes every criterion's check of that parameter)
-_STAND_IN: dict[str, Any] = {"k": 1, "l": 1, "c": 1, "t": 1, "ordered": True}
-_STAND_IN_POINT = "1,1,1,1"
 
 
 def is_template(value: Any) -> bool:
@@ -373,19 +371,27 @@ def _stand_in(item: Any) -> Any:
     return None
 
 
+def _declared(key: Any) -> Any:
+    """The declaration of a criterion parameter called ``key`` (its kind, its stand-in)."""
+    from airflow_privacy.core.criteria.registry import parameter_named
+
+    return parameter_named(key) if isinstance(key, str) else None
+
+
 def _stand_in_value(key: Any, value: Any) -> Any:
     if not templated(value):
         return value
-    if key == "points" and isinstance(value, list | tuple):
-        return [_STAND_IN_POINT if templated(p) else p for p in value]
-    if key == "points":
-        return [_STAND_IN_POINT]
-    return _STAND_IN.get(key, value)
+    declared = _declared(key)
+    if declared is None:
+        return value
+    if declared.repeatable and isinstance(value, list | tuple):
+        return [declared.stand_in()[0] if templated(p) else p for p in value]
+    return declared.stand_in()
 
 
 def _stand_in_spec(spec: str) -> Any:
     """``"NAME:k=3,c={{ params.c }}"``: the name and the parameters not templated."""
-    from airflow_privacy.core.criteria.registry import CRITERIA
+    from airflow_privacy.core.criteria.registry import lookup
     from airflow_privacy.gate.criteria import parse_spec
 
     head, _, _ = spec.partition(":")
@@ -394,8 +400,7 @@ def _stand_in_spec(spec: str) -> Any:
     crit = head.strip()
     if crit.startswith("-") or not crit:
         return spec  # parse_spec says what is wrong
-    if crit not in CRITERIA:
-        raise InputError(f"unknown criterion {crit!r} (known: {', '.join(CRITERIA)})")
+    lookup(crit)  # an unknown criterion is bad input naming the known ones
     marker = "\x01templated\x01"
     try:
         parsed_name, params = parse_spec(_SPAN.sub(marker, spec))
@@ -405,10 +410,11 @@ def _stand_in_spec(spec: str) -> Any:
     for key, v in params.items():
         if marker in key:
             return None
-        if key == "points":
-            out[key] = [_STAND_IN_POINT if marker in p else p for p in v]
+        declared = _declared(key)
+        if declared is not None and declared.repeatable:
+            out[key] = [declared.stand_in()[0] if marker in p else p for p in v]
         elif isinstance(v, str) and marker in v:
-            out[key] = _STAND_IN.get(key, v)
+            out[key] = declared.stand_in() if declared is not None else v
         else:
             out[key] = v
     return (parsed_name, out)
