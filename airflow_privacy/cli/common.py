@@ -183,6 +183,8 @@ def add_criterion_flags(p: argparse.ArgumentParser) -> None:
             p.add_argument(flag, type=boolean, default=None, dest=name, help=text)
         elif param.kind is Kind.CHOICE:
             p.add_argument(flag, choices=param.choices, default=None, dest=name, help=text)
+        elif param.kind is Kind.TEXT:
+            p.add_argument(flag, default=None, dest=name, metavar="VALUE", help=text)
         else:
             kind = int if param.kind is Kind.WHOLE else float
             p.add_argument(flag, type=number(kind, flag), default=None, dest=name, help=text)

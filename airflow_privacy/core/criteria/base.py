@@ -73,6 +73,7 @@ class Kind(Enum):
     BOOLEAN = "true or false"
     POINTS = "list of skyline points l,k,m,c"
     CHOICE = "one of a list of words"
+    TEXT = "a value of the sensitive column"
 
 
 def shown(v: Any) -> str:
@@ -220,6 +221,8 @@ class Parameter:
             return "true or false"
         if self.kind is Kind.CHOICE:
             return "one of " + ", ".join(self.choices)
+        if self.kind is Kind.TEXT:
+            return "a value of the sensitive column"
         return "l,k,m,c with c in (0, 1]"
 
     # ---------------------------------------------------------------- parsing text
@@ -228,7 +231,7 @@ class Parameter:
         skyline points separated by ``;``, scalars by :func:`scalar_from_text`."""
         if self.kind is Kind.POINTS:
             return [p.strip() for p in text.split(";") if p.strip()]
-        if self.kind is Kind.CHOICE:
+        if self.kind in (Kind.CHOICE, Kind.TEXT):
             return text
         return scalar_from_text(text)
 
@@ -256,6 +259,8 @@ class Parameter:
             return True
         if self.kind is Kind.CHOICE:
             return self.choices[0]
+        if self.kind is Kind.TEXT:
+            return "x"
         if self.high is not None:
             return int(self.high) if float(self.high).is_integer() else self.high
         return max(int(self.low or 0), 1)
@@ -272,6 +277,12 @@ class Parameter:
         if self.kind is Kind.BOOLEAN:
             if not isinstance(v, bool):
                 raise InputError(f"{criterion}: {self.name} must be true or false, got {v!r}")
+            return v
+        if self.kind is Kind.TEXT:
+            if not isinstance(v, str) or not v.strip():
+                raise InputError(
+                    f"{criterion}: {self.name} must be a value of the sensitive column, got {v!r}"
+                )
             return v
         if self.kind is Kind.CHOICE:
             if v not in self.choices:

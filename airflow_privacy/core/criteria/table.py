@@ -36,6 +36,8 @@ def parameter_text(p: Parameter) -> str:
         what = p.range_text().removeprefix("a number ")
     elif p.kind is Kind.BOOLEAN:
         what = "`true`/`false`"
+    elif p.kind is Kind.TEXT:
+        what = "a value of the sensitive column"
     else:
         what = " / ".join(f"`{c}`" for c in p.choices)
     if not p.required:

@@ -8,11 +8,19 @@ classes' methods.
 from __future__ import annotations
 
 from airflow_privacy.core.criteria.base import Criterion
+from airflow_privacy.core.criteria.models.alpha_k_anonymity import AlphaKAnonymity
+from airflow_privacy.core.criteria.models.beta_likeness import (
+    BasicBetaLikeness,
+    EnhancedBetaLikeness,
+)
 from airflow_privacy.core.criteria.models.ck_safety import CKSafety
+from airflow_privacy.core.criteria.models.delta_disclosure import DeltaDisclosure
 from airflow_privacy.core.criteria.models.distinct_l_diversity import DistinctLDiversity
 from airflow_privacy.core.criteria.models.entropy_l_diversity import EntropyLDiversity
 from airflow_privacy.core.criteria.models.k_anonymity import KAnonymity
+from airflow_privacy.core.criteria.models.k_map import KMap
 from airflow_privacy.core.criteria.models.negation_safety import NegationSafety
+from airflow_privacy.core.criteria.models.prosecutor_risk import ProsecutorRisk
 from airflow_privacy.core.criteria.models.recursive_cl_diversity import RecursiveCLDiversity
 from airflow_privacy.core.criteria.models.skyline import Skyline
 from airflow_privacy.core.criteria.models.t_closeness import TCloseness
@@ -26,15 +34,27 @@ BUILT_IN: tuple[type[Criterion], ...] = (
     CKSafety,
     NegationSafety,
     Skyline,
+    AlphaKAnonymity,
+    BasicBetaLikeness,
+    EnhancedBetaLikeness,
+    DeltaDisclosure,
+    ProsecutorRisk,
+    KMap,
 )
 
 __all__ = [
     "BUILT_IN",
+    "AlphaKAnonymity",
+    "BasicBetaLikeness",
     "CKSafety",
+    "DeltaDisclosure",
     "DistinctLDiversity",
+    "EnhancedBetaLikeness",
     "EntropyLDiversity",
     "KAnonymity",
+    "KMap",
     "NegationSafety",
+    "ProsecutorRisk",
     "RecursiveCLDiversity",
     "Skyline",
     "TCloseness",
