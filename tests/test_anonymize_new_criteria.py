@@ -7,8 +7,9 @@ on the rows of the release."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,6 +22,8 @@ from airflow_privacy.core.datasets import adult_hierarchies, load_adult
 from airflow_privacy.core.model import Bucketization, ReleaseSpec
 from airflow_privacy.errors import InputError
 from tests.test_anonymize_oracle import Criteria, Problem, exhaustive_minimal, problems
+
+Method = Literal["lattice", "mondrian"]
 
 NEW = st.one_of(
     st.builds(lambda h: ("prosecutor-risk", {"highest": h}), st.sampled_from([0.2, 0.34, 0.5])),
@@ -69,7 +72,7 @@ def test_lattice_finds_exactly_the_minimal_nodes(p: Problem, criteria: Criteria)
 QIS = ["age", "sex", "race", "marital-status", "education"]
 
 
-def _sizes(result: Any, qis: list[str]) -> list[int]:
+def _sizes(result: Any, qis: Sequence[str]) -> list[int]:
     """Group sizes of the written release, counted from its rows."""
     rows = result.release.to_pylist()
     return list(Counter(tuple(r[q] for q in qis) for r in rows).values())
@@ -84,7 +87,7 @@ def _recheck(result: Any, criteria: Criteria) -> None:
 
 
 @pytest.mark.parametrize("method", ["lattice", "mondrian"])
-def test_adult_highest_prosecutor_risk_at_most_5_percent(method: str) -> None:
+def test_adult_highest_prosecutor_risk_at_most_5_percent(method: Method) -> None:
     table = load_adult()
     h = adult_hierarchies()
     criteria: Criteria = [("prosecutor-risk", {"highest": 0.05})]
@@ -110,7 +113,7 @@ def test_adult_prosecutor_records_and_average_with_the_lattice() -> None:
 
 
 @pytest.mark.parametrize("method", ["lattice", "mondrian"])
-def test_adult_k_map_with_a_sampling_fraction(method: str) -> None:
+def test_adult_k_map_with_a_sampling_fraction(method: Method) -> None:
     table = load_adult()
     h = adult_hierarchies()
     params = {"k": 50, "sampling_fraction": 0.1, "estimator": "zero-truncated-poisson"}
@@ -132,7 +135,7 @@ def test_adult_k_map_with_a_sampling_fraction(method: str) -> None:
     ],
     ids=["alpha-k", "basic-beta"],
 )
-def test_adult_distribution_criteria_releases_pass(method: str, criteria: Criteria) -> None:
+def test_adult_distribution_criteria_releases_pass(method: Method, criteria: Criteria) -> None:
     table = load_adult()
     h = adult_hierarchies()
     result = anonymize(table, QIS, "occupation", method, criteria, {q: h[q] for q in QIS})
