@@ -75,6 +75,13 @@ CRITERIA = [
     "ck-safety:c=0.5,k=1",
     "ck-safety:c=0.5,k=3",
     "negation-safety:c=0.5,k=2",
+    "alpha-k-anonymity:alpha=0.5,k=2",
+    "alpha-k-anonymity:alpha=0.4,k=2,sensitive_value=Flu",
+    "basic-beta-likeness:beta=1",
+    "enhanced-beta-likeness:beta=1",
+    "delta-disclosure:delta=1",
+    "prosecutor-risk:highest=0.2",
+    "k-map:k=20,sampling_fraction=0.5",
 ]
 
 
