@@ -451,3 +451,38 @@ def test_a_report_that_is_not_a_teardown_keeps_a_blocked_run_red(
     assert green(published) and published["tasks"]["report"] == "success"
     assert envelope(published, "report")["details"]["status"] == "published"
     assert ledger_state(url) == [("1", "published", ["blocked", "published"])]
+
+
+def test_a_risk_limit_blocks_until_the_release_is_anonymized_to_it(
+    airflow_home: Path, tmp_path: Path
+) -> None:
+    """The gate on a risk criterion: buckets of 3 records give a prosecutor risk of 1/3,
+    so ``prosecutor-risk:highest=0.1`` blocks the release (red run, nothing published);
+    anonymized to that limit (buckets of 10 or more), the same check passes and the run
+    publishes (green)."""
+    out = tmp_path / "out"
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    limit = ["prosecutor-risk:highest=0.1"]
+    runs, _ = drive(
+        airflow_home,
+        SCENARIO_DAGS,
+        "privacy_scenarios",
+        out,
+        url,
+        [
+            {"first_release": True, "check_criteria": limit},
+            {"first_release": True, "check_criteria": limit, "anonymize_criteria": limit},
+        ],
+    )
+    blocked, published = runs
+    assert not green(blocked) and blocked["tasks"]["publish"] == "failed"
+    check = envelope(blocked, "check")
+    assert check["safe"] is False and check["results"][0]["criterion"] == "prosecutor-risk"
+    assert check["results"][0]["value"] > 0.1
+    assert any("prosecutor" in r for r in envelope(blocked, "publish")["reasons"])
+    assert green(published) and envelope(published, "publish")["outcome"] == "published"
+    result = envelope(published, "check")["results"][0]
+    assert result["safe"] is True and result["value"] <= 0.1
+    assert envelope(published, "anonymize")["results"][0]["criterion"] == "prosecutor-risk"
+    # re-anonymized content is a new release; the blocked one stays blocked
+    assert ledger_state(url) == [("1", "blocked", ["blocked"]), ("2", "published", ["published"])]

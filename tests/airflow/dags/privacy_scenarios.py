@@ -8,6 +8,9 @@ publish (the gate) -> report. Params choose the dataset, the audit's datasets an
 whether the first release is declared, and whether one instance of the unrelated ``notify``
 task fails. Each run publishes into its own folder (``published/<run>``).
 
+The anonymizer's and the check's criteria are params too (a risk limit the release is
+anonymized to, or only checked against).
+
 * ``privacy_scenarios``: the report is a teardown of the gate (as intended);
 * ``privacy_scenarios_report_leaf``: ``publish >> report`` without teardown (the wiring the
   report's docs once offered): the report is then the DAG's leaf, and must fail a run whose
@@ -51,6 +54,9 @@ def build(dag_id: str, report_as_teardown: bool) -> DAG:
             "records": Param(1000, type="integer", minimum=10),
             "max_pvp": Param(100.0, type="number", minimum=0, maximum=100),
             "fail_side_task": Param(False, type="boolean"),
+            # the criteria the release is anonymized to and checked against
+            "anonymize_criteria": Param(["k-anonymity:k=3"], type="array"),
+            "check_criteria": Param(["k-anonymity:k=3"], type="array"),
         },
     ) as dag:
 
@@ -82,7 +88,7 @@ def build(dag_id: str, report_as_teardown: bool) -> DAG:
             release="{{ ti.xcom_pull(task_ids='prepare')['release'] }}",
             qis=QIS,
             sensitive="occupation",
-            criteria=["k-anonymity:k=3"],
+            criteria="{{ params.anonymize_criteria }}",
         )
         attempt = OpenAttemptOperator(
             task_id="open_attempt",
@@ -100,7 +106,7 @@ def build(dag_id: str, report_as_teardown: bool) -> DAG:
             release=RELEASE,
             sensitive="occupation",
             group_columns=["bucket"],
-            criteria=["k-anonymity:k=3"],
+            criteria="{{ params.check_criteria }}",
         )
         audit = CompositionAuditOperator(
             task_id="audit",
