@@ -60,6 +60,8 @@ _AIRFLOW_NAMES: dict[str, str] = {
     "conn": "conn_id",
     "bucket": "bucket_column",
     "rule_width": "rule_widths",
+    "entity": "entity_column",
+    "weight": "weight_column",
 }
 _CLI_NAMES: dict[str, str] = {
     "c-threshold": "c",

@@ -74,6 +74,11 @@ def register(sub: Any) -> None:
         help="a column that defines the QI-groups (repeat for several)",
     )  # fmt: skip
     add_criterion_args(p, ", ".join(CRITERIA))
+    p.add_argument(
+        "--entity", metavar="COL", default=None,
+        help="a column naming the person each row belongs to: count each person once, "
+        "grouped by the multiset of their rows' groups (DLP's entity_id)",
+    )  # fmt: skip
     add_missing_arg(p)
     add_input_args(p)
     add_attempt_args(p, NAME)
@@ -98,6 +103,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             missing_as=args.missing_as,
             fmt=args.input_format,
             delimiter=args.delimiter,
+            entity=args.entity,
         ),
         ctx,
     )

@@ -26,6 +26,9 @@ class CheckSafetyOperator(CheckOperator):
         ``"ck-safety:c=0.7,k=3"``; names and parameters as ``airflow-privacy check``
     :param missing_as: publish blank sensitive cells as this value (default: blank cells are
         bad input)
+    :param entity_column: a column naming the person each row belongs to: each person counts
+        once, grouped by the multiset of their rows' group tuples (DLP's ``entity_id``);
+        criteria that read the sensitive values need one value per person
     Also ``attempt``, ``attempt_task_id``, ``check_name``, ``privacy_ledger_conn_id``,
     ``on_unsafe`` (see :class:`CheckOperator`).
 
@@ -34,7 +37,7 @@ class CheckSafetyOperator(CheckOperator):
 
     template_fields: Sequence[str] = (
         "release", "sql_table", "conn_id", "sensitive", "group_columns", "criteria",
-        "missing_as", "attempt",
+        "missing_as", "attempt", "entity_column",
     )  # fmt: skip
     template_fields_renderers: ClassVar[dict[str, str]] = {"criteria": "json"}
     ui_color = "#e8f4ea"
@@ -49,6 +52,7 @@ class CheckSafetyOperator(CheckOperator):
         sql_table: str | None = None,
         conn_id: str | None = None,
         missing_as: str | None = None,
+        entity_column: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -59,6 +63,7 @@ class CheckSafetyOperator(CheckOperator):
         self.group_columns = group_columns
         self.criteria = criteria
         self.missing_as = missing_as
+        self.entity_column = entity_column
         self._check_at_parse_time()
 
     def check_arguments(self, parsing: bool) -> dict[str, Any]:
@@ -74,6 +79,7 @@ class CheckSafetyOperator(CheckOperator):
             "group_columns": a.names("group_columns"),
             "criteria": a.criteria("criteria"),
             "missing_as": a.text("missing_as", optional=True),
+            "entity_column": a.text("entity_column", optional=True),
         }
         if (self.release is None) == (self.sql_table is None):
             raise InputError("give exactly one of release and sql_table")
@@ -101,6 +107,7 @@ class CheckSafetyOperator(CheckOperator):
                     name=self.name,
                     attempt=attempt,
                     missing_as=a["missing_as"],
+                    entity=a["entity_column"],
                 ),
                 ctx,
             )
