@@ -85,6 +85,15 @@ class CheckSafetyOperator(CheckOperator):
             raise InputError("give exactly one of release and sql_table")
         if self.sql_table is not None and self.conn_id is None:
             raise InputError("sql_table needs conn_id: the SQL connection of the table")
+        entity = self.entity_column
+        if isinstance(entity, str) and (
+            entity == self.sensitive
+            or (isinstance(self.group_columns, list | tuple) and entity in self.group_columns)
+        ):
+            raise InputError(
+                f"entity_column {entity!r} is also the sensitive or a group column: it names "
+                "the person a row belongs to, it is neither published nor measured"
+            )
         return out
 
     def execute(self, context: Any) -> dict[str, Any]:

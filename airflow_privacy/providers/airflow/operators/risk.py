@@ -130,6 +130,16 @@ class RiskAnalysisOperator(CheckOperator):
             raise InputError("sql_table needs conn_id (the database connection)")
         if self.weight_column is not None and self.population is not None:
             raise InputError("give weight_column or population, not both")
+        qis = self.qis if isinstance(self.qis, list | tuple) else []
+        for arg in ("entity_column", "weight_column"):
+            value = getattr(self, arg)
+            if isinstance(value, str) and value in qis:
+                raise InputError(f"{arg} {value!r} is also one of qis")
+        if self.entity_column is not None and self.records is not None:
+            raise InputError(
+                "records lists records by row number; with entity_column SUDA scores "
+                "entities, which have no row number: leave one of them out"
+            )
         return out
 
     def execute(self, context: Any) -> dict[str, Any]:
