@@ -402,3 +402,17 @@ def test_operator_names_in_messages() -> None:
     assert render(opt("entity"), "airflow") == "entity_column"
     assert render(opt("weight"), "airflow") == "weight_column"
     assert render(opt("entity"), "cli") == "--entity"
+
+
+def test_weights_are_summed_exactly(tmp_path: Path) -> None:
+    """1.2 + 1.4 + 1.4 is 4 people; in floating point it is 3.9999999999999996, which would
+    round down to 3. The decimal texts are summed as exact fractions: F = 4."""
+    assert sum([1.2, 1.4, 1.4]) < 4
+    path = write(tmp_path / "r.parquet", {"q": ["a", "a", "a"], "w": ["1.2", "1.4", "1.4"]})
+    code, text = run("risk", str(path), "--qi", "q", "--weight", "w", "--no-suda",
+                     "--format", "json")  # fmt: skip
+    assert code == 0
+    env = json.loads(text)
+    assert _measures(env)["journalist_highest_risk"] == pytest.approx(1 / 4)
+    assert env["details"]["population"]["weight_sum"] == 4.0
+    assert env["details"]["population"]["sampling_fraction"] == pytest.approx(3 / 4)

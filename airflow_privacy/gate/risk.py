@@ -608,6 +608,12 @@ def run_risk(req: RiskRequest, ctx: GateContext) -> Envelope:
             else ""
         )
         + (f", {suda['records_with_msu']:,} records with a special unique" if suda else "")
+        + (
+            f" (each record one entity of column {entity_facts['entity_column']!r}: "
+            f"{entity_facts['rows']:,} rows)"
+            if entity_facts
+            else ""
+        )
     )
     details: dict[str, Any] = {
         "qis": list(qis),
