@@ -74,13 +74,13 @@ def register(sub: Any) -> None:
         help="a column that defines the QI-groups (repeat for several)",
     )  # fmt: skip
     add_criterion_args(p, ", ".join(CRITERIA))
+    add_missing_arg(p)
+    add_input_args(p)
     p.add_argument(
         "--entity", metavar="COL", default=None,
         help="a column naming the person each row belongs to: count each person once, "
         "grouped by the multiset of their rows' groups (DLP's entity_id)",
     )  # fmt: skip
-    add_missing_arg(p)
-    add_input_args(p)
     add_attempt_args(p, NAME)
     add_report_arg(p)
     add_output_args(p)
@@ -97,13 +97,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             sensitive=args.sensitive,
             group_columns=list(args.groups),
             criteria=criteria_with_shorthand(args),
+            entity=args.entity,
             name=args.name,
             attempt=args.attempt,
             ledger=args.ledger,
             missing_as=args.missing_as,
             fmt=args.input_format,
             delimiter=args.delimiter,
-            entity=args.entity,
         ),
         ctx,
     )

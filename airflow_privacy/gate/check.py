@@ -26,14 +26,14 @@ class CheckRequest:
     group_columns: Sequence[str]
     criteria: Any
     name: str = "check"
+    entity: str | None = None
+    """A column naming the entity (person) each row belongs to: one record per entity,
+    grouped by the multiset of its rows' group tuples (DLP's ``entity_id``)."""
     attempt: str | None = None
     ledger: str | None = None
     missing_as: str | None = None
     fmt: Any = None
     delimiter: str | None = None
-    entity: str | None = None
-    """A column naming the entity (person) each row belongs to: one record per entity,
-    grouped by the multiset of its rows' group tuples (DLP's ``entity_id``)."""
 
 
 def columns(value: Any, what: str) -> list[str]:

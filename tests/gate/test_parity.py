@@ -396,40 +396,6 @@ def via_operators(
     return envs
 
 
-def test_cli_and_operators_agree(
-    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    sides = {}
-    for side in ("cli", "airflow"):
-        folder = tmp_path / side
-        folder.mkdir()
-        src = ws.slice(f"{side}-input", 0, 3000)
-        src.rename(folder / "input.parquet")
-        sides[side] = folder
-    url = {side: f"sqlite:///{sides[side] / 'ledger.db'}" for side in sides}
-    a = via_cli(sides["cli"], url["cli"])
-    b = via_operators(sides["airflow"], url["airflow"], monkeypatch)
-    steps = ["anonymize", "attempt", "check", "maxent", "audit", "risk", "publish", "report"]
-    assert [e["step"] for e in a] == steps and [e["step"] for e in b] == steps
-    for x, y in zip(a, b, strict=True):
-        if x["step"] in ("anonymize", "attempt", "publish", "report"):
-            x, y = dict(x, name="-"), dict(y, name="-")  # the command's / the task's name
-        assert normal(x) == normal(y), x["step"]
-    assert ledger_rows(url["cli"]) == ledger_rows(url["airflow"])
-    files = [
-        "release.parquet",
-        "release.parquet.manifest.json",
-        "published/release.parquet",
-        "published/release.parquet.manifest.json",
-        "risk_scores.csv",
-    ]
-    for f in files:
-        assert digest(sides["cli"] / f) == digest(sides["airflow"] / f), f
-    assert (sides["cli"] / "release.parquet.report.html").is_file()
-    assert (sides["airflow"] / "release.parquet.report.html").is_file()
-    assert ledger_rows(url["cli"])["members"]  # the identifier hashes were recorded
-
-
 def test_entity_and_weight_parity(tmp_path: Path) -> None:
     """``--entity`` / ``entity_column`` and ``--weight`` / ``weight_column``: the check and the
     risk step give the same envelope through the CLI and the operators."""
@@ -468,3 +434,37 @@ def test_entity_and_weight_parity(tmp_path: Path) -> None:
     assert envs["k-anonymity:k=2"]["details"]["entities"] == 12
     assert envs["k-anonymity:k=2"]["details"]["rows"] == 24
     assert env["details"]["population"]["kind"] == "weights"
+
+
+def test_cli_and_operators_agree(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sides = {}
+    for side in ("cli", "airflow"):
+        folder = tmp_path / side
+        folder.mkdir()
+        src = ws.slice(f"{side}-input", 0, 3000)
+        src.rename(folder / "input.parquet")
+        sides[side] = folder
+    url = {side: f"sqlite:///{sides[side] / 'ledger.db'}" for side in sides}
+    a = via_cli(sides["cli"], url["cli"])
+    b = via_operators(sides["airflow"], url["airflow"], monkeypatch)
+    steps = ["anonymize", "attempt", "check", "maxent", "audit", "risk", "publish", "report"]
+    assert [e["step"] for e in a] == steps and [e["step"] for e in b] == steps
+    for x, y in zip(a, b, strict=True):
+        if x["step"] in ("anonymize", "attempt", "publish", "report"):
+            x, y = dict(x, name="-"), dict(y, name="-")  # the command's / the task's name
+        assert normal(x) == normal(y), x["step"]
+    assert ledger_rows(url["cli"]) == ledger_rows(url["airflow"])
+    files = [
+        "release.parquet",
+        "release.parquet.manifest.json",
+        "published/release.parquet",
+        "published/release.parquet.manifest.json",
+        "risk_scores.csv",
+    ]
+    for f in files:
+        assert digest(sides["cli"] / f) == digest(sides["airflow"] / f), f
+    assert (sides["cli"] / "release.parquet.report.html").is_file()
+    assert (sides["airflow"] / "release.parquet.report.html").is_file()
+    assert ledger_rows(url["cli"])["members"]  # the identifier hashes were recorded

@@ -24,11 +24,11 @@ class CheckSafetyOperator(CheckOperator):
     :param group_columns: the columns that define the QI-groups (a list)
     :param criteria: a list of criteria, each ``{"name": "ck-safety", "c": 0.7, "k": 3}`` or
         ``"ck-safety:c=0.7,k=3"``; names and parameters as ``airflow-privacy check``
-    :param missing_as: publish blank sensitive cells as this value (default: blank cells are
-        bad input)
     :param entity_column: a column naming the person each row belongs to: each person counts
         once, grouped by the multiset of their rows' group tuples (DLP's ``entity_id``);
         criteria that read the sensitive values need one value per person
+    :param missing_as: publish blank sensitive cells as this value (default: blank cells are
+        bad input)
     Also ``attempt``, ``attempt_task_id``, ``check_name``, ``privacy_ledger_conn_id``,
     ``on_unsafe`` (see :class:`CheckOperator`).
 
@@ -51,8 +51,8 @@ class CheckSafetyOperator(CheckOperator):
         release: str | None = None,
         sql_table: str | None = None,
         conn_id: str | None = None,
-        missing_as: str | None = None,
         entity_column: str | None = None,
+        missing_as: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -77,9 +77,9 @@ class CheckSafetyOperator(CheckOperator):
             "conn_id": a.text("conn_id", optional=True),
             "sensitive": a.text("sensitive"),
             "group_columns": a.names("group_columns"),
+            "entity_column": a.text("entity_column", optional=True),
             "criteria": a.criteria("criteria"),
             "missing_as": a.text("missing_as", optional=True),
-            "entity_column": a.text("entity_column", optional=True),
         }
         if (self.release is None) == (self.sql_table is None):
             raise InputError("give exactly one of release and sql_table")
@@ -113,10 +113,10 @@ class CheckSafetyOperator(CheckOperator):
                     sensitive=a["sensitive"],
                     group_columns=a["group_columns"],
                     criteria=a["criteria"],
+                    entity=a["entity_column"],
                     name=self.name,
                     attempt=attempt,
                     missing_as=a["missing_as"],
-                    entity=a["entity_column"],
                 ),
                 ctx,
             )
