@@ -416,3 +416,33 @@ def test_weights_are_summed_exactly(tmp_path: Path) -> None:
     assert _measures(env)["journalist_highest_risk"] == pytest.approx(1 / 4)
     assert env["details"]["population"]["weight_sum"] == 4.0
     assert env["details"]["population"]["sampling_fraction"] == pytest.approx(3 / 4)
+
+
+def test_sql_table_risk_with_entities_and_weights(tmp_path: Path) -> None:
+    """The risk step on ``table:NAME`` with ``--entity`` and ``--weight`` equals the file's."""
+    from sqlalchemy import create_engine, text
+
+    cols = {
+        "pid": ["p1", "p1", "p2", "p3", "p3", "p4", "p5"],
+        "q": ["a", "b", "a", "a", "b", "b", "b"],
+        "w": ["2", "2", "1.5", "3", "3", "1", "4.25"],
+    }
+    path = write(tmp_path / "r.parquet", cols)
+    db = tmp_path / "db.sqlite"
+    engine = create_engine(f"sqlite:///{db}")
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE rel (pid TEXT, q TEXT, w TEXT)"))
+        for row in zip(*cols.values(), strict=True):
+            conn.execute(text("INSERT INTO rel VALUES (:a, :b, :c)"),
+                         {"a": row[0], "b": row[1], "c": row[2]})  # fmt: skip
+    engine.dispose()
+    common = ["--qi", "q", "--entity", "pid", "--weight", "w", "--format", "json"]
+    code_f, text_f = run("risk", str(path), *common)
+    code_t, text_t = run("risk", "table:rel", "--conn", f"sqlite:///{db}", *common)
+    assert code_f == code_t == 0
+    ef, et = json.loads(text_f), json.loads(text_t)
+    assert ef["details"]["measures"] == et["details"]["measures"]
+    assert ef["details"]["entities"] == et["details"]["entities"]
+    assert ef["details"]["entities"]["entities"] == 5
+    # {a, b} x2 (p1, p3: weights 2 and 3), {a} (p2: 1.5), {b} x2 (p4, p5: 1 and 4.25)
+    assert ef["details"]["population"]["weight_sum"] == 11.75
