@@ -23,12 +23,13 @@ an entity's rows when a criterion reads them; :class:`Reduction` counts the enti
 rows disagree (never which entities, never which values).
 
 **Weights.** A record with weight ``w`` stands for ``w`` people of the population (a survey
-design weight, sdcMicro's ``weightVar``; Templ, Kowarik & Meindl 2015, "Statistical
-Disclosure Control for Micro-Data Using the R Package sdcMicro", J. Stat. Softw. 67(4),
-section 3): the population frequency of a class is estimated as the sum of its records'
-weights, ``F_j = sum of w_i over the records i of class j``. :func:`parse_weights` checks
-them (finite, at least 1: a record stands for at least itself) and reads them as exact
-fractions (a decimal text is its exact decimal value).
+design weight, sdcMicro's ``weightVar``): the population frequency of a class is estimated
+as the sum of its records' weights, ``F_j = sum of w_i over the records i of class j``
+(sdcMicro's ``freqCalc``, its ``Fk``; Templ, "Statistical Disclosure Control for Microdata
+Using the R-Package sdcMicro", Transactions on Data Privacy 1(2), 67-85, 2008).
+:func:`parse_weight` checks a weight (finite, at least 1: a record stands for at least
+itself) and reads it as an exact fraction (a decimal text is its exact decimal value);
+:func:`population_sizes` rounds the sums down for engines that take whole sizes.
 """
 
 from __future__ import annotations
