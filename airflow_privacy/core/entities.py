@@ -35,9 +35,8 @@ itself) and reads it as an exact fraction (a decimal text is its exact decimal v
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -55,14 +54,6 @@ class _Disagree:
 
 
 DISAGREE: Any = _Disagree()
-
-
-@dataclass
-class _Entity:
-    tuples: Counter[Key] = field(default_factory=Counter)
-    attrs: list[Any] = field(default_factory=list)
-    lowest: list[Any] = field(default_factory=list)
-    rows: int = 0
 
 
 @dataclass(frozen=True)
@@ -88,10 +79,6 @@ class Reduction:
         return len(self.keys)
 
 
-def _text(v: Any) -> str | None:
-    return None if v is None else str(v)
-
-
 def _escape(v: str | None) -> str:
     return "\\N" if v is None else v.translate(_ESCAPE)
 
@@ -100,8 +87,10 @@ def _sort_key(t: Key) -> tuple[tuple[int, str], ...]:
     return tuple((0, "") if v is None else (1, v) for v in t)
 
 
-def canonical(tuples: Counter[Key]) -> tuple[tuple[Key, int], ...]:
+def canonical(tuples: Mapping[Key, int]) -> tuple[tuple[Key, int], ...]:
     """The multiset as a canonical value: its distinct tuples in sorted order, with counts."""
+    if len(tuples) == 1:
+        return tuple(tuples.items())
     return tuple(sorted(tuples.items(), key=lambda kv: _sort_key(kv[0])))
 
 
@@ -139,9 +128,13 @@ def reduce_entities(rows: Iterable[Sequence[Any]], width: int, n_attrs: int) -> 
     ``SELECT entity, g.., a.., COUNT(*) ... GROUP BY entity, g.., a..``) to one record per
     entity (module doc). A missing or blank entity is bad input naming :func:`opt` ``entity``
     and how many rows lack one (never a value)."""
-    by: dict[Hashable, _Entity] = {}
+    tuples: dict[Hashable, dict[Key, int]] = {}
+    agreed: dict[Hashable, list[Any]] = {}
+    low: dict[Hashable, list[Any]] = {}
     total = 0
     blank = 0
+    g_end = 1 + width
+    a_end = g_end + n_attrs
     for row in rows:
         entity = row[0]
         count = int(row[-1])
@@ -151,31 +144,35 @@ def reduce_entities(rows: Iterable[Sequence[Any]], width: int, n_attrs: int) -> 
         if entity is None or (isinstance(entity, str) and not entity.strip()):
             blank += count
             continue
-        key: Key = tuple(_text(v) for v in row[1 : 1 + width])
-        attrs = list(row[1 + width : 1 + width + n_attrs])
-        e = by.get(entity)
-        if e is None:
-            e = by[entity] = _Entity(attrs=list(attrs), lowest=list(attrs))
-        else:
-            for i, a in enumerate(attrs):
-                if e.attrs[i] is not DISAGREE and e.attrs[i] != a:
-                    e.attrs[i] = DISAGREE
-                if _order(a) < _order(e.lowest[i]):
-                    e.lowest[i] = a
-        e.tuples[key] += count
-        e.rows += count
+        key: Key = tuple(None if v is None else str(v) for v in row[1:g_end])
+        t = tuples.get(entity)
+        if t is None:
+            tuples[entity] = {key: count}
+            if n_attrs:
+                agreed[entity] = list(row[g_end:a_end])
+                low[entity] = list(row[g_end:a_end])
+            continue
+        t[key] = t.get(key, 0) + count
+        if n_attrs:
+            mine, lowest = agreed[entity], low[entity]
+            for i, a in enumerate(row[g_end:a_end]):
+                if mine[i] is not DISAGREE and mine[i] != a:
+                    mine[i] = DISAGREE
+                if _order(a) < _order(lowest[i]):
+                    lowest[i] = a
     if blank:
         raise InputError(
             f"the {opt('entity')} column is blank in {blank:,} of {total:,} rows: every row "
             "must name its entity"
         )
-    multisets = [canonical(e.tuples) for e in by.values()]
+    multisets = [canonical(t) for t in tuples.values()]
     keys = labels(multisets, width)
-    attrs = [tuple(e.attrs) for e in by.values()]
-    lowest = [tuple(e.lowest) for e in by.values()]
+    none: tuple[Any, ...] = ()
+    attrs = [tuple(agreed[e]) if n_attrs else none for e in tuples]
+    lowest_values = [tuple(low[e]) if n_attrs else none for e in tuples]
     disagreeing = tuple(sum(1 for a in attrs if a[i] is DISAGREE) for i in range(n_attrs))
     composite = sum(1 for m in multisets if len(m) > 1)
-    return Reduction(keys, attrs, lowest, total, disagreeing, composite)
+    return Reduction(keys, attrs, lowest_values, total, disagreeing, composite)
 
 
 def _order(v: Any) -> tuple[int, str]:
