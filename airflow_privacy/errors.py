@@ -45,6 +45,8 @@ _AIRFLOW_NAMES: dict[str, str] = {
     "ledger": "privacy_ledger_conn_id",
     "group": "group_columns",
     "qi": "qis",
+    "entity": "entity_column",
+    "weight": "weight_column",
     "criterion": "criteria",
     "prior": "prior_files",
     "dataset": "datasets",

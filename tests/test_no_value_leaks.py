@@ -292,3 +292,43 @@ def test_risk_analysis_names_no_value_of_a_unique_record(
         section = html[html.index('id="risk"') : html.index("</section>", html.index('id="risk"'))]
         assert not [s for s in forbidden if s.lower() in section.lower()]
         assert not leaks(out)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_entities_and_weights_name_no_identifier_or_value(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    """``--entity`` and ``--weight``: the entity identifiers (here people's names) never leave
+    the data, in a passing or failing check, a refusal (an entity with two sensitive values,
+    one of them the secret), the risk analysis or a refused weight."""
+    rel = files["dir"] / "entities.csv"
+    rows = [(f"person {i}", z, a, d) for i, (z, a, d) in enumerate(ROWS)]
+    rows += [(NAME, "1485*", ">=40", "Flu"), (NAME, "130**", "3*", "Flu")]
+    lines = ["name,zip,age,disease,w"] + [",".join([*r, "2.5"]) for r in rows]
+    rel.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    ent = ["--entity", "name", "--format", fmt, "--quiet"]
+    forbidden = [*FORBIDDEN, "person 3", "person 0"]
+    for crit in ("k-anonymity:k=2", "distinct-l-diversity:l=2", "ck-safety:c=0.5,k=1"):
+        code, text = run(["check", str(rel), "--sensitive", "disease", "--group", "zip",
+                          "--group", "age", "--criterion", crit, *ent], capsys)  # fmt: skip
+        assert code in (0, 1), text
+        assert not [s for s in forbidden if s.lower() in text.lower()], text
+    mixed = files["dir"] / "mixed.csv"
+    mixed.write_text(
+        "name,zip,age,disease\n"
+        f"{NAME},130**,<30,{SECRET}\n{NAME},130**,<30,Flu\nperson 0,130**,<30,Flu\n",
+        encoding="utf-8",
+    )
+    code, text = run(["check", str(mixed), "--sensitive", "disease", "--group", "zip",
+                      "--criterion", "distinct-l-diversity:l=2", *ent], capsys)  # fmt: skip
+    assert code == 2 and "1 of 2 entities" in text
+    assert not [s for s in forbidden if s.lower() in text.lower()], text
+    code, text = run(["risk", str(rel), "--qi", "zip", "--qi", "age", "--weight", "w", *ent],
+                     capsys)  # fmt: skip
+    assert code == 0, text
+    assert not [s for s in forbidden if s.lower() in text.lower()], text
+    bad = files["dir"] / "bad_weight.csv"
+    bad.write_text(f"name,zip,w\n{NAME},130**,1\nperson 0,130**,{SECRET}\n", encoding="utf-8")
+    code, text = run(["risk", str(bad), "--qi", "zip", "--weight", "w", *ent], capsys)
+    assert code == 2 and "data row 2" in text
+    assert not [s for s in forbidden if s.lower() in text.lower()], text

@@ -59,6 +59,11 @@ def register(sub: Any) -> None:
     add_criterion_args(p, ", ".join(CRITERIA))
     add_missing_arg(p)
     add_input_args(p)
+    p.add_argument(
+        "--entity", metavar="COL", default=None,
+        help="a column naming the person each row belongs to: count each person once, "
+        "grouped by the multiset of their rows' groups (DLP's entity_id)",
+    )  # fmt: skip
     add_attempt_args(p, NAME)
     add_report_arg(p)
     add_output_args(p)
@@ -75,6 +80,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             sensitive=args.sensitive,
             group_columns=list(args.groups),
             criteria=criteria_with_shorthand(args),
+            entity=args.entity,
             name=args.name,
             attempt=args.attempt,
             ledger=args.ledger,

@@ -83,6 +83,16 @@ def register(sub: Any) -> None:
         help="write each record's SUDA and DIS-SUDA scores by row number (.csv or .parquet; "
         "records without a special unique are left out)",
     )  # fmt: skip
+    p.add_argument(
+        "--entity", metavar="COL", default=None,
+        help="a column naming the person each row belongs to: count people, not rows "
+        "(classes of the multiset of their rows' QI values, DLP's entity_id)",
+    )  # fmt: skip
+    p.add_argument(
+        "--weight", metavar="COL", default=None,
+        help="a column of sample weights (a record stands for w >= 1 people): population "
+        "group sizes are the sums of the weights; sampling fraction records / sum",
+    )  # fmt: skip
     add_input_args(p)
     add_attempt_args(p, NAME)
     add_report_arg(p)
@@ -124,6 +134,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             ledger=args.ledger,
             fmt=args.input_format,
             delimiter=args.delimiter,
+            entity=args.entity,
+            weight=args.weight,
         ),
         ctx,
     )

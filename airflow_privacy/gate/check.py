@@ -26,6 +26,9 @@ class CheckRequest:
     group_columns: Sequence[str]
     criteria: Any
     name: str = "check"
+    entity: str | None = None
+    """A column naming the entity (person) each row belongs to: one record per entity,
+    grouped by the multiset of its rows' group tuples (DLP's ``entity_id``)."""
     attempt: str | None = None
     ledger: str | None = None
     missing_as: str | None = None
@@ -71,12 +74,29 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
         sensitive=column(req.sensitive, "sensitive"),
         group_columns=tuple(columns(req.group_columns, "group")),
     )
+    entity = None
+    if req.entity is not None:
+        from airflow_privacy.gate.entities import check_entity_column
+
+        entity = check_entity_column(
+            req.entity, {"group": spec.group_columns, "sensitive": [spec.sensitive]}
+        )
     start = begin_check(req.attempt, req.ledger, ctx, reads=req.release)
     attempt = start.info
     if start.skip:
         return skipped("check", req.name, attempt)
-    b = read_counts(req.release, spec, ctx, fmt=req.fmt, delimiter=req.delimiter,
-                    missing_as=req.missing_as)  # fmt: skip
+    entity_facts: dict[str, Any] = {}
+    if entity is not None:
+        from airflow_privacy.gate.entities import read_entity_counts, reads_values
+
+        b, entity_facts = read_entity_counts(
+            req.release, spec, entity, ctx, fmt=req.fmt, delimiter=req.delimiter,
+            missing_as=req.missing_as,
+            reads_values=any(reads_values(name) for name, _ in criteria),
+        )  # fmt: skip
+    else:
+        b = read_counts(req.release, spec, ctx, fmt=req.fmt, delimiter=req.delimiter,
+                        missing_as=req.missing_as)  # fmt: skip
     ctx.progress(
         f"{b.n_records:,} records in {b.n_groups:,} groups, {len(b.values)} sensitive values"
     )
@@ -105,7 +125,7 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
             group_columns=list(spec.group_columns),
         ),
         results=results,
-        details={"sensitive_values": len(b.values)},
+        details={"sensitive_values": len(b.values), **entity_facts},
     )
     return record(env, start, req.ledger, ctx)
 

@@ -85,6 +85,11 @@ class RiskRequest:
     ledger: str | None = None
     fmt: Any = None
     delimiter: str | None = None
+    entity: str | None = None
+    """A column naming the entity (person) of each row: the engines count one record per
+    entity, classed by the multiset of its rows' QI tuples (DLP's ``entity_id``)."""
+    weight: str | None = None
+    """A column of sample weights: a record stands for ``w`` people of the population."""
 
 
 def _fraction(value: Any, what: str) -> float:
@@ -142,6 +147,28 @@ def _check(req: RiskRequest) -> list[str]:
         raise InputError(f"{opt('suda')} must be true or false, got {req.suda!r}")
     if req.population is not None and req.population == req.release:
         raise InputError(f"{opt('population')} is the release itself: give the population table")
+    if req.entity is not None:
+        from airflow_privacy.gate.entities import check_entity_column
+
+        check_entity_column(req.entity, {"qi": qis})
+        if req.records is not None:
+            raise InputError(
+                f"{opt('records')} lists records by row number; with {opt('entity')} SUDA "
+                "scores entities, which have no row number: leave one of them out"
+            )
+    if req.weight is not None:
+        from airflow_privacy.gate.check import column
+
+        w = column(req.weight, "weight")
+        if w in qis or w == req.entity:
+            raise InputError(
+                f"{opt('weight')} {w!r} is also a {opt('qi')} or {opt('entity')} column"
+            )
+        if req.population is not None:
+            raise InputError(
+                f"give {opt('weight')} or {opt('population')}, not both: the weights estimate "
+                "the population the table counts"
+            )
     return qis
 
 
@@ -442,14 +469,23 @@ def run_risk(req: RiskRequest, ctx: GateContext) -> Envelope:
     if start.skip:
         return skipped("risk", req.name, start.info)
     present = column_names(req.release, ctx, fmt=req.fmt, delimiter=req.delimiter)
-    for q in qis:
+    extra = [(c, r) for c, r in ((req.entity, "entity"), (req.weight, "weight")) if c is not None]
+    for q, role in [*((q, "qi") for q in qis), *extra]:
         if q not in present:
             raise InputError(
-                f"{opt('qi')} column {q!r} does not exist in {req.release.describe()} "
+                f"{opt(role)} column {q!r} does not exist in {req.release.describe()} "
                 f"(columns: {describe_columns(present)})"
             )
     ctx.progress(f"reading {req.release.describe()}")
-    table = read_table(req.release, qis, ctx, fmt=req.fmt, delimiter=req.delimiter)
+    table = read_table(
+        req.release, [*qis, *(c for c, _ in extra)], ctx, fmt=req.fmt, delimiter=req.delimiter
+    )
+    weight_sums = None
+    entity_facts = None
+    if extra:
+        from airflow_privacy.gate.entities import reduce_risk_table
+
+        table, weight_sums, entity_facts = reduce_risk_table(table, qis, req.entity, req.weight)
     classes = class_counts(table, qis)
     if not classes:
         raise InputError(f"{req.release.describe()} has no records: there is no risk to measure")
@@ -496,6 +532,18 @@ def run_risk(req: RiskRequest, ctx: GateContext) -> Envelope:
     elif req.sampling_fraction is not None:
         pi = _exact(float(req.sampling_fraction))
         source = f"estimated as release size / sampling fraction {float(pi):g}, rounded down"
+    total_weight: Fraction | None = None
+    if weight_sums is not None:
+        from airflow_privacy.core.entities import population_sizes
+
+        total_weight = sum(weight_sums.values(), Fraction(0))
+        pop_sizes = population_sizes([weight_sums[k] for k in keys], sizes)
+        if pi is None:
+            pi = Fraction(n) / total_weight
+        source = (
+            f"estimated from the sample weights of column {req.weight!r}, the sum of the "
+            "weights of the group's records, rounded down"
+        )
     if pi is not None and pop_sizes is None:
         pop_sizes = estimated_population_sizes(sizes, pi)
 
@@ -561,6 +609,12 @@ def run_risk(req: RiskRequest, ctx: GateContext) -> Envelope:
             else ""
         )
         + (f", {suda['records_with_msu']:,} records with a special unique" if suda else "")
+        + (
+            f" (each record one entity of column {entity_facts['entity_column']!r}: "
+            f"{entity_facts['rows']:,} rows)"
+            if entity_facts
+            else ""
+        )
     )
     details: dict[str, Any] = {
         "qis": list(qis),
@@ -569,7 +623,9 @@ def run_risk(req: RiskRequest, ctx: GateContext) -> Envelope:
         "threshold": tau,
         "population": {
             "kind": (
-                "table" if req.population is not None
+                "weights" if req.weight is not None and req.population_size is None
+                and req.sampling_fraction is None
+                else "table" if req.population is not None
                 else "size" if req.population_size is not None
                 else "sampling-fraction" if req.sampling_fraction is not None
                 else "none"
@@ -579,7 +635,10 @@ def run_risk(req: RiskRequest, ctx: GateContext) -> Envelope:
             "sampling_fraction": float(pi) if pi is not None else None,
             "estimated": pop_sizes is not None and req.population is None,
             "source": source,
+            "weight_column": req.weight,
+            "weight_sum": float(total_weight) if total_weight is not None else None,
         },
+        "entities": entity_facts,
         "reidentification": risk.to_dict(),
         "population_uniqueness": uniqueness,
         "suda": suda,

@@ -396,6 +396,46 @@ def via_operators(
     return envs
 
 
+def test_entity_and_weight_parity(tmp_path: Path) -> None:
+    """``--entity`` / ``entity_column`` and ``--weight`` / ``weight_column``: the check and the
+    risk step give the same envelope through the CLI and the operators."""
+    from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
+    from airflow_privacy.providers.airflow.operators.risk import RiskAnalysisOperator
+
+    lines = ["pid,age,zip,disease,w"] + [
+        f"p{i // 2},{['20-39', '40-59'][i % 3 == 0]},47*,{['flu', 'cold'][i // 4 % 2]},"
+        f"{1 + (i // 2) % 3}.5"
+        for i in range(24)
+    ]
+    (tmp_path / "release.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    envs = {}
+    with inside(tmp_path):
+        for crit in ("k-anonymity:k=2", "distinct-l-diversity:l=2"):
+            code, env = cli(["check", "release.csv", "--sensitive", "disease", "--group", "age",
+                             "--group", "zip", "--criterion", crit, "--entity", "pid",
+                             "--name", "check_safety"])  # fmt: skip
+            assert code in (0, 1)
+            op = CheckSafetyOperator(
+                task_id="check_safety", release="release.csv", sensitive="disease",
+                group_columns=["age", "zip"], criteria=[crit], entity_column="pid",
+                on_unsafe="continue",
+            )  # fmt: skip
+            ti = FakeTI()
+            assert normal(env) == normal(op.execute({"ti": ti})), crit
+            envs[crit] = env
+        code, env = cli(["risk", "release.csv", "--qi", "age", "--qi", "zip", "--entity", "pid",
+                         "--weight", "w", "--name", "risk_analysis"])  # fmt: skip
+        assert code == 0
+        risk_op = RiskAnalysisOperator(
+            task_id="risk_analysis", release="release.csv", qis=["age", "zip"],
+            entity_column="pid", weight_column="w",
+        )  # fmt: skip
+        assert normal(env) == normal(risk_op.execute({"ti": FakeTI()}))
+    assert envs["k-anonymity:k=2"]["details"]["entities"] == 12
+    assert envs["k-anonymity:k=2"]["details"]["rows"] == 24
+    assert env["details"]["population"]["kind"] == "weights"
+
+
 def test_cli_and_operators_agree(
     ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -24,6 +24,9 @@ class CheckSafetyOperator(CheckOperator):
     :param group_columns: the columns that define the QI-groups (a list)
     :param criteria: a list of criteria, each ``{"name": "ck-safety", "c": 0.7, "k": 3}`` or
         ``"ck-safety:c=0.7,k=3"``; names and parameters as ``airflow-privacy check``
+    :param entity_column: a column naming the person each row belongs to: each person counts
+        once, grouped by the multiset of their rows' group tuples (DLP's ``entity_id``);
+        criteria that read the sensitive values need one value per person
     :param missing_as: publish blank sensitive cells as this value (default: blank cells are
         bad input)
     Also ``attempt``, ``attempt_task_id``, ``check_name``, ``privacy_ledger_conn_id``,
@@ -34,7 +37,7 @@ class CheckSafetyOperator(CheckOperator):
 
     template_fields: Sequence[str] = (
         "release", "sql_table", "conn_id", "sensitive", "group_columns", "criteria",
-        "missing_as", "attempt",
+        "missing_as", "attempt", "entity_column",
     )  # fmt: skip
     template_fields_renderers: ClassVar[dict[str, str]] = {"criteria": "json"}
     ui_color = "#e8f4ea"
@@ -48,6 +51,7 @@ class CheckSafetyOperator(CheckOperator):
         release: str | None = None,
         sql_table: str | None = None,
         conn_id: str | None = None,
+        entity_column: str | None = None,
         missing_as: str | None = None,
         **kwargs: Any,
     ) -> None:
@@ -59,6 +63,7 @@ class CheckSafetyOperator(CheckOperator):
         self.group_columns = group_columns
         self.criteria = criteria
         self.missing_as = missing_as
+        self.entity_column = entity_column
         self._check_at_parse_time()
 
     def check_arguments(self, parsing: bool) -> dict[str, Any]:
@@ -72,6 +77,7 @@ class CheckSafetyOperator(CheckOperator):
             "conn_id": a.text("conn_id", optional=True),
             "sensitive": a.text("sensitive"),
             "group_columns": a.names("group_columns"),
+            "entity_column": a.text("entity_column", optional=True),
             "criteria": a.criteria("criteria"),
             "missing_as": a.text("missing_as", optional=True),
         }
@@ -79,6 +85,15 @@ class CheckSafetyOperator(CheckOperator):
             raise InputError("give exactly one of release and sql_table")
         if self.sql_table is not None and self.conn_id is None:
             raise InputError("sql_table needs conn_id: the SQL connection of the table")
+        entity = self.entity_column
+        if isinstance(entity, str) and (
+            entity == self.sensitive
+            or (isinstance(self.group_columns, list | tuple) and entity in self.group_columns)
+        ):
+            raise InputError(
+                f"entity_column {entity!r} is also the sensitive or a group column: it names "
+                "the person a row belongs to, it is neither published nor measured"
+            )
         return out
 
     def execute(self, context: Any) -> dict[str, Any]:
@@ -98,6 +113,7 @@ class CheckSafetyOperator(CheckOperator):
                     sensitive=a["sensitive"],
                     group_columns=a["group_columns"],
                     criteria=a["criteria"],
+                    entity=a["entity_column"],
                     name=self.name,
                     attempt=attempt,
                     missing_as=a["missing_as"],

@@ -37,6 +37,11 @@ class RiskAnalysisOperator(CheckOperator):
         known, else 0.01)
     :param records: a table file (.csv/.parquet) for the per-record SUDA scores by row number
     :param conn_id: the connection of a URI or SQL table
+    :param entity_column: a column naming the person each row belongs to: the engines count
+        people, classed by the multiset of their rows' QI tuples (DLP's ``entity_id``)
+    :param weight_column: a column of sample weights (a record stands for ``w >= 1`` people):
+        population group sizes are the sums of the weights, the sampling fraction records /
+        sum unless given (not with ``population``)
     Also ``attempt``, ``attempt_task_id``, ``check_name``, ``privacy_ledger_conn_id``,
     ``on_unsafe`` (see :class:`CheckOperator`; the analysis gives no verdict, so
     ``on_unsafe`` never applies).
@@ -49,7 +54,8 @@ class RiskAnalysisOperator(CheckOperator):
     template_fields: Sequence[str] = (
         "release", "sql_table", "conn_id", "population", "population_size",
         "sampling_fraction", "threshold",
-        "suda_max_size", "dis_fraction", "records", "attempt",
+        "suda_max_size", "dis_fraction", "records", "attempt", "entity_column",
+        "weight_column",
     )  # fmt: skip
 
     def __init__(
@@ -67,6 +73,8 @@ class RiskAnalysisOperator(CheckOperator):
         dis_fraction: float | str | None = None,
         records: str | None = None,
         conn_id: str | None = None,
+        entity_column: str | None = None,
+        weight_column: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -82,6 +90,8 @@ class RiskAnalysisOperator(CheckOperator):
         self.dis_fraction = dis_fraction
         self.records = records
         self.conn_id = conn_id
+        self.entity_column = entity_column
+        self.weight_column = weight_column
         self._check_at_parse_time()
 
     def check_arguments(self, parsing: bool) -> dict[str, Any]:
@@ -102,6 +112,8 @@ class RiskAnalysisOperator(CheckOperator):
             "dis_fraction": a.number("dis_fraction", 0, 1, optional=True, open_low=True),
             "records": a.text("records", optional=True),
             "conn_id": a.text("conn_id", optional=True),
+            "entity_column": a.text("entity_column", optional=True),
+            "weight_column": a.text("weight_column", optional=True),
         }
         if (self.release is None) == (self.sql_table is None):
             raise InputError("give release (a path or URI) or sql_table (with conn_id), not both")
@@ -116,6 +128,18 @@ class RiskAnalysisOperator(CheckOperator):
             )
         if self.sql_table is not None and self.conn_id is None:
             raise InputError("sql_table needs conn_id (the database connection)")
+        if self.weight_column is not None and self.population is not None:
+            raise InputError("give weight_column or population, not both")
+        qis = self.qis if isinstance(self.qis, list | tuple) else []
+        for arg in ("entity_column", "weight_column"):
+            value = getattr(self, arg)
+            if isinstance(value, str) and value in qis:
+                raise InputError(f"{arg} {value!r} is also one of qis")
+        if self.entity_column is not None and self.records is not None:
+            raise InputError(
+                "records lists records by row number; with entity_column SUDA scores "
+                "entities, which have no row number: leave one of them out"
+            )
         return out
 
     def execute(self, context: Any) -> dict[str, Any]:
@@ -146,6 +170,8 @@ class RiskAnalysisOperator(CheckOperator):
                     records=ReleaseRef(path=a["records"]) if a["records"] else None,
                     name=self.name,
                     attempt=attempt,
+                    entity=a["entity_column"],
+                    weight=a["weight_column"],
                 ),
                 ctx,
             )
