@@ -245,17 +245,9 @@ def reduce_risk_table(
     return reduced, sums, facts(entity, r)
 
 
-#: Criteria that read only the group sizes, for a registry whose entries do not declare it
-#: (the criterion classes declare ``sizes_only``; this set is read only when they do not).
-_SIZES_ONLY_UNDECLARED = frozenset({"k-anonymity"})
-
-
 def reads_values(name: str) -> bool:
-    """Whether criterion ``name`` reads the sensitive values (not "sizes only"): then every
-    entity must hold one value."""
-    from airflow_privacy.core.criteria.registry import CRITERIA
+    """Whether criterion ``name`` reads the sensitive values (its class does not declare
+    ``sizes_only``): then every entity must hold one value."""
+    from airflow_privacy.core.criteria.registry import lookup
 
-    declared = getattr(CRITERIA.get(name), "sizes_only", None)
-    if isinstance(declared, bool):
-        return not declared
-    return name not in _SIZES_ONLY_UNDECLARED
+    return not lookup(name).sizes_only
