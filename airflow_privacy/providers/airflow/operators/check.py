@@ -26,6 +26,9 @@ class CheckSafetyOperator(CheckOperator):
         ``"ck-safety:c=0.7,k=3"``; names and parameters as ``airflow-privacy check``
     :param missing_as: publish blank sensitive cells as this value (default: blank cells are
         bad input)
+    :param benign_values: sensitive values whose disclosure is not a breach (a list of text,
+        e.g. ``["none"]``): every criterion protects the other values only; a value absent
+        from the release is noted in the envelope, not an error
     Also ``attempt``, ``attempt_task_id``, ``check_name``, ``privacy_ledger_conn_id``,
     ``on_unsafe`` (see :class:`CheckOperator`).
 
@@ -34,7 +37,7 @@ class CheckSafetyOperator(CheckOperator):
 
     template_fields: Sequence[str] = (
         "release", "sql_table", "conn_id", "sensitive", "group_columns", "criteria",
-        "missing_as", "attempt",
+        "missing_as", "benign_values", "attempt",
     )  # fmt: skip
     template_fields_renderers: ClassVar[dict[str, str]] = {"criteria": "json"}
     ui_color = "#e8f4ea"
@@ -49,9 +52,11 @@ class CheckSafetyOperator(CheckOperator):
         sql_table: str | None = None,
         conn_id: str | None = None,
         missing_as: str | None = None,
+        benign_values: Sequence[str] = (),
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.benign_values = benign_values
         self.release = release
         self.sql_table = sql_table
         self.conn_id = conn_id
@@ -74,6 +79,7 @@ class CheckSafetyOperator(CheckOperator):
             "group_columns": a.names("group_columns"),
             "criteria": a.criteria("criteria"),
             "missing_as": a.text("missing_as", optional=True),
+            "benign_values": a.values("benign_values"),
         }
         if (self.release is None) == (self.sql_table is None):
             raise InputError("give exactly one of release and sql_table")
@@ -101,6 +107,7 @@ class CheckSafetyOperator(CheckOperator):
                     name=self.name,
                     attempt=attempt,
                     missing_as=a["missing_as"],
+                    benign=a["benign_values"],
                 ),
                 ctx,
             )
