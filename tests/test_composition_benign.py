@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from airflow_privacy.core.composition import gate
 from tests.composition_oracle import (
+    OGroup,
     OScenario,
     algorithm1,
     harmful_posterior,
@@ -73,8 +74,6 @@ def test_posterior_is_the_largest_over_non_benign_values(
 def test_people_pinned_to_a_benign_value_do_not_count() -> None:
     """Two releases that leave the first two people one value, 'none': no breach; the flu
     patient, pinned too, still counts."""
-    from tests.test_composition_attack import OGroup
-
     s = OScenario(
         (("20",), ("30",), ("40",)),
         ("none", "none", "flu"),
