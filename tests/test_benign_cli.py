@@ -80,3 +80,29 @@ def test_a_blank_benign_value_is_bad_input(
     )
     assert code == 2 and out == ""
     assert "--benign" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_report_curve_assumes_the_checks_benign_values(
+    release: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The report recomputes the disclosure curve from the release: with the benign values
+    the check assumed (its results' parameters), so it shows what the check judged."""
+    from airflow_privacy.core.criteria.worst_case import disclosure_curve
+    from airflow_privacy.core.model import Bucketization, ReleaseSpec
+    from airflow_privacy.gate.envelope import Envelope
+    from airflow_privacy.report import build_release_report
+
+    argv = ["check", str(release), "--sensitive", "s", "--group", "g", "--format", "json",
+            "--criterion", "ck-safety:c=0.6,k=1", "--benign", "none"]  # fmt: skip
+    code, out, _ = run(argv, capsys)
+    env = Envelope.from_dict(json.loads(out))
+    report = build_release_report(release, sensitive="s", group_columns=["g"], checks=[env])
+    assert report.curve is not None
+    import pyarrow.csv as pacsv
+
+    b = Bucketization.from_arrow(pacsv.read_csv(release), ReleaseSpec("s", ("g",)))
+    want = disclosure_curve(b.with_benign(["none"]), report.curve.k_max)
+    plain = disclosure_curve(b, report.curve.k_max)
+    got = [p.implications for p in report.curve.points]
+    assert got == [p.implications.max_disclosure for p in want]
+    assert got != [p.implications.max_disclosure for p in plain]
