@@ -95,6 +95,7 @@ def test_the_report_curve_assumes_the_checks_benign_values(
     argv = ["check", str(release), "--sensitive", "s", "--group", "g", "--format", "json",
             "--criterion", "ck-safety:c=0.6,k=1", "--benign", "none"]  # fmt: skip
     code, out, _ = run(argv, capsys)
+    assert code == 0
     env = Envelope.from_dict(json.loads(out))
     report = build_release_report(release, sensitive="s", group_columns=["g"], checks=[env])
     assert report.curve is not None
