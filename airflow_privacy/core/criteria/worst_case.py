@@ -23,6 +23,13 @@ Knowledge for Privacy-Preserving Data Publishing" (ICDE 2007):
   ``K0`` is returned (with the ``k`` asked for): no ``k``, however large, costs more than
   ``K0 < |S|``. Proof in :func:`saturation_point` and docs/worst-case-engine.md.
 
+* Benign values (``Bucketization.benign``): the maximum runs over target atoms whose value
+  is not benign (the knowledge may name any value). Per group the target is its most
+  frequent non-benign value ``s*``; when a benign value is more frequent, the target
+  group's cost is the constrained Lemma 12 product of :func:`_log_target_costs` (nested
+  forbidden sets, ``s*`` in the largest); saturation is per kind. docs/worst-case-engine.md,
+  "Benign values".
+
 The paper's pseudo-code has errors that the enumerator in the tests exposes; they are listed
 in docs/paper-errata.md. Everything returned is plain data. The (c,k)-safety verdicts are
 taken by :mod:`airflow_privacy.core.thresholds`.
