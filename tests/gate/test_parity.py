@@ -423,7 +423,7 @@ def test_cli_and_operator_agree_on_benign_values(tmp_path: Path) -> None:
             criteria=["ck-safety:c=0.5,k=1"],
             benign_values=["none", "unseen"],
         )
-        by_op = op.execute({"ti": FakeTI()})  # type: ignore[typeddict-item]
+        by_op = op.execute({"ti": FakeTI()})
     assert code == 0 and by_cli["safe"] is True
     assert normal(by_cli) == normal(by_op)
     assert by_cli["details"]["benign"] == ["none", "unseen"]
