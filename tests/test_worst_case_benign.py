@@ -115,6 +115,60 @@ def test_engine_matches_the_oracle(case: tuple[Rows, frozenset[int]]) -> None:
     _compare(rows, benign, range(4))
 
 
+@st.composite
+def benign_on_top(draw: st.DrawFn) -> tuple[Rows, frozenset[int]]:
+    """Diverse groups whose most frequent value is benign (value 0, sometimes value 1 too):
+    the target group's constrained worst case with several atoms (docs: nested sets)."""
+    n_values = draw(st.integers(4, 5))
+    rows: list[tuple[int, ...]] = []
+    budget = 8
+    while budget >= 3 and (not rows or draw(st.booleans())):
+        top = draw(st.integers(2, 3))
+        rest = draw(st.lists(st.integers(0, 1), min_size=n_values - 1, max_size=n_values - 1))
+        row = (top, *rest)
+        if sum(row) > budget:
+            row = (min(top, budget - 1), 1, *([0] * (n_values - 2)))
+        rows.append(row)
+        budget -= sum(row)
+    benign = frozenset({0} | ({1} if draw(st.booleans()) else set()))
+    return tuple(rows), benign
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(benign_on_top())
+def test_engine_matches_the_oracle_below_a_benign_value(
+    case: tuple[Rows, frozenset[int]],
+) -> None:
+    rows, benign = case
+    _compare(rows, benign, range(4))
+
+
+def test_every_small_group_below_a_benign_value() -> None:
+    """Every group of four present values whose most frequent one is benign, up to 8 people,
+    k = 0..3, against the oracle: the nested-sets worst case with up to four atoms."""
+    import itertools
+
+    seen = 0
+    for top in (2, 3):
+        for rest in itertools.product((1, 2), repeat=3):
+            if top + sum(rest) > 8 or max(rest) > top:
+                continue
+            _compare(((top, *rest),), frozenset({0}), range(4))
+            _compare(((top, *rest), (1, 1, 0, 0)), frozenset({0}), range(3))
+            seen += 1
+    for row in (
+        (2, 1, 1, 1, 1),
+        (3, 1, 1, 1, 1),
+        (2, 2, 1, 1, 1),
+        (3, 2, 1, 1, 1),
+        (2, 2, 2, 1, 1),
+    ):
+        for benign in (frozenset({0}), frozenset({0, 1})):
+            _compare((row,), benign, range(4))
+            seen += 1
+    assert seen >= 16
+
+
 def test_engine_matches_the_oracle_on_examples() -> None:
     for rows, benign in EXAMPLES:
         _compare(rows, benign, range(4))
