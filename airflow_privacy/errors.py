@@ -62,6 +62,7 @@ _AIRFLOW_NAMES: dict[str, str] = {
     "conn": "conn_id",
     "bucket": "bucket_column",
     "rule_width": "rule_widths",
+    "benign": "benign_values",
 }
 _CLI_NAMES: dict[str, str] = {
     "c-threshold": "c",

@@ -190,3 +190,19 @@ def algorithm1(s: OScenario, person_qi: QI, present: Sequence[bool]) -> Definiti
         anon_drop=min(ea.values()) - len(inter),
         confidence=Fraction(1, len(inter)),
     )
+
+
+# ----------------------------------------------------------------- benign values
+
+
+def pinned_to_harmful(d: Definitions, c: Fraction, benign: frozenset[str]) -> bool:
+    """Ganta's measure with benign values: the adversary holds each value of ``S_i`` with
+    confidence ``1 / |S_i|``; a breach at ``C`` needs a non-benign value among them and
+    ``1 / |S_i| >= C``. A person whose ``S_i`` holds benign values only is pinned to a
+    benign value: no breach."""
+    return bool(d.intersection - benign) and d.confidence >= c
+
+
+def harmful_posterior(s: OScenario, target: int, benign: frozenset[str]) -> Fraction:
+    """The largest ``Pr(s_target = v)`` over non-benign ``v`` (0 when none is possible)."""
+    return max((p for v, p in posterior(s, target).items() if v not in benign), default=Fraction(0))

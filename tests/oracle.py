@@ -16,6 +16,12 @@ Minimize1/Minimize2), so it can judge an engine that does.
 
 Only tiny inputs are feasible: the number of worlds is a product of multinomials, and the
 basic-implication search enumerates every distinct basic implication.
+
+*Benign values* (``benign``: a set of value indices): a disclosure of a benign value is not
+a breach, so the maximum is taken over target atoms whose value is not benign only (Martin
+et al. define disclosure as the maximum over target atoms; the restriction applies to the
+targets alone: the knowledge may still name benign values). With no target left the
+maximum disclosure is 0.
 """
 
 from __future__ import annotations
@@ -259,14 +265,20 @@ def _best_over_targets(x: int, targets: Sequence[tuple[OAtom, int]]) -> tuple[in
     return best, arg
 
 
-def _distinct_targets(sp: _Space) -> list[tuple[OAtom, int]]:
-    """One representative atom per distinct non-empty event (first in atom order)."""
+def _distinct_targets(sp: _Space, benign: Iterable[int] = ()) -> list[tuple[OAtom, int]]:
+    """One representative atom per distinct non-empty event (first in atom order), among
+    the atoms whose value is not in ``benign``."""
+    skip = frozenset(benign)
     seen: dict[int, OAtom] = {}
     for a in sp.atoms:
         m = sp.masks[a]
-        if m and m not in seen:
+        if m and m not in seen and a[2] not in skip:
             seen[m] = a
     return [(a, m) for m, a in seen.items()]
+
+
+_NO_TARGET: OAtom = (-1, -1, -1)
+"""The ``target`` of a result when every present value is benign (disclosure 0)."""
 
 
 def max_disclosure_none(counts: Counts) -> OracleResult:
@@ -291,7 +303,7 @@ def _knowledge_sets(sp: _Space, k: int) -> Iterable[tuple[tuple[OAtom, ...], int
             yield tuple(a for a, _ in combo), x
 
 
-def max_disclosure_simple(counts: Counts, k: int) -> OracleResult:
+def max_disclosure_simple(counts: Counts, k: int, benign: Iterable[int] = ()) -> OracleResult:
     """``max Pr(A | B and AND_i (A_i -> A))`` over atoms ``A`` and ``k`` atoms ``A_i``.
 
     The ``A_i`` range over all people (including ``A``'s own person) and all values. A
@@ -302,7 +314,9 @@ def max_disclosure_simple(counts: Counts, k: int) -> OracleResult:
     if k < 0:
         raise ValueError("k must be >= 0")
     sp = _space(_key(counts))
-    targets = _distinct_targets(sp)
+    targets = _distinct_targets(sp, benign)
+    if not targets:
+        return OracleResult(Fraction(0), _NO_TARGET, ())
     best_num, best_den = -1, 1
     best: tuple[OAtom, tuple[OAtom, ...]] = (targets[0][0], ())
     for atoms, neg in _knowledge_sets(sp, k):
@@ -316,13 +330,15 @@ def max_disclosure_simple(counts: Counts, k: int) -> OracleResult:
     return OracleResult(_ratio(best_num, best_den), best[0], best[1])
 
 
-def max_disclosure_negations(counts: Counts, k: int) -> OracleResult:
+def max_disclosure_negations(counts: Counts, k: int, benign: Iterable[int] = ()) -> OracleResult:
     """``max Pr(A | B and AND_i not N_i)`` over atoms ``A`` and sets of at most ``k`` atoms
     ``N_i`` (any people), over knowledge consistent with the bucketization."""
     if k < 0:
         raise ValueError("k must be >= 0")
     sp = _space(_key(counts))
-    targets = _distinct_targets(sp)
+    targets = _distinct_targets(sp, benign)
+    if not targets:
+        return OracleResult(Fraction(0), _NO_TARGET, ())
     best_num, best_den = -1, 1
     best: tuple[OAtom, tuple[OAtom, ...]] = (targets[0][0], ())
     for atoms, x in _knowledge_sets(sp, k):
@@ -408,7 +424,7 @@ def count_basic_implications(counts: Counts) -> int:
     return len(_implications(_key(counts)))
 
 
-def max_disclosure_basic(counts: Counts, k: int) -> BasicResult:
+def max_disclosure_basic(counts: Counts, k: int, benign: Iterable[int] = ()) -> BasicResult:
     """The true maximum over all conjunctions of ``k`` basic implications.
 
     Every basic implication ``(AND A_i) -> (OR B_j)`` is turned into its event (a set of
@@ -421,7 +437,9 @@ def max_disclosure_basic(counts: Counts, k: int) -> BasicResult:
         raise ValueError("k must be >= 0")
     key = _key(counts)
     sp = _space(key)
-    targets = _distinct_targets(sp)
+    targets = _distinct_targets(sp, benign)
+    if not targets:
+        return BasicResult(Fraction(0), _NO_TARGET, ())
     imps = _implications(key) if k else ()
     reach: dict[int, tuple[Implication, ...]] = {sp.full: ()}
     for _ in range(k):

@@ -224,7 +224,7 @@ def model_scenarios(draw: st.DrawFn) -> tuple[OScenario, list[list[str]]]:
 
 
 def _engine(
-    s: OScenario, labels: list[list[str]], overlap: str = "known"
+    s: OScenario, labels: list[list[str]], overlap: str = "known", benign: Sequence[str] = ()
 ) -> tuple[object, list[int]]:
     releases = [_interval_release(s, j, f"R{j}", labels[j]) for j in range(len(s.releases))]
     people = s.people(0)
@@ -243,6 +243,7 @@ def _engine(
         releases[1:],
         overlap=overlap,  # type: ignore[arg-type]
         prior_members=members,
+        benign=benign,
     )
     return res, people
 

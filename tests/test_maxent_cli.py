@@ -116,6 +116,12 @@ def test_json_contract_and_exit_codes(
     assert data["safe"] is True and data["outcome"] == "passed"
     assert data["results"][0]["safe"] is True and d["max_posterior"] < 1
     assert d["max_at"]["value"] != "Breast Cancer"
+    # --benign is the same concept; a value absent from the release is noted, not an error
+    code, out, _ = run([*argv, "--c", "1", "--benign", "Breast Cancer", "--benign", "Cold"], capsys)
+    again = json.loads(out)
+    assert code == 0 and again["details"]["max_posterior"] == d["max_posterior"]
+    assert again["details"]["benign_absent"] == ["Cold"]
+    assert again["results"][0]["parameters"]["benign"] == ["Breast Cancer", "Cold"]
 
 
 def test_accuracy_against_the_original_is_the_weighted_kl(
@@ -193,7 +199,6 @@ def test_rules_text_output_and_posterior_table(
         (["--min-support", "0"], "--min-support must be a whole number in [1, 1000000000], got 0"),
         (["--qi", "disease"], "--qi must not name the sensitive"),
         (["--qi", "zip"], "column 'zip' does not exist"),
-        (["--not-sensitive", "Cold"], "--not-sensitive value 'Cold'"),
         (["--output", "out.txt.xyz"], "cannot tell the format"),
         (["--knowledge", "missing.yaml"], "knowledge file 'missing.yaml' does not exist"),
     ],

@@ -190,10 +190,16 @@ def breach_table_all(counts: Sequence[Sequence[int]], bounds: Point) -> tuple[Ta
     return exact, _at_most(exact, bounds)
 
 
-def breach_table(counts: Sequence[Sequence[int]], bounds: Point) -> tuple[Table, Table]:
+def breach_table(
+    counts: Sequence[Sequence[int]], bounds: Point, benign: Iterable[int] = ()
+) -> tuple[Table, Table]:
     """Same maximum, people taken in order within each group (exchangeability): the
     target is person 0 of its group, then per group some known people (a multiset of
-    values) and then some implied people. Returns (exactly-sized, at-most) tables."""
+    values) and then some implied people. Returns (exactly-sized, at-most) tables.
+
+    ``benign`` (value indices): a disclosure of a benign value is no breach, so the target
+    value ``s`` ranges over the other values only (the knowledge may name any value)."""
+    skip = frozenset(benign)
     key = _key(counts)
     n_values = len(key[0])
     sizes = [sum(row) for row in key]
@@ -220,8 +226,8 @@ def breach_table(counts: Sequence[Sequence[int]], bounds: Point) -> tuple[Table,
 
     for tg in range(len(key)):
         for s in range(n_values):
-            if key[tg][s] == 0:
-                continue  # Pr(t[S] = s) = 0 whatever the knowledge
+            if key[tg][s] == 0 or s in skip:
+                continue  # Pr(t[S] = s) = 0 whatever the knowledge, or s is benign
             others = [v for v in range(n_values) if v != s]
             for nl in range(min(big_l, len(others)) + 1):
                 for excluded in itertools.combinations(others, nl):
@@ -310,7 +316,7 @@ def group_probability_by_worlds(
 
 
 def breach_by_groups(
-    counts: Sequence[Sequence[int]], point: Point
+    counts: Sequence[Sequence[int]], point: Point, benign: Iterable[int] = ()
 ) -> tuple[Fraction, tuple[int, int, tuple[int, ...]]]:
     """The maximum breach at ``point`` (at most ``l, k, m``) by per-group counting.
 
@@ -319,8 +325,10 @@ def breach_by_groups(
     independent), with ``a, d, e, f`` counted in each group's own arrangements. The breach
     is ``1 / (1 + (d_B / a_B) * prod_g (f_g / e_g))``; the product is minimized exactly over
     every allocation of known and implied people to groups (a min-product DP: the factors
-    are non-negative and independent). Returns the breach and ``(B, s, excluded)``.
+    are non-negative and independent). Returns the breach and ``(B, s, excluded)``. Values in
+    ``benign`` are never the target value (their disclosure is no breach); 0 if none is left.
     """
+    skip = frozenset(benign)
     key = _key(counts)
     n_values = len(key[0])
     big_l, big_k, big_m = point
@@ -353,7 +361,7 @@ def breach_by_groups(
 
     for tg in range(len(key)):
         for s in range(n_values):
-            if key[tg][s] == 0:
+            if key[tg][s] == 0 or s in skip:
                 continue
             others = [v for v in range(n_values) if v != s]
             for nl in range(min(big_l, len(others)) + 1):

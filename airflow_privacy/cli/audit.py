@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO
 
+from airflow_privacy.cli.benign import add_benign_arg
 from airflow_privacy.cli.common import (
     add_attempt_args,
     add_input_args,
@@ -139,6 +140,7 @@ def register(sub: Any) -> None:
         "the values left) to this CSV or Parquet file; it is confidential (nothing else "
         "shows an individual's values)",
     )  # fmt: skip
+    add_benign_arg(p)
     add_input_args(p, tables=False)  # the audit reads release files, never SQL tables
     add_attempt_args(p, NAME)
     add_report_arg(p)
@@ -181,6 +183,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             name=args.name,
             fmt=args.input_format,
             delimiter=args.delimiter,
+            benign=args.benign,
         ),
         ctx,
     )

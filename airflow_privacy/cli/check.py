@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO
 
+from airflow_privacy.cli.benign import add_benign_arg
 from airflow_privacy.cli.common import (
     add_attempt_args,
     add_criterion_flags,
@@ -57,6 +58,7 @@ def register(sub: Any) -> None:
         help="a column that defines the QI-groups (repeat for several)",
     )  # fmt: skip
     add_criterion_args(p, ", ".join(CRITERIA))
+    add_benign_arg(p)
     add_missing_arg(p)
     add_input_args(p)
     p.add_argument(
@@ -87,6 +89,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             missing_as=args.missing_as,
             fmt=args.input_format,
             delimiter=args.delimiter,
+            benign=args.benign,
         ),
         ctx,
     )

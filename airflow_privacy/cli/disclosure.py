@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
+from airflow_privacy.cli.benign import add_benign_arg
 from airflow_privacy.cli.common import (
     EXIT_SAFE,
     Progress,
@@ -27,6 +28,7 @@ def register(sub: Any) -> None:
         "for k = 0..K, with the witness of each.",
     )  # fmt: skip
     add_release_args(p)
+    add_benign_arg(p)
     p.add_argument(
         "--k-max", type=number(int, "--k-max"), required=True, metavar="K",
         help="the largest k of the curve (whole, 0 to 100000; the curve is flat from the "
@@ -45,13 +47,17 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if not 0 <= args.k_max <= MAX_K_CURVE:  # before reading a possibly large file
         raise InputError(f"--k-max must be a whole number in [0, {MAX_K_CURVE}], got {args.k_max}")
     progress = Progress(args.quiet)
-    b = load_bucketization(args, progress)
+    from airflow_privacy.gate.benign import benign_details, benign_values
+
+    benign = benign_values(args.benign)
+    b = load_bucketization(args, progress).with_benign(benign)
     progress(f"computing the disclosure curve for k = 0..{args.k_max}")
     curve = disclosure_curve(b, args.k_max)
     progress("done")
     if args.format == "json":
         payload = {
             "release": release_info(args, b),
+            **benign_details(benign, b.values),
             "curve": [
                 {
                     "k": p.k,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO
 
+from airflow_privacy.cli.benign import add_benign_arg
 from airflow_privacy.cli.common import (
     add_attempt_args,
     add_input_args,
@@ -96,14 +97,7 @@ def register(sub: Any) -> None:
         dest="rule_widths",
         help="mine rules whose condition names T QI columns (repeat; default: every width)",
     )
-    p.add_argument(
-        "--not-sensitive",
-        action="append",
-        default=[],
-        metavar="VALUE",
-        help="a sensitive value whose disclosure is acceptable (repeat); it does not count "
-        "towards the maximum posterior",
-    )
+    add_benign_arg(p, "--not-sensitive")
     p.add_argument(
         "--c",
         type=number(float, "--c"),
@@ -154,7 +148,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             top_negative=args.top_negative,
             min_support=args.min_support,
             rule_widths=args.rule_widths,
-            not_sensitive=tuple(args.not_sensitive),
+            benign=tuple(args.benign),
             c=args.c,
             top=args.top,
             output=ReleaseRef(path=args.output) if args.output is not None else None,

@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any, TextIO
 
+from airflow_privacy.cli.benign import add_benign_arg
 from airflow_privacy.cli.common import (
     EXIT_SAFE,
     Progress,
@@ -39,6 +40,7 @@ def register(sub: Any) -> None:
         "with 'check --criterion skyline'), 2 = bad input.",
     )  # fmt: skip
     add_release_args(p)
+    add_benign_arg(p)
     p.add_argument(
         "--c", type=number(float, "--c"), required=True,
         help="confidence threshold in (0, 1]: safe means every breach stays below c",
@@ -77,7 +79,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     _validate(args)  # before reading a possibly large file
     plot = check_plot_path(args.plot) if args.plot is not None else None
     progress = Progress(args.quiet)
-    b = load_bucketization(args, progress)
+    from airflow_privacy.gate.benign import benign_details, benign_values
+
+    benign = benign_values(args.benign)
+    b = load_bucketization(args, progress).with_benign(benign)
     bounds = (args.max_l, args.max_k, args.max_m)
     progress(f"exploring l <= {bounds[0]}, k <= {bounds[1]}, m <= {bounds[2]} at c = {args.c:g}")
     result = find_skyline(b, args.c, *bounds)
@@ -88,6 +93,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.format == "json":
         beyond = result.unsafe_example
         payload = {
+            **benign_details(benign, b.values),
             "c": result.c,
             "points": [list(p) for p in result.points],
             "bounds": dict(zip("lkm", result.bounds, strict=True)),

@@ -16,7 +16,7 @@ refuse it, or publish it as the ``missing_as`` value the caller gives.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +80,13 @@ class Bucketization:
     group has at least one record. Random-worlds assumption (Martin et al. 2007, section
     2.2): every assignment of a group's sensitive multiset to its people is equally likely,
     and groups are independent.
+
+    ``benign`` is the set of sensitive values whose disclosure is not a breach ("none",
+    "no affairs"), declared by the user for the sensitive attribute and shared by every
+    criterion of the release: the background-knowledge engines maximise the adversary's
+    confidence only over the other values (docs/worst-case-engine.md, "Benign values").
+    Labels that do not occur in the release are kept (a monthly release may lack one) and
+    ignored by the engines.
     """
 
     group_columns: tuple[str, ...]
@@ -87,6 +94,7 @@ class Bucketization:
     groups: tuple[tuple[str, ...], ...]
     values: tuple[str, ...]
     counts: IntArray
+    benign: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         counts = np.asarray(self.counts, dtype=np.int64)
@@ -106,6 +114,34 @@ class Bucketization:
             raise InputError(f"group {self.groups[int(empty[0])]!r} has no records")
         counts.setflags(write=False)
         object.__setattr__(self, "counts", counts)
+        object.__setattr__(self, "benign", frozenset(str(v) for v in self.benign))
+
+    def with_benign(self, values: Iterable[str]) -> Bucketization:
+        """The same release with the benign values ``values`` (replacing any declared)."""
+        return replace(self, benign=frozenset(str(v) for v in values))
+
+    @cached_property
+    def benign_mask(self) -> npt.NDArray[np.bool_]:
+        """``benign_mask[v]``: whether ``values[v]`` is declared benign."""
+        out = np.array([v in self.benign for v in self.values], dtype=bool)
+        out.setflags(write=False)
+        return out
+
+    @property
+    def benign_absent(self) -> tuple[str, ...]:
+        """Declared benign values that do not occur in the release (sorted)."""
+        return tuple(sorted(self.benign - set(self.values)))
+
+    def benign_parameters(self) -> dict[str, Any]:
+        """What a result records of the benign values: ``{"benign": [...]}`` (sorted), empty
+        when none is declared, so results without benign values are unchanged."""
+        return {"benign": sorted(self.benign)} if self.benign else {}
+
+    def benign_details(self) -> dict[str, Any]:
+        """``{"benign_absent": [...]}`` when a declared benign value does not occur in the
+        release (not an error: a monthly release may lack it), else empty."""
+        absent = self.benign_absent
+        return {"benign_absent": list(absent)} if absent else {}
 
     # ------------------------------------------------------------------ views
     @property

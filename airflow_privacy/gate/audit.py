@@ -27,6 +27,7 @@ from airflow_privacy.gate.attempts import (
     record,
     skipped,
 )
+from airflow_privacy.gate.benign import benign_details, benign_values
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.envelope import Envelope, ReleaseFacts
 from airflow_privacy.gate.refs import ReleaseRef
@@ -68,6 +69,7 @@ class AuditRequest:
     name: str = "audit"
     fmt: Any = None
     delimiter: str | None = None
+    benign: Sequence[str] = ()
 
 
 def _check(req: AuditRequest) -> None:
@@ -75,6 +77,7 @@ def _check(req: AuditRequest) -> None:
 
     check_max_pvp(req.max_pvp)
     check_confidence(req.confidence)
+    benign_values(req.benign)
     if req.overlap not in OVERLAPS:
         raise InputError(f"{opt('overlap')} must be worst-case or known, got {req.overlap!r}")
     if req.measure not in MEASURES:
@@ -228,6 +231,7 @@ def run_audit(req: AuditRequest, ctx: GateContext) -> Envelope:
         missing_qi=req.missing_qi,  # type: ignore[arg-type]
         top=req.top,
         confidences=sorted({1.0, 0.5, 1 / 3, 0.25, 0.2, req.confidence}, reverse=True),
+        benign=benign_values(req.benign),
     )
     verdict = gate(result, req.confidence, req.max_pvp, req.measure)  # type: ignore[arg-type]
     ctx.progress(f"composition: {'PASS' if verdict.safe else 'BLOCKED'}")
@@ -243,6 +247,7 @@ def run_audit(req: AuditRequest, ctx: GateContext) -> Envelope:
     public["notes"] = notes
     public["population_ref"] = pop_ref.describe()
     public["ledger_scope"] = scope
+    public.update(benign_details(benign_values(req.benign), result.values))
     env = Envelope(
         step="audit",
         name=req.name,

@@ -13,6 +13,7 @@ from typing import Any
 
 from airflow_privacy.errors import InputError, opt
 from airflow_privacy.gate.attempts import begin_check, record, skipped
+from airflow_privacy.gate.benign import benign_details, benign_values
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.criteria import parse_criteria
 from airflow_privacy.gate.envelope import Envelope, ReleaseFacts
@@ -34,6 +35,7 @@ class CheckRequest:
     missing_as: str | None = None
     fmt: Any = None
     delimiter: str | None = None
+    benign: Sequence[str] = ()
 
 
 def columns(value: Any, what: str) -> list[str]:
@@ -70,6 +72,7 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
     from airflow_privacy.gate.tables import read_counts
 
     criteria = parse_criteria(req.criteria, "criterion")
+    benign = benign_values(req.benign)
     spec = ReleaseSpec(
         sensitive=column(req.sensitive, "sensitive"),
         group_columns=tuple(columns(req.group_columns, "group")),
@@ -97,6 +100,7 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
     else:
         b = read_counts(req.release, spec, ctx, fmt=req.fmt, delimiter=req.delimiter,
                         missing_as=req.missing_as)  # fmt: skip
+    b = b.with_benign(benign)
     ctx.progress(
         f"{b.n_records:,} records in {b.n_groups:,} groups, {len(b.values)} sensitive values"
     )
@@ -125,7 +129,11 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
             group_columns=list(spec.group_columns),
         ),
         results=results,
-        details={"sensitive_values": len(b.values), **entity_facts},
+        details={
+            "sensitive_values": len(b.values),
+            **entity_facts,
+            **benign_details(benign, b.values),
+        },
     )
     return record(env, start, req.ledger, ctx)
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from airflow_privacy.errors import InputError, opt
 from airflow_privacy.gate.attempts import begin_check, record, skipped
+from airflow_privacy.gate.benign import benign_values
 from airflow_privacy.gate.check import column, columns
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.envelope import Envelope, ReleaseFacts
@@ -46,6 +47,11 @@ class MaxEntRequest:
     missing_as: str | None = None
     fmt: Any = None
     delimiter: str | None = None
+    benign: Sequence[str] = ()
+
+
+def _benign_parameter(benign: Sequence[str]) -> dict[str, Any]:
+    return {"benign": list(benign)} if benign else {}
 
 
 def _whole(value: Any, what: str, low: int, high: int) -> int:
@@ -73,6 +79,7 @@ def _check(req: MaxEntRequest) -> None:
         _whole(w, "rule_width", 1, 64)
     if isinstance(req.not_sensitive, str):
         raise InputError(f"{opt('not_sensitive')} must be a list of values")
+    benign_values(req.benign)
 
 
 def run_maxent(req: MaxEntRequest, ctx: GateContext) -> Envelope:
@@ -127,7 +134,7 @@ def run_maxent(req: MaxEntRequest, ctx: GateContext) -> Envelope:
         top_negative=req.top_negative,
         min_support=req.min_support,
         rule_widths=list(req.rule_widths) if req.rule_widths else None,
-        not_sensitive=tuple(req.not_sensitive),
+        benign=(*benign_values(req.benign), *benign_values(req.not_sensitive, "not_sensitive")),
         options=SolverOptions(split=not req.joint),
     )
     st = result.solution.stats
@@ -174,7 +181,7 @@ def run_maxent(req: MaxEntRequest, ctx: GateContext) -> Envelope:
     verdict = {
         "criterion": "maxent",
         "safe": safe,
-        "parameters": {"c": req.c, "tolerance": tolerance},
+        "parameters": {"c": req.c, "tolerance": tolerance, **_benign_parameter(result.benign)},
         "value": result.max_posterior,
         "reason": reason,
         "max_disclosure": result.max_posterior,

@@ -126,6 +126,9 @@ def build_release_report(
     qis = [str(q) for q in m.get("qis") or groups]
     say(f"reading {path}")
     b = _read(path, str(sens), groups, missing_as, fmt, delimiter)
+    # the benign values the checks assumed: the curve and skyline then show what they judged
+    b = b.with_benign(v for p in _params_of(checks, m, ("ck-safety", "negation-safety", "skyline"))
+                      for v in (p.get("benign") or ()))  # fmt: skip
     say(f"{b.n_records:,} records in {b.n_groups:,} groups, {len(b.values)} sensitive values")
 
     rows = _criteria_rows(m, checks)

@@ -393,14 +393,15 @@ def test_the_composition_engine_names_bucket_through_opt() -> None:
             assert shown in str(info.value)
 
 
-def test_the_maxent_engine_names_not_sensitive_as_the_operator_does(tmp_path: Path) -> None:
+def test_a_benign_value_absent_from_the_release_is_noted_not_refused(tmp_path: Path) -> None:
     path = tmp_path / "bucketized.parquet"
     table = pa.table({"q": ["a", "b", "a", "b"], "bucket": [1, 1, 2, 2],
                       "s": ["x", "y", "x", "y"]})  # fmt: skip
     pq.write_table(table, path)
-    op = build(MaxEntRiskOperator, release=str(path), not_sensitive=["z"])
-    with pytest.raises(AirflowFailException, match=r"^bad input: not_sensitive value 'z'"):
-        op.execute({"ti": FakeTI()})
+    op = build(MaxEntRiskOperator, release=str(path), not_sensitive=["z"], benign_values=["y"])
+    env = op.execute({"ti": FakeTI()})
+    assert env["details"]["benign"] == ["y", "z"]
+    assert env["details"]["benign_absent"] == ["z"]
 
 
 # ------------------------------------------------------------------- record_check

@@ -468,3 +468,33 @@ def test_cli_and_operators_agree(
     assert (sides["cli"] / "release.parquet.report.html").is_file()
     assert (sides["airflow"] / "release.parquet.report.html").is_file()
     assert ledger_rows(url["cli"])["members"]  # the identifier hashes were recorded
+
+
+def test_cli_and_operator_agree_on_benign_values(tmp_path: Path) -> None:
+    """``--benign`` and ``benign_values``: the same envelope, in which the benign values
+    turn an unsafe check safe, are recorded in the parameters and the absent one is noted."""
+    from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
+
+    rows = ["g,s"] + [f"{g},{s}" for g in "ab" for s in ["none"] * 4 + ["flu", "hiv", "cold"]]
+    (tmp_path / "release.csv").write_text("\n".join(rows) + "\n")
+    argv = ["check", "release.csv", "--sensitive", "s", "--group", "g",
+            "--criterion", "ck-safety:c=0.5,k=1", "--name", "check_safety"]  # fmt: skip
+    with inside(tmp_path):
+        code, plain = cli(argv)
+        assert code == 1 and plain["safe"] is False
+        code, by_cli = cli([*argv, "--benign", "none", "--benign", "unseen"])
+        op = CheckSafetyOperator(
+            task_id="check_safety",
+            release="release.csv",
+            sensitive="s",
+            group_columns=["g"],
+            criteria=["ck-safety:c=0.5,k=1"],
+            benign_values=["none", "unseen"],
+        )
+        by_op = op.execute({"ti": FakeTI()})
+    assert code == 0 and by_cli["safe"] is True
+    assert normal(by_cli) == normal(by_op)
+    assert by_cli["details"]["benign"] == ["none", "unseen"]
+    assert by_cli["details"]["benign_absent"] == ["unseen"]
+    assert by_cli["results"][0]["parameters"]["benign"] == ["none", "unseen"]
+    assert "none" not in json.dumps(by_cli["results"][0]["witness"])

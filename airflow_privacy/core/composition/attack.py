@@ -29,7 +29,7 @@ result carries the frequency-aware posterior of
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -98,9 +98,17 @@ def composition_audit(
     missing_qi: MissingQI = "error",
     confidences: Sequence[float] = DEFAULT_CONFIDENCES,
     top: int = 10,
+    benign: Collection[str] = (),
 ) -> CompositionResult:
     """Run Algorithm 1 on ``population`` (the candidate's people, exact QI values) against
-    ``candidate`` and ``priors``; see the module docstring."""
+    ``candidate`` and ``priors``; see the module docstring.
+
+    ``benign``: sensitive values whose disclosure is not a breach (docs/composition.md,
+    "Benign values"). The attack itself is unchanged (the adversary intersects every value);
+    a person counts as pinned only to a non-benign value: with Ganta's measure when the
+    remaining set ``S_i`` holds a non-benign value (the adversary's confidence in each of
+    its values is ``1 / |S_i|``), with the posterior measure by the largest posterior of a
+    non-benign value. Who is pinned to benign values only is no breach."""
     check_releases(candidate, priors, missing_qi)
     if hierarchies is not None and not isinstance(hierarchies, Mapping):
         raise InputError("hierarchies must map a column name to a Hierarchy")
@@ -189,18 +197,23 @@ def composition_audit(
     min_ea[~used.any(axis=1)] = 0
     anon_drop = np.where(used.any(axis=1), min_ea - ea_hat, 0).astype(np.int64)
     confidence = np.divide(1.0, ea_hat, out=np.zeros(n, dtype=np.float64), where=ea_hat > 0)
+    declared = tuple(sorted({str(v) for v in benign}))
+    harmful = np.array([v not in declared for v in values], dtype=bool)  # non-benign values
+    # a breach needs a non-benign value left: S_i minus the benign values is not empty
+    sensitive_left = (inter & harmful).any(axis=1)
+    sensitive_left_alone = (support[:, 0, :] & harmful).any(axis=1) & used[:, 0]
     post = combine(dists, used)
-    post_max, post_arg = most_likely(post)
+    post_max, post_arg = most_likely(np.where(harmful, post, 0.0))
     alone_use = np.zeros_like(used)
     alone_use[:, 0] = used[:, 0]
-    post_alone, _ = most_likely(combine(dists[:1], alone_use[:, :1]))
+    post_alone, _ = most_likely(np.where(harmful, combine(dists[:1], alone_use[:, :1]), 0.0))
 
     overlap_size = int(in_overlap.sum())
     summaries = _summaries(
         releases, names, locs, present, known_present, used, in_overlap, ea, overlap
     )
     averages = _averages(names, ea, ea_hat, anon_drop, used, in_overlap, min_ea)
-    order = np.lexsort((np.arange(n), -post_max, -confidence))
+    order = np.lexsort((np.arange(n), -post_max, -np.where(sensitive_left, confidence, 0.0)))
     worst_rows = [int(i) for i in order if in_overlap[i]][:top]
     worst = tuple(
         _breach(
@@ -220,6 +233,7 @@ def composition_audit(
             post_max,
             post_arg,
             bool(inconsistent[i]),
+            bool(sensitive_left[i]),
         )
         for i in worst_rows
     )
@@ -251,6 +265,9 @@ def composition_audit(
         posterior_value=post_arg,
         posterior_alone=post_alone,
         intersections=inter,
+        benign=declared,
+        sensitive_left=sensitive_left,
+        sensitive_left_alone=sensitive_left_alone,
     )
 
 
@@ -377,6 +394,7 @@ def _breach(
     post_max: FloatArray,
     post_arg: IntArray,
     inconsistent: bool,
+    sensitive_left: bool,
 ) -> Breach:
     qis = list(dict.fromkeys(q for r in releases for q in r.qis))
     parts = []
@@ -398,6 +416,7 @@ def _breach(
         anon_drop=int(anon_drop[i]),
         confidence=float(confidence[i]),
         posterior=float(post_max[i]),
-        most_likely=values[int(post_arg[i])] if ea_hat[i] > 0 else "",
+        most_likely=values[int(post_arg[i])] if sensitive_left else "",
         inconsistent=inconsistent,
+        sensitive_left=sensitive_left,
     )

@@ -93,6 +93,7 @@ class Breach:
     posterior: float
     most_likely: str
     inconsistent: bool
+    sensitive_left: bool = True  # a non-benign value is left in the intersection
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -172,6 +173,9 @@ class CompositionResult:
     posterior_value: IntArray = field(repr=False)
     intersections: BoolArray = field(repr=False)
     posterior_alone: FloatArray = field(repr=False)
+    benign: tuple[str, ...] = ()
+    sensitive_left: BoolArray | None = field(default=None, repr=False)
+    sensitive_left_alone: BoolArray | None = field(default=None, repr=False)
 
     # ------------------------------------------------------------- totals
     def vp_c(self, c: float, measure: Measure = "ganta", alone: bool = False) -> int:
@@ -180,12 +184,16 @@ class CompositionResult:
         ``alone=True``: from the candidate alone, before intersecting, for comparison)."""
         c = check_confidence(c)
         if measure == "ganta":
-            # C_i >= c, i.e. not (1 / EA-hat < c), exactly for every distinct EA-hat
+            # C_i >= c, i.e. not (1 / EA-hat < c), exactly for every distinct EA-hat; with
+            # benign values only people with a non-benign value left (docs/composition.md)
             ea = self.ea[:, 0] if alone else self.ea_hat
             hit = np.zeros(ea.shape, dtype=bool)
             for e in np.unique(ea[ea > 0]).tolist():
                 if pinned(Fraction(1, int(e)), c):
                     hit |= ea == e
+            left = self.sensitive_left_alone if alone else self.sensitive_left
+            if left is not None:
+                hit &= left
         elif measure == "posterior":
             # not thresholds.below(posterior, c): within the band below c counts as pinned
             post = self.posterior_alone if alone else self.posterior
@@ -243,6 +251,7 @@ class CompositionResult:
             "averages": self.averages,
             "worst": [b.public_dict() if redacted else b.to_dict() for b in self.worst],
             "redacted": redacted,
+            **({"benign": list(self.benign)} if self.benign else {}),
         }
 
     def public_dict(self) -> dict[str, Any]:
@@ -347,7 +356,9 @@ def gate(
     relevant = False
     if worst is not None:
         if measure == "ganta":
-            relevant = worst.ea_hat > 0 and pinned(Fraction(1, worst.ea_hat), c)
+            relevant = (
+                worst.ea_hat > 0 and worst.sensitive_left and pinned(Fraction(1, worst.ea_hat), c)
+            )
         else:
             relevant = pinned(worst.posterior, c)
     if safe or worst is None or not relevant:
@@ -369,6 +380,7 @@ def gate(
             "max_pvp": limit,
             "measure": measure,
             "overlap": result.overlap,
+            **({"benign": list(result.benign)} if result.benign else {}),
         },
         value=pvp,
         reason=reason,

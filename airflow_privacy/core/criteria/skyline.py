@@ -374,9 +374,13 @@ def _options(t: _Tables, l: int, k: int, m: int) -> tuple[_Options, list[Split]]
             targets.append(tg)
             others.append(og)
             split_ids.append(np.full(n_values, idx, dtype=np.int64))
+    cost = np.concatenate(costs)
+    value = np.concatenate(values)
+    if t.b.benign_mask.any():  # a benign value is never the target's (docs/skyline.md)
+        cost = np.where(t.b.benign_mask[value], np.inf, cost)
     opt = _Options(
-        cost=np.concatenate(costs),
-        value=np.concatenate(values),
+        cost=cost,
+        value=value,
         target=np.concatenate(targets),
         other=np.concatenate(others),
         split=np.concatenate(split_ids),
@@ -399,8 +403,8 @@ def _evaluate(t: _Tables, l: int, k: int, m: int) -> BreachResult:  # noqa: E741
     near-optimal candidates the float costs leave."""
     opt, splits = _options(t, l, k, m)
     best = float(np.min(opt.cost))
-    if best == math.inf:  # cannot happen: every group holds some value
-        raise InputError("the release has no sensitive value to disclose")
+    if best == math.inf:  # every value present is benign: nothing to disclose
+        return _no_target(t.b, l, k, m)
     limit = best + _TIE if math.isfinite(best) else best
     near = np.flatnonzero(opt.cost <= limit)
     near = near[np.argsort(opt.cost[near], kind="stable")][:_MAX_EXACT]
@@ -420,6 +424,13 @@ def _evaluate(t: _Tables, l: int, k: int, m: int) -> BreachResult:  # noqa: E741
     return BreachResult(
         l, k, m, float(value), value.numerator, value.denominator, witness
     )  # fmt: skip
+
+
+def _no_target(b: Bucketization, l: int, k: int, m: int) -> BreachResult:  # noqa: E741
+    """Breach 0: every value present in the release is declared benign (docs/skyline.md,
+    "Benign values"); the witness names group 0's most frequent value and no knowledge."""
+    w = SkylineWitness(0, b.values[int(b.row_order(0)[0])], (), (), 0, None, (), 0)
+    return BreachResult(l, k, m, 0.0, 0, 1, w)
 
 
 # ------------------------------------------------------------------------ public API
@@ -516,7 +527,7 @@ def check_skyline(b: Bucketization, points: Iterable[Any]) -> CriterionResult:
     return CriterionResult(
         criterion="skyline",
         safe=safe,
-        parameters={"points": [list(q) for q in pts]},
+        parameters={"points": [list(q) for q in pts], **b.benign_parameters()},
         value=res.breach,
         reason=reason,
         max_disclosure=res.breach,
@@ -526,6 +537,7 @@ def check_skyline(b: Bucketization, points: Iterable[Any]) -> CriterionResult:
             "records": b.n_records,
             "points": per_point,
             **thresholds.decision_details(thresholds.EXACT),
+            **b.benign_details(),
         },
     )
 
@@ -643,6 +655,8 @@ def describe_breach(b: Bucketization, result: BreachResult) -> str:
     sensitive values as ``value A`` (the target's), ``value B``, ...
     (:mod:`airflow_privacy.core.criteria.wording`): never a value itself."""
     w = result.witness
+    if result.numerator == 0:
+        return "every value present in the release is declared benign: nothing can be disclosed"
     name = _value_names(w)
     target = name(w.value)
     target_group = b.group_label(w.target_group)

@@ -23,6 +23,13 @@ Knowledge for Privacy-Preserving Data Publishing" (ICDE 2007):
   ``K0`` is returned (with the ``k`` asked for): no ``k``, however large, costs more than
   ``K0 < |S|``. Proof in :func:`saturation_point` and docs/worst-case-engine.md.
 
+* Benign values (``Bucketization.benign``): the maximum runs over target atoms whose value
+  is not benign (the knowledge may name any value). Per group the target is its most
+  frequent non-benign value ``s*``; when a benign value is more frequent, the target
+  group's cost is the constrained Lemma 12 product of :func:`_log_target_costs` (nested
+  forbidden sets, ``s*`` in the largest); saturation is per kind. docs/worst-case-engine.md,
+  "Benign values".
+
 The paper's pseudo-code has errors that the enumerator in the tests exposes; they are listed
 in docs/paper-errata.md. Everything returned is plain data. The (c,k)-safety verdicts are
 taken by :mod:`airflow_privacy.core.thresholds`.
@@ -30,6 +37,7 @@ taken by :mod:`airflow_privacy.core.thresholds`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
@@ -150,7 +158,7 @@ def _check_c(c: object, who: str | None = None) -> float:
 
 
 # ------------------------------------------------------------------------- saturation
-def saturation_point(b: Bucketization) -> int:
+def saturation_point(b: Bucketization, knowledge: Knowledge = "implications") -> int:
     """``K0 = min_b d_b - 1``: the fewest pieces of knowledge that disclose a sensitive value
     with certainty, for basic implications and for negated atoms alike (``d_b`` is the
     number of distinct values present in group ``b``). For every ``k >= K0`` the maximum
@@ -192,14 +200,73 @@ def saturation_point(b: Bucketization) -> int:
     at k = 13 because there are only fourteen possible sensitive values"), refined to the
     least diverse group; ``tests/test_worst_case_bounds.py`` checks it against the
     exhaustive oracle. ``O(groups x values)``.
+
+    *Benign values* (``b.benign``, docs/worst-case-engine.md, "Benign values"): the target
+    ranges over the groups ``T`` holding a non-benign value. Step 2 then needs a target group
+    ``j`` in ``T`` (``d_j - 1`` atoms) or, for implications only, all ``d_b`` values of one
+    person of any *other* group ``b`` as antecedents of ``A_i -> A`` (the knowledge forces
+    ``A``); step 3 is unchanged. So ``K0 = min(min_{j in T} d_j - 1, min_{b: T - {b} not
+    empty} d_b)`` for implications and ``min_{j in T} d_j - 1`` for negations (negated atoms
+    that exclude every value of a person are inconsistent, and knowledge about other groups
+    leaves the target's posterior unchanged). With no benign value both are ``min_b d_b - 1``.
+    With ``T`` empty nothing can be disclosed and :data:`NO_TARGET` is returned.
     """
+    return _saturation(b, knowledge)[0]
+
+
+#: :func:`saturation_point` when every value present is benign: no knowledge discloses
+#: anything, the maximum disclosure is 0 for every ``k``.
+NO_TARGET: int = MAX_K + 1
+
+
+def _saturation(b: Bucketization, knowledge: Knowledge) -> tuple[int, int, int]:
+    """``(K0, target group, other group)`` of :func:`saturation_point`; ``other`` is -1
+    when the certainty is reached inside the target group (the first least diverse group
+    of ``T``), else the group whose ``d_b`` values all imply the target."""
     distinct = (b.counts > 0).sum(axis=1)
-    return int(distinct.min()) - 1
+    tgt = _targets(b)
+    in_t = np.flatnonzero(tgt.index >= 0)
+    if in_t.size == 0:
+        return NO_TARGET, -1, -1
+    j = int(in_t[np.argmin(distinct[in_t])])
+    k0 = int(distinct[j]) - 1
+    if knowledge == "negations":
+        return k0, j, -1
+    if in_t.size >= 2:
+        others = np.arange(b.n_groups)
+    else:  # one target group: the other group must differ from it
+        others = np.flatnonzero(np.arange(b.n_groups) != int(in_t[0]))
+    if others.size:
+        o = int(others[np.argmin(distinct[others])])
+        if int(distinct[o]) < k0:
+            t2 = int(in_t[0]) if int(in_t[0]) != o else int(in_t[1])
+            return int(distinct[o]), t2, o
+    return k0, j, -1
 
 
-def _saturated_group(b: Bucketization) -> int:
-    """The first group with the fewest distinct values (the witness group at saturation)."""
-    return int(np.argmin((b.counts > 0).sum(axis=1)))
+@dataclass(frozen=True)
+class _TargetInfo:
+    """Per group, the target value of the worst case: the most frequent non-benign value
+    ``s*`` (first in :meth:`Bucketization.row_order` among equals), its count and the number
+    ``r`` of values strictly more frequent (all benign). ``index`` is -1 for a group whose
+    present values are all benign (it can hold knowledge but never the target)."""
+
+    index: IntArray
+    count: IntArray
+    rank: IntArray
+
+
+def _targets(b: Bucketization) -> _TargetInfo:
+    order = b.value_order()
+    counts = np.take_along_axis(b.counts, order, axis=1)
+    eligible = (counts > 0) & ~b.benign_mask[order]
+    has = eligible.any(axis=1)
+    pos = np.argmax(eligible, axis=1)
+    rows = np.arange(b.n_groups)
+    index = np.where(has, order[rows, pos], -1).astype(np.int64)
+    count = np.where(has, counts[rows, pos], 0).astype(np.int64)
+    rank = (b.counts > count[:, None]).sum(axis=1).astype(np.int64)
+    return _TargetInfo(index=index, count=count, rank=np.where(has, rank, 0))
 
 
 # --------------------------------------------------------------------- Minimize1 (3.3.1)
@@ -286,6 +353,7 @@ class _Tables:
     t: FloatArray
     top: IntArray  # sorted counts, top (k_max + 1) columns, zero padded
     sizes: IntArray
+    targets: _TargetInfo
 
 
 def _tables(b: Bucketization, k_max: int) -> _Tables:
@@ -308,9 +376,111 @@ def _tables(b: Bucketization, k_max: int) -> _Tables:
     prefix[:, 1:] = np.cumsum(uniq[:, 1:], axis=1)
     log_m1 = _log_minimize1(uniq[:, 0], prefix, h_max)[inverse]
     log_ratio = np.log(sizes.astype(np.float64)) - np.log(top[:, 0].astype(np.float64))
-    return _Tables(
-        g=log_m1[:, : k_max + 1], t=log_m1[:, 1:] + log_ratio[:, None], top=top, sizes=sizes
-    )
+    t = log_m1[:, 1:] + log_ratio[:, None]
+    tgt = _targets(b)
+    if b.benign_mask.any():
+        t = t.copy()
+        t[tgt.index < 0] = np.inf  # only benign values: never the target
+        seen: dict[tuple[int, tuple[int, ...], int, int], FloatArray] = {}
+        for grp in np.flatnonzero((tgt.index >= 0) & (tgt.rank > 0)).tolist():
+            key = (
+                int(sizes[grp]),
+                tuple(int(x) for x in top[grp]),
+                int(tgt.count[grp]),
+                int(tgt.rank[grp]),
+            )
+            if key not in seen:  # one evaluation per distinct profile
+                seen[key] = _log_target_costs(*key, h_max)
+            t[grp] = seen[key]
+    return _Tables(g=log_m1[:, : k_max + 1], t=t, top=top, sizes=sizes, targets=tgt)
+
+
+# ------------------------------------------------------ target below a benign value
+# A group whose most frequent value is benign holds the target ``A = (p, s*)`` with ``s*``
+# its most frequent non-benign value, ``r > 0`` values (benign) more frequent. The least
+# ``Pr(A and h further atoms of the group all false)`` is attained by nested forbidden
+# sets: the ``m`` people with the largest budget ``kappa_0`` (the target's person among
+# them) are all forbidden ``V_0 = {s*} + the kappa_0 - 1 most frequent other values``,
+# of count ``Q(kappa_0) = n(s*) + (sum of the kappa_0 - 1 largest other counts)``, every
+# other person ``i`` its ``kappa_i < kappa_0`` most frequent values (a subset of V_0), so
+# the probability is Lemma 12's product with ``Q(kappa_0)`` for the first ``m`` factors.
+# (docs/worst-case-engine.md, "Benign values"; the exhaustive oracle checks the minimum.)
+
+
+def _q_count(top: tuple[int, ...], nstar: int, rank: int, kappa: int) -> int:
+    """``Q(kappa)``: count of ``{s*}`` plus the ``kappa - 1`` most frequent other values."""
+    head = sum(top[: kappa - 1])
+    return head + nstar if kappa <= rank else head + top[kappa - 1]
+
+
+def _log_target_costs(
+    n: int, top: tuple[int, ...], nstar: int, rank: int, h_max: int
+) -> FloatArray:
+    """``log(MinQ(h + 1) n / n(s*))`` for ``h = 0..h_max - 1`` (the target role's costs)."""
+    prefix = [0]
+    for c in top:
+        prefix.append(prefix[-1] + c)
+
+    def log_phi(i: int, c: int) -> float:
+        x = n - i - c
+        return float("-inf") if x <= 0 else math.log(x) - math.log(n - i)
+
+    @cache
+    def rest(i: int, cap: int, rem: int) -> float:
+        if rem == 0 or i >= n or cap == 0:
+            return 0.0
+        best = 0.0
+        for kappa in range(1, min(cap, rem) + 1):
+            best = min(best, log_phi(i, prefix[kappa]) + rest(i + 1, kappa, rem - kappa))
+        return best
+
+    out = np.empty(h_max, dtype=np.float64)
+    shift = math.log(n) - math.log(nstar)
+    for h1 in range(1, h_max + 1):
+        best = float("inf")
+        for k0 in range(1, h1 + 1):
+            q = _q_count(top, nstar, rank, k0)
+            head = 0.0
+            for m in range(1, min(h1 // k0, n) + 1):
+                head += log_phi(m - 1, q)
+                best = min(best, head + rest(m, k0 - 1, h1 - m * k0))
+        out[h1 - 1] = best + shift
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _exact_target(
+    n: int, top: tuple[int, ...], nstar: int, rank: int, h1: int
+) -> tuple[Fraction, tuple[int, ...]]:
+    """Exact ``MinQ(h1)`` and a minimizing person profile (the first ``m`` entries equal to
+    ``kappa_0`` are forbidden ``V_0``), as :func:`_best_partition` does for Lemma 12."""
+    prefix = [0]
+    for c in top:
+        prefix.append(prefix[-1] + c)
+
+    @cache
+    def rest(i: int, cap: int, rem: int) -> tuple[Fraction, tuple[int, ...]]:
+        result: tuple[Fraction, tuple[int, ...]] = (Fraction(1), ())
+        if rem == 0 or i >= n:
+            return result
+        for kappa in range(1, min(cap, rem) + 1):
+            phi = Fraction(max(n - i - prefix[kappa], 0), n - i)
+            sub_value, sub_parts = rest(i + 1, kappa, rem - kappa)
+            if phi * sub_value < result[0]:
+                result = (phi * sub_value, (kappa, *sub_parts))
+        return result
+
+    best: tuple[Fraction, tuple[int, ...]] | None = None
+    for k0 in range(1, h1 + 1):
+        q = _q_count(top, nstar, rank, k0)
+        head = Fraction(1)
+        for m in range(1, min(h1 // k0, n) + 1):
+            head *= Fraction(max(n - (m - 1) - q, 0), n - (m - 1))
+            sub_value, sub_parts = rest(m, k0 - 1, h1 - m * k0)
+            if best is None or head * sub_value < best[0]:
+                best = (head * sub_value, (k0,) * m + sub_parts)
+    assert best is not None
+    return best
 
 
 def _candidates(tab: _Tables, k_max: int) -> IntArray:
@@ -413,7 +583,7 @@ def _minimize2(tab: _Tables, k_max: int) -> list[_Allocation]:
 
 
 def _group_atoms(
-    b: Bucketization, group: int, parts: tuple[int, ...], order: IntArray, skip_first: bool
+    b: Bucketization, group: int, parts: tuple[int, ...], order: IntArray
 ) -> list[Atom]:
     """Atoms of Lemma 12's configuration: person ``i`` takes the ``parts[i]`` most frequent
     values of the group. Atoms on values absent from the group are dropped (always false,
@@ -421,9 +591,27 @@ def _group_atoms(
     atoms: list[Atom] = []
     for person, kappa in enumerate(parts):
         for j in range(kappa):
-            if skip_first and person == 0 and j == 0:
-                continue
             v = int(order[j])
+            if b.counts[group, v] > 0:
+                atoms.append(Atom(group=group, person=person, value=b.values[v]))
+    return atoms
+
+
+def _target_atoms(
+    b: Bucketization, group: int, parts: tuple[int, ...], target_value: int
+) -> list[Atom]:
+    """Atoms of the target's group besides ``A`` itself: the people with the largest budget
+    ``parts[0]`` are forbidden ``V_0`` (``s*`` and the ``parts[0] - 1`` most frequent other
+    values), every other person its ``parts[i]`` most frequent values (a subset of ``V_0``).
+    With ``s*`` the most frequent value this is Lemma 12's configuration."""
+    order = [int(v) for v in b.row_order(group)]
+    v0 = [target_value, *[v for v in order if v != target_value][: parts[0] - 1]]
+    atoms: list[Atom] = []
+    for person, kappa in enumerate(parts):
+        chosen = v0 if kappa == parts[0] else order[:kappa]
+        for v in chosen:
+            if person == 0 and v == target_value:
+                continue
             if b.counts[group, v] > 0:
                 atoms.append(Atom(group=group, person=person, value=b.values[v]))
     return atoms
@@ -436,18 +624,24 @@ def _implication_result(
     n_j = int(tab.sizes[j])
     top_j = tuple(int(x) for x in tab.top[j])
     h_j = alloc.atoms_per_group.get(j, 0)
-    m1_target, parts_target = _best_partition(n_j, top_j, h_j + 1)
-    ratio = m1_target * Fraction(n_j, top_j[0])
-    atoms = _group_atoms(b, j, parts_target or (1,), b.row_order(j), skip_first=True)
+    s_star = int(tab.targets.index[j])
+    n_star = int(tab.targets.count[j])
+    rank = int(tab.targets.rank[j])
+    if rank == 0:
+        m1_target, parts_target = _best_partition(n_j, top_j, h_j + 1)
+    else:
+        m1_target, parts_target = _exact_target(n_j, top_j, n_star, rank, h_j + 1)
+    ratio = m1_target * Fraction(n_j, n_star)
+    atoms = _target_atoms(b, j, parts_target or (1,), s_star)
     groups = [j]
     for grp, h in sorted(alloc.atoms_per_group.items()):
         if grp == j:
             continue
         m1, parts = _best_partition(int(tab.sizes[grp]), tuple(int(x) for x in tab.top[grp]), h)
         ratio *= m1
-        atoms.extend(_group_atoms(b, grp, parts, b.row_order(grp), skip_first=False))
+        atoms.extend(_group_atoms(b, grp, parts, b.row_order(grp)))
         groups.append(grp)
-    target = Atom(group=j, person=0, value=b.values[int(b.row_order(j)[0])])
+    target = Atom(group=j, person=0, value=b.values[s_star])
     value = Fraction(1) / (1 + ratio)
     witness = Witness("implications", target, tuple(atoms), tuple(groups))
     return DisclosureResult(
@@ -455,15 +649,34 @@ def _implication_result(
     )
 
 
+def _no_target_result(b: Bucketization, k: int, knowledge: Knowledge) -> DisclosureResult:
+    """Every value present is benign: nothing can be disclosed, for any knowledge. The
+    witness names person 0 of group 0 and its most frequent (benign) value, with no atoms;
+    :func:`describe_witness` says that no value is sensitive."""
+    target = Atom(group=0, person=0, value=b.values[int(b.row_order(0)[0])])
+    return DisclosureResult(knowledge, k, 0.0, Witness(knowledge, target, (), (0,)), 0, 1)
+
+
 def _saturated_result(b: Bucketization, k: int, knowledge: Knowledge) -> DisclosureResult:
     """The result for any ``k >= saturation_point(b)``: disclosure 1, attained by ruling out
     every other value for person 0 of the first least diverse group (step 2 of
-    :func:`saturation_point`'s proof), with ``K0`` atoms -- the fewest possible (step 3)."""
-    j = _saturated_group(b)
+    :func:`saturation_point`'s proof), with ``K0`` atoms -- the fewest possible (step 3).
+    With benign values the target group is the first least diverse group holding a
+    non-benign value, or (implications) the knowledge is "if person 0 of group ``o`` has any
+    of its values, the target has ``s*``" for the least diverse other group ``o``."""
+    _, j, other = _saturation(b, knowledge)
+    s_star = int(_targets(b).index[j])
+    target = Atom(group=j, person=0, value=b.values[s_star])
+    if other >= 0:
+        order = b.row_order(other)
+        present = [int(v) for v in order if b.counts[other, int(v)] > 0]
+        atoms = tuple(Atom(group=other, person=0, value=b.values[v]) for v in present)
+        return DisclosureResult(
+            knowledge, k, 1.0, Witness(knowledge, target, atoms, (j, other)), 1, 1
+        )
     order = b.row_order(j)
-    present = [int(v) for v in order if b.counts[j, int(v)] > 0]
-    target = Atom(group=j, person=0, value=b.values[present[0]])
-    atoms = tuple(Atom(group=j, person=0, value=b.values[v]) for v in present[1:])
+    present = [int(v) for v in order if b.counts[j, int(v)] > 0 and int(v) != s_star]
+    atoms = tuple(Atom(group=j, person=0, value=b.values[v]) for v in present)
     return DisclosureResult(knowledge, k, 1.0, Witness(knowledge, target, atoms, (j,)), 1, 1)
 
 
@@ -472,23 +685,38 @@ def _negation_result(b: Bucketization, k: int) -> DisclosureResult:
 
     The worst case rules out the target's own ``k`` most frequent competing values:
     ``max_b n_b(s_b^0) / (n_b - sum_{j=1..k} n_b(s_b^j))``. (Negated atoms about other people
-    never do better; the property tests check this against exhaustive enumeration.) The
-    maximum is found in floats and settled exactly among near-ties, so it is exact. Callers
-    pass ``k < saturation_point(b)``; beyond it :func:`_saturated_result` applies.
+    never do better; the property tests check this against exhaustive enumeration.) With
+    benign values the target value is the group's most frequent non-benign value ``s*`` and
+    the competitors ruled out are the ``k`` most frequent other values, benign ones included:
+    ``n_b(s*) / (n_b - top_k(others))`` over groups holding a non-benign value (the larger
+    ``n_b(s*)`` the larger both this ratio and ``n_b(s*) / (n_b - top_k)``, so ``s*`` is the
+    best target of its group; docs/worst-case-engine.md, "Benign values"). The maximum is
+    found in floats and settled exactly among near-ties, so it is exact. Callers pass
+    ``k < saturation_point(b, "negations")``; beyond it :func:`_saturated_result` applies.
     """
+    tgt = _targets(b)
     sc = b.sorted_counts()
-    num = sc[:, 0]
-    den = b.sizes - sc[:, 1 : k + 1].sum(axis=1)
-    ratio = num / den
-    near = np.flatnonzero(ratio >= float(ratio.max()) * (1 - 1e-12))
-    best = max((int(g) for g in near), key=lambda g: (Fraction(int(num[g]), int(den[g])), -g))
-    order = b.row_order(best)
-    atoms = tuple(
-        Atom(group=best, person=0, value=b.values[int(v)])
-        for v in order[1 : k + 1]
-        if b.counts[best, int(v)] > 0
+    width = sc.shape[1]
+    prefix = np.zeros((b.n_groups, width + 2), dtype=np.int64)
+    prefix[:, 1 : width + 1] = np.cumsum(sc, axis=1)
+    prefix[:, width + 1] = prefix[:, width]
+    # top k of the values other than s*: P[k] if s* is not among them, else P[k+1] - n(s*)
+    others = np.where(
+        tgt.rank >= k, prefix[:, min(k, width + 1)], prefix[:, min(k + 1, width + 1)] - tgt.count
     )
-    target = Atom(group=best, person=0, value=b.values[int(order[0])])
+    num = tgt.count
+    den = b.sizes - others
+    valid = tgt.index >= 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(valid, num / np.where(valid, den, 1), -1.0)
+    near = np.flatnonzero(valid & (ratio >= float(ratio.max()) * (1 - 1e-12)))
+    best = max((int(g) for g in near), key=lambda g: (Fraction(int(num[g]), int(den[g])), -g))
+    s_star = int(tgt.index[best])
+    rivals = [int(v) for v in b.row_order(best) if int(v) != s_star][:k]
+    atoms = tuple(
+        Atom(group=best, person=0, value=b.values[v]) for v in rivals if b.counts[best, v] > 0
+    )
+    target = Atom(group=best, person=0, value=b.values[s_star])
     value = Fraction(int(num[best]), int(den[best]))
     return DisclosureResult(
         "negations",
@@ -508,32 +736,43 @@ def disclosure_curve(b: Bucketization, k_max: int) -> list[CurvePoint]:
     :func:`saturation_point`); every later point is the saturated result (disclosure 1, the
     same witness, its own ``k``). Memory and time are those of ``min(k_max, K0)`` plus one
     small object per point; ``k_max`` above :data:`MAX_K_CURVE` is refused as bad input
-    before anything is computed.
+    before anything is computed. With benign values the two kinds saturate at their own
+    ``K0``; with every present value benign the curve is 0 throughout.
     """
     k_max = _check_k(k_max, "k_max", MAX_K_CURVE)
-    k0 = saturation_point(b)
+    k0 = saturation_point(b, "implications")
+    if k0 == NO_TARGET:
+        imp0 = _no_target_result(b, 0, "implications").witness
+        neg0 = _no_target_result(b, 0, "negations").witness
+        return [
+            CurvePoint(
+                k,
+                DisclosureResult("implications", k, 0.0, imp0, 0, 1),
+                DisclosureResult("negations", k, 0.0, neg0, 0, 1),
+            )
+            for k in range(k_max + 1)
+        ]
+    k0_neg = saturation_point(b, "negations")
     k_dp = min(k_max, k0 - 1)
     allocations: list[_Allocation] = []
     tab: _Tables | None = None
     if k_dp >= 0:
         tab = _tables(b, k_dp)
         allocations = _minimize2(tab, k_dp)
+    imp_w = _saturated_result(b, k0, "implications").witness
+    neg_w = _saturated_result(b, k0_neg, "negations").witness
     out: list[CurvePoint] = []
-    for k in range(min(k_max, k_dp) + 1):
-        assert tab is not None
-        imp = _implication_result(b, tab, allocations[k], k)
-        out.append(CurvePoint(k=k, implications=imp, negations=_negation_result(b, k)))
-    if k_max >= k0:  # flat from K0 on: one witness per kind, shared by every later point
-        imp_w = _saturated_result(b, k0, "implications").witness
-        neg_w = _saturated_result(b, k0, "negations").witness
-        out.extend(
-            CurvePoint(
-                k,
-                DisclosureResult("implications", k, 1.0, imp_w, 1, 1),
-                DisclosureResult("negations", k, 1.0, neg_w, 1, 1),
-            )
-            for k in range(k0, k_max + 1)
-        )
+    for k in range(k_max + 1):  # flat from K0 on: one witness per kind, shared
+        if k < k0:
+            assert tab is not None
+            imp = _implication_result(b, tab, allocations[k], k)
+        else:
+            imp = DisclosureResult("implications", k, 1.0, imp_w, 1, 1)
+        if k < k0_neg:
+            neg = _negation_result(b, k)
+        else:
+            neg = DisclosureResult("negations", k, 1.0, neg_w, 1, 1)
+        out.append(CurvePoint(k=k, implications=imp, negations=neg))
     return out
 
 
@@ -549,7 +788,10 @@ def max_disclosure(
     k = _check_k(k)
     if knowledge not in ("implications", "negations"):
         raise InputError(f"knowledge must be 'implications' or 'negations', got {knowledge!r}")
-    if k >= saturation_point(b):
+    k0 = saturation_point(b, knowledge)
+    if k0 == NO_TARGET:
+        return _no_target_result(b, k, knowledge)
+    if k >= k0:
         return _saturated_result(b, k, knowledge)
     if knowledge == "negations":
         return _negation_result(b, k)
@@ -712,6 +954,8 @@ def describe_witness(b: Bucketization, result: DisclosureResult) -> str:
     people by position in their group, sensitive values as ``value A`` (the target's),
     ``value B``, ... (:mod:`airflow_privacy.core.criteria.wording`): never a value itself."""
     w = result.witness
+    if result.numerator == 0:
+        return "every value present in the release is declared benign: nothing can be disclosed"
     t = w.target
     target_group = b.group_label(t.group)
     name = _value_names(w)
@@ -773,7 +1017,7 @@ def _safety_result(
 ) -> CriterionResult:
     c = _check_c(c, criterion)
     k = _check_k(k, who=criterion)
-    k0 = saturation_point(b)
+    k0 = saturation_point(b, knowledge)
     res = max_disclosure(b, k, knowledge)
     safe = ck_safe(res, c)
     pieces = "basic implications" if knowledge == "implications" else "negated atoms"
@@ -785,7 +1029,7 @@ def _safety_result(
     return CriterionResult(
         criterion=criterion,
         safe=safe,
-        parameters={"c": c, "k": k},
+        parameters={"c": c, "k": k, **b.benign_parameters()},
         value=res.max_disclosure,
         reason=reason,
         max_disclosure=res.max_disclosure,
@@ -794,9 +1038,10 @@ def _safety_result(
             "groups": b.n_groups,
             "records": b.n_records,
             "exact": f"{res.numerator}/{res.denominator}",
-            "saturation_k": k0,
+            "saturation_k": None if k0 == NO_TARGET else k0,
             "saturated": k >= k0,
             **thresholds.decision_details(_decision(res)),
+            **b.benign_details(),
         },
     )
 

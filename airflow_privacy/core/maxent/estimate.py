@@ -28,18 +28,21 @@ def estimate(
     top_negative: int = 0,
     min_support: int = 3,
     rule_widths: Sequence[int] | None = None,
+    benign: Sequence[str] = (),
     not_sensitive: Sequence[str] = (),
     options: SolverOptions | None = None,
     warm_start: Solution | None = None,
 ) -> MaxEntResult:
     """The maximum-entropy estimate of ``release`` under ``knowledge`` plus the Top-(K+, K-)
     association rules mined from ``original`` (section 4.4); with ``original``, also the
-    estimation accuracy (section 7.1)."""
-    for v in not_sensitive:
-        if v not in release.values:
-            raise InputError(
-                f"{opt('not_sensitive')} value {v!r} is not a value of {release.sensitive!r}"
-            )
+    estimation accuracy (section 7.1).
+
+    ``benign`` (``not_sensitive`` is its former name, kept as an alias): sensitive values
+    whose disclosure is not a breach; the largest posterior and the verdict consider only
+    the other values (docs/maxent.md, "Benign values"). A benign value absent from the
+    release is not an error (:attr:`MaxEntResult.benign_absent` notes it).
+    """
+    declared = tuple(sorted({str(v) for v in (*benign, *not_sensitive)}))
     rules: list[AssociationRule] = []
     if top_positive or top_negative:
         if original is None:
@@ -63,4 +66,4 @@ def estimate(
     if original is not None:
         p_q, truth = original_conditional(release, original)
         accuracy = weighted_kl(p_q, truth, MaxEntResult(solution).posterior)
-    return MaxEntResult(solution, tuple(rules), tuple(not_sensitive), accuracy)
+    return MaxEntResult(solution, tuple(rules), declared, accuracy)

@@ -66,8 +66,19 @@ class MaxEntResult:
 
     solution: Solution
     rules: tuple[AssociationRule, ...] = ()
-    not_sensitive: tuple[str, ...] = ()
+    benign: tuple[str, ...] = ()
     accuracy: float | None = None
+
+    @property
+    def not_sensitive(self) -> tuple[str, ...]:
+        """The benign values under their former name (``--not-sensitive``)."""
+        return self.benign
+
+    @property
+    def benign_absent(self) -> tuple[str, ...]:
+        """Declared benign values that do not occur in the release (not an error)."""
+        present = set(self.release.values)
+        return tuple(v for v in self.benign if v not in present)
 
     @property
     def system(self) -> Any:
@@ -115,7 +126,7 @@ class MaxEntResult:
     @cached_property
     def _counted(self) -> npt.NDArray[np.bool_]:
         vals = self.release.values
-        return np.array([v not in self.not_sensitive for v in vals], dtype=bool)
+        return np.array([v not in self.benign for v in vals], dtype=bool)
 
     @cached_property
     def entropy(self) -> float:
@@ -262,7 +273,9 @@ class MaxEntResult:
             "accuracy_unit": "nats (weighted KL distance, section 7.1)",
             "entropy": self.entropy,
             "residual": self.solution.stats.residual,
-            "not_sensitive": list(self.not_sensitive),
+            "benign": list(self.benign),
+            **({"benign_absent": list(self.benign_absent)} if self.benign_absent else {}),
+            "not_sensitive": list(self.benign),  # the former name, kept for readers of it
             "knowledge": knowledge,
             "rules": rules,
             "solver": self.solution.stats.to_dict(),
@@ -287,7 +300,7 @@ class MaxEntResult:
         large, and with ``c`` the verdict of :meth:`is_safe`."""
         top = self.top_at_risk(1, redacted=True)
         if self.max_at is None or not top:
-            return "every sensitive value is declared not sensitive"
+            return "every sensitive value is declared benign: nothing can be disclosed"
         at = top[0]
         if at.kind == "person":
             base = (

@@ -29,6 +29,9 @@ class CheckSafetyOperator(CheckOperator):
         criteria that read the sensitive values need one value per person
     :param missing_as: publish blank sensitive cells as this value (default: blank cells are
         bad input)
+    :param benign_values: sensitive values whose disclosure is not a breach (a list of text,
+        e.g. ``["none"]``): every criterion protects the other values only; a value absent
+        from the release is noted in the envelope, not an error
     Also ``attempt``, ``attempt_task_id``, ``check_name``, ``privacy_ledger_conn_id``,
     ``on_unsafe`` (see :class:`CheckOperator`).
 
@@ -37,7 +40,7 @@ class CheckSafetyOperator(CheckOperator):
 
     template_fields: Sequence[str] = (
         "release", "sql_table", "conn_id", "sensitive", "group_columns", "criteria",
-        "missing_as", "attempt", "entity_column",
+        "missing_as", "benign_values", "attempt", "entity_column",
     )  # fmt: skip
     template_fields_renderers: ClassVar[dict[str, str]] = {"criteria": "json"}
     ui_color = "#e8f4ea"
@@ -53,9 +56,11 @@ class CheckSafetyOperator(CheckOperator):
         conn_id: str | None = None,
         entity_column: str | None = None,
         missing_as: str | None = None,
+        benign_values: Sequence[str] = (),
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.benign_values = benign_values
         self.release = release
         self.sql_table = sql_table
         self.conn_id = conn_id
@@ -80,6 +85,7 @@ class CheckSafetyOperator(CheckOperator):
             "entity_column": a.text("entity_column", optional=True),
             "criteria": a.criteria("criteria"),
             "missing_as": a.text("missing_as", optional=True),
+            "benign_values": a.values("benign_values"),
         }
         if (self.release is None) == (self.sql_table is None):
             raise InputError("give exactly one of release and sql_table")
@@ -117,6 +123,7 @@ class CheckSafetyOperator(CheckOperator):
                     name=self.name,
                     attempt=attempt,
                     missing_as=a["missing_as"],
+                    benign=a["benign_values"],
                 ),
                 ctx,
             )

@@ -35,6 +35,8 @@ class CompositionAuditOperator(CheckOperator):
     :param confidence: the confidence C of PVP_C (default 1: perfect breaches)
     :param max_pvp: the largest tolerated PVP_C in percent (default 0: any breach blocks)
     :param measure: ``ganta`` (C_i = 1/|S_i|) or ``posterior`` (frequency-aware)
+    :param benign_values: sensitive values whose disclosure is not a breach (a list of text):
+        a person pinned to benign values only is not counted in PVP_C
     :param overlap: ``worst-case`` (everyone locatable is present) or ``known`` (identifier
         hashes: needs ``id_column``, and earlier releases recorded with hashes)
     :param id_column: the identifier column of ``population`` (hashed with the ledger's key)
@@ -54,7 +56,7 @@ class CompositionAuditOperator(CheckOperator):
     template_fields: Sequence[str] = (
         "candidate", "population", "datasets", "prior_files", "confidence", "max_pvp",
         "hierarchies", "first_release", "attempt", "overlap", "measure", "against", "id_column",
-        "individuals",
+        "individuals", "benign_values",
     )  # fmt: skip
 
     def __init__(
@@ -79,9 +81,11 @@ class CompositionAuditOperator(CheckOperator):
         top: int = 10,
         individuals: str | None = None,
         conn_id: str | None = None,
+        benign_values: Sequence[str] = (),
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.benign_values = benign_values
         self.candidate = candidate
         self.population = population
         self.qis = qis
@@ -130,6 +134,7 @@ class CompositionAuditOperator(CheckOperator):
             "top": a.whole("top", 0, 10_000),
             "individuals": a.text("individuals", optional=True),
             "conn_id": a.text("conn_id", optional=True),
+            "benign_values": a.values("benign_values"),
         }
         if out["overlap"] == "known" and self.id_column is None:
             raise InputError("overlap known needs id_column (of population)")
@@ -168,6 +173,7 @@ class CompositionAuditOperator(CheckOperator):
                     use_ledger=a["use_ledger"],
                     attempt=attempt,
                     name=self.name,
+                    benign=a["benign_values"],
                 ),
                 ctx,
             )

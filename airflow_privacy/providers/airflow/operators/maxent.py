@@ -33,7 +33,10 @@ class MaxEntRiskOperator(CheckOperator):
     :param min_support: a mined rule's minimum support (records, default 3)
     :param rule_widths: mine rules whose condition names these numbers of QI columns (a
         list of whole numbers, each 1 to 64)
-    :param not_sensitive: sensitive values whose disclosure is acceptable (a list of text)
+    :param benign_values: sensitive values whose disclosure is not a breach (a list of text):
+        the largest posterior and the verdict consider only the other values; a value absent
+        from the release is noted in the envelope, not an error
+    :param not_sensitive: the former name of ``benign_values`` (kept; both lists are merged)
     :param top: how many QI values at risk to report (default 10)
     :param joint: solve every bucket jointly (no closed form; slower, same answer)
     :param missing_as: publish blank sensitive cells as this value (default: refused)
@@ -47,7 +50,7 @@ class MaxEntRiskOperator(CheckOperator):
 
     template_fields: Sequence[str] = (
         "release", "sensitive", "original", "knowledge", "top_positive", "top_negative",
-        "min_support", "threshold", "missing_as", "attempt",
+        "min_support", "threshold", "missing_as", "benign_values", "attempt",
     )  # fmt: skip
 
     def __init__(
@@ -65,6 +68,7 @@ class MaxEntRiskOperator(CheckOperator):
         min_support: int | str = 3,
         rule_widths: Sequence[int] | None = None,
         not_sensitive: Sequence[str] = (),
+        benign_values: Sequence[str] = (),
         top: int = 10,
         joint: bool = False,
         conn_id: str | None = None,
@@ -83,6 +87,7 @@ class MaxEntRiskOperator(CheckOperator):
         self.min_support = min_support
         self.rule_widths = rule_widths
         self.not_sensitive = not_sensitive
+        self.benign_values = benign_values
         self.threshold = threshold
         self.top = top
         self.joint = joint
@@ -107,6 +112,7 @@ class MaxEntRiskOperator(CheckOperator):
             "min_support": a.whole("min_support", 1, 10**9),
             "rule_widths": a.wholes("rule_widths", 1, 64, optional=True),
             "not_sensitive": a.values("not_sensitive"),
+            "benign_values": a.values("benign_values"),
             "threshold": a.number("threshold", 0, 1, optional=True, open_low=True),
             "top": a.whole("top", 0, 10_000),
             "joint": a.flag("joint"),
@@ -142,6 +148,7 @@ class MaxEntRiskOperator(CheckOperator):
                     min_support=a["min_support"],
                     rule_widths=a["rule_widths"],
                     not_sensitive=a["not_sensitive"],
+                    benign=a["benign_values"],
                     c=a["threshold"],
                     top=a["top"],
                     joint=a["joint"],

@@ -1,0 +1,90 @@
+"""A gated release whose (c,k)-safety hinges on a frequent benign value ("none").
+
+prepare (a small release: in every ward most people have ``none``, a few a rare
+diagnosis) -> open_attempt -> check ((c,k)-safety, ``benign_values`` from the run's params)
+-> publish (the gate) -> report (teardown). Without ``benign_values`` the frequent ``none``
+breaks (c,k)-safety and the gate blocks; with ``benign_values=["none"]`` the rare values are
+what is protected, the check passes and the release is published. Each run writes and
+publishes into its own folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pendulum
+from airflow.sdk import DAG, Param, get_current_context, task
+
+from airflow_privacy.providers.airflow.operators.attempt import OpenAttemptOperator
+from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
+from airflow_privacy.providers.airflow.operators.publish import PublishReleaseOperator
+from airflow_privacy.providers.airflow.operators.report import ReleaseReportOperator
+
+RELEASE = "{{ ti.xcom_pull(task_ids='prepare')['release'] }}"
+
+with DAG(
+    dag_id="privacy_benign",
+    schedule=None,
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+    render_template_as_native_obj=True,
+    params={
+        "dataset": Param("ward", type="string"),
+        "benign": Param([], type="array"),
+    },
+) as dag:
+
+    @task
+    def prepare() -> dict[str, str]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        run = str(get_current_context()["run_id"]).replace(":", "_").replace("+", "_")
+        folder = Path(os.environ["AIRFLOW_PRIVACY_OUTPUT_DIR"]) / run
+        folder.mkdir(parents=True, exist_ok=True)
+        rare = ["flu", "hiv", "asthma", "cold"]
+        wards, values = [], []
+        for ward in ("north", "south", "east"):
+            for s in ["none"] * 8 + rare:
+                wards.append(ward)
+                values.append(s)
+        pq.write_table(pa.table({"ward": wards, "diagnosis": values}), folder / "release.parquet")
+        # the manifest names the QIs (what an anonymizer writes beside its release)
+        manifest = {"qis": ["ward"], "sensitive": "diagnosis", "group_columns": ["ward"]}
+        (folder / "release.parquet.manifest.json").write_text(json.dumps(manifest))
+        return {
+            "release": str(folder / "release.parquet"),
+            "published": str(folder.parent / "published" / run),
+        }
+
+    attempt = OpenAttemptOperator(
+        task_id="open_attempt",
+        release=RELEASE,
+        dataset="{{ params.dataset }}",
+        required_checks=["check"],
+        first_release=True,
+    )
+    check = CheckSafetyOperator(
+        task_id="check",
+        attempt_task_id="open_attempt",
+        on_unsafe="continue",
+        release=RELEASE,
+        sensitive="diagnosis",
+        group_columns=["ward"],
+        criteria=["ck-safety:c=0.7,k=1"],
+        benign_values="{{ params.benign }}",
+    )
+    publish = PublishReleaseOperator(
+        task_id="publish",
+        attempt_task_id="open_attempt",
+        release=RELEASE,
+        publish_to="{{ ti.xcom_pull(task_ids='prepare')['published'] }}",
+    )
+    report = ReleaseReportOperator(
+        task_id="report", attempt_task_id="open_attempt", release=RELEASE
+    )
+
+    prepare() >> attempt >> check >> publish
+    publish >> report.as_teardown()

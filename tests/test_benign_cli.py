@@ -1,0 +1,109 @@
+"""``--benign VALUE`` on the command line (check, skyline, disclosure): one flag, the same
+meaning everywhere; the envelope / JSON records the declared values and notes the absent
+ones; a blank value is bad input (exit 2, one line naming ``--benign``)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from airflow_privacy.cli import main
+
+ROWS = [("a", "none")] * 5 + [("a", "flu"), ("a", "hiv"), ("a", "cold")]
+ROWS += [("b", "none")] * 4 + [("b", "flu"), ("b", "hiv"), ("b", "cold"), ("b", "cold")]
+
+
+@pytest.fixture
+def release(tmp_path: Path) -> Path:
+    path = tmp_path / "release.csv"
+    path.write_text("g,s\n" + "".join(f"{g},{s}\n" for g, s in ROWS), encoding="utf-8")
+    return path
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    out = io.StringIO()
+    code = main([*argv, "--quiet"], out)
+    return code, out.getvalue(), capsys.readouterr().err
+
+
+def test_check_with_a_frequent_benign_value(
+    release: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["check", str(release), "--sensitive", "s", "--group", "g", "--format", "json"]
+    crit = ["--criterion", "ck-safety:c=0.6,k=1", "--criterion", "negation-safety:c=0.6,k=1",
+            "--criterion", "skyline:points=1,0,0,0.6"]  # fmt: skip
+    code, out, _ = run([*argv, *crit], capsys)
+    plain = json.loads(out)
+    assert code == 1 and all(not r["safe"] for r in plain["results"])
+    code, out, _ = run([*argv, *crit, "--benign", "none"], capsys)
+    env = json.loads(out)
+    assert code == 0, env["reasons"]
+    assert env["details"]["benign"] == ["none"] and "benign_absent" not in env["details"]
+    for r in env["results"]:
+        assert r["parameters"]["benign"] == ["none"]
+        assert r["value"] < plain["results"][env["results"].index(r)]["value"]
+
+
+def test_skyline_and_disclosure_take_the_flag(
+    release: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = [str(release), "--sensitive", "s", "--group", "g", "--format", "json"]
+    code, out, _ = run(["disclosure", *args, "--k-max", "2", "--benign", "none"], capsys)
+    curve = json.loads(out)
+    assert code == 0 and curve["benign"] == ["none"]
+    code, out, _ = run(["disclosure", *args, "--k-max", "2"], capsys)
+    before = json.loads(out)
+    assert "benign" not in before
+    for x, y in zip(curve["curve"], before["curve"], strict=True):
+        assert x["implications"] <= y["implications"] and x["negations"] <= y["negations"]
+    code, out, _ = run(["skyline", *args, "--c", "0.5", "--benign", "none", "--benign", "x"],
+                       capsys)  # fmt: skip
+    sky = json.loads(out)
+    assert code == 0 and sky["benign"] == ["none", "x"] and sky["benign_absent"] == ["x"]
+
+
+@pytest.mark.parametrize("command", ["check", "skyline", "disclosure"])
+def test_a_blank_benign_value_is_bad_input(
+    release: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    extra = {
+        "check": ["--criterion", "ck-safety:c=0.5,k=1"],
+        "skyline": ["--c", "0.5"],
+        "disclosure": ["--k-max", "1"],
+    }[command]
+    code, out, err = run(
+        [command, str(release), "--sensitive", "s", "--group", "g", *extra, "--benign", " "],
+        capsys,
+    )
+    assert code == 2 and out == ""
+    assert "--benign" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_report_curve_assumes_the_checks_benign_values(
+    release: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The report recomputes the disclosure curve from the release: with the benign values
+    the check assumed (its results' parameters), so it shows what the check judged."""
+    from airflow_privacy.core.criteria.worst_case import disclosure_curve
+    from airflow_privacy.core.model import Bucketization, ReleaseSpec
+    from airflow_privacy.gate.envelope import Envelope
+    from airflow_privacy.report import build_release_report
+
+    argv = ["check", str(release), "--sensitive", "s", "--group", "g", "--format", "json",
+            "--criterion", "ck-safety:c=0.6,k=1", "--benign", "none"]  # fmt: skip
+    code, out, _ = run(argv, capsys)
+    assert code == 0
+    env = Envelope.from_dict(json.loads(out))
+    report = build_release_report(release, sensitive="s", group_columns=["g"], checks=[env])
+    assert report.curve is not None
+    import pyarrow.csv as pacsv
+
+    b = Bucketization.from_arrow(pacsv.read_csv(release), ReleaseSpec("s", ("g",)))
+    want = disclosure_curve(b.with_benign(["none"]), report.curve.k_max)
+    plain = disclosure_curve(b, report.curve.k_max)
+    got = [p.implications for p in report.curve.points]
+    assert got == [p.implications.max_disclosure for p in want]
+    assert got != [p.implications.max_disclosure for p in plain]
