@@ -212,3 +212,32 @@ def test_bad_input(kwargs: dict[str, object], needle: str) -> None:
         suda2(**kwargs)  # type: ignore[arg-type]
     message = str(err.value)
     assert needle in message and "\n" not in message
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 3)), min_size=1,
+             max_size=25),
+    st.lists(st.integers(1, 3), min_size=25, max_size=25),
+)  # fmt: skip
+def test_find_msus_on_counted_combinations_equals_the_rows(
+    rows: list[tuple[int, int, int]], times: list[int]
+) -> None:
+    """The MSUs found on the distinct combinations with their counts are those found row by
+    row on the expanded table (each combination written out as many times as it is held)."""
+    import numpy as np
+
+    from airflow_privacy.core.risk.suda import find_msus
+
+    expanded = [r for r, t in zip(rows, times, strict=False) for _ in range(t)]
+    codes = np.asarray(expanded, dtype=np.int64)
+    by_rows = find_msus(codes, 3)
+    distinct, first, counts = np.unique(codes, axis=0, return_index=True, return_counts=True)
+    by_counts = {s: np.sort(first[r]).tolist() for s, r in find_msus(distinct, 3, counts).items()}
+    assert by_counts == {s: r.tolist() for s, r in by_rows.items()}
+
+
+def test_replicated_table_has_no_special_uniques() -> None:
+    rows = [("a", "x", "1"), ("a", "y", "2"), ("b", "x", "2")]
+    assert suda2(rows, ["p", "q", "r"]).records  # every record is unique somewhere
+    assert not suda2(rows * 3, ["p", "q", "r"]).records

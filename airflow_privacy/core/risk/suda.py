@@ -152,17 +152,31 @@ def _codes_from_table(table: pa.Table, qis: Sequence[str]) -> IntArray:
     return out
 
 
-def find_msus(codes: IntArray, k_max: int) -> dict[tuple[int, ...], IntArray]:
+def _group_sizes(keys: IntArray, weights: IntArray | None) -> tuple[IntArray, IntArray]:
+    """``(group id of each row, records in each group)``: rows count ``weights`` records."""
+    _, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    if weights is not None:
+        counts = np.bincount(inverse, weights=weights).astype(np.int64)
+    return inverse, counts
+
+
+def find_msus(
+    codes: IntArray, k_max: int, weights: IntArray | None = None
+) -> dict[tuple[int, ...], IntArray]:
     """Every MSU of size at most ``k_max``: attribute subset (column indices, ascending) ->
     the rows (ascending) for which it is minimal and unique. ``codes`` holds one small
-    non-negative integer code per value, one column per QI."""
+    non-negative integer code per value, one column per QI; row ``i`` stands for
+    ``weights[i]`` identical records (default 1), so the distinct QI combinations with their
+    counts (the sufficient statistics) give the MSUs of the records: a combination held by
+    two or more records is unique on no subset."""
     n, m = codes.shape
     found: dict[tuple[int, ...], IntArray] = {}
     # alive[S] = (rows not unique on S nor on any subset of S, their group ids on S)
     alive: dict[tuple[int, ...], tuple[IntArray, IntArray]] = {}
     all_rows = np.arange(n, dtype=np.int64)
     for c in range(m):
-        _, inverse, counts = np.unique(codes[:, c], return_inverse=True, return_counts=True)
+        inverse, counts = _group_sizes(codes[:, c], weights)
         unique = counts[inverse] == 1
         if unique.any():
             found[(c,)] = all_rows[unique]
@@ -186,7 +200,9 @@ def find_msus(codes: IntArray, k_max: int) -> dict[tuple[int, ...], IntArray]:
             last = subset[-1]
             width = int(codes[:, last].max()) + 1
             combined = keys * width + codes[candidates, last]
-            _, inverse, counts = np.unique(combined, return_inverse=True, return_counts=True)
+            inverse, counts = _group_sizes(
+                combined, None if weights is None else weights[candidates]
+            )
             unique = counts[inverse] == 1
             if unique.any():
                 found[subset] = candidates[unique]
@@ -233,7 +249,13 @@ def suda2(
     if n == 0:
         raise InputError(f"{opt('input')} has no records: SUDA needs at least one")
 
-    found = find_msus(codes, k_max)
+    # the distinct QI combinations and how many records hold each: the MSUs of a record are
+    # those of its combination, and only a combination held once can have any
+    distinct, first, counts = np.unique(codes, axis=0, return_index=True, return_counts=True)
+    found = {
+        subset: np.sort(first[rows])
+        for subset, rows in find_msus(distinct, k_max, counts.astype(np.int64)).items()
+    }
     weights = [suda_weight(m, s, weighting) for s in range(m + 1)]
     per_row: dict[int, list[tuple[int, ...]]] = {}
     by_size: dict[int, int] = {}
@@ -243,7 +265,6 @@ def suda2(
             per_row.setdefault(r, []).append(subset)
 
     # DIS (sdcMicro): uniques U and records in pairs P on the whole QI combination
-    _, counts = np.unique(codes, axis=0, return_counts=True)
     uniques = int((counts == 1).sum())
     pairs = 2 * int((counts == 2).sum())
     f = float(dis_fraction)
