@@ -109,8 +109,10 @@ def render(env: Envelope) -> str:
     for r in env.results:
         cls = known(str(r["criterion"]))
         own = cls.terminal_text(r, where, wrap) if cls is not None else None
+        which = r.get("details", {}).get("which_attribute")
+        tail = f"\n  which:   {wrap(str(which))}" if which else ""
         if own is not None:
-            blocks.append(own)
+            blocks.append(own + tail)
             continue
         params = ", ".join(
             f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
@@ -129,6 +131,7 @@ def render(env: Envelope) -> str:
                     f"  why:     {wrap(r['reason'])}",
                 ]
             )
+            + tail
         )
     text = "\n".join(blocks) + "\n"
     if env.attempt is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.errors import InputError, opt
 from airflow_privacy.gate.attempts import begin_check, record, skipped
@@ -18,6 +18,10 @@ from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.criteria import parse_criteria
 from airflow_privacy.gate.envelope import Envelope, ReleaseFacts
 from airflow_privacy.gate.refs import ReleaseRef
+
+if TYPE_CHECKING:
+    from airflow_privacy.core.criteria.base import Criterion
+    from airflow_privacy.core.model import Bucketization
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,11 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
     results = []
     for name, params in criteria:
         ctx.progress(f"checking {name}")
-        results.append(create(name, params).evaluate(b).to_dict())
+        criterion = create(name, params)
+        result = criterion.evaluate(b).to_dict()
+        if result["safe"] is not True:
+            _which_attribute(b, criterion, result)
+        results.append(result)
     failed = [r for r in results if r["safe"] is not True]
     safe = not failed
     summary = "; ".join(
@@ -154,3 +162,24 @@ def _params(params: dict[str, Any]) -> str:
         else:
             out.append(f"{k}={v}")
     return ", ".join(out)
+
+
+def _which_attribute(b: Bucketization, criterion: Criterion, result: dict[str, Any]) -> None:
+    """A failing result's witness group, merged over each group column in turn: which
+    column drives the failure (``witness.attributes``, and the sentence in
+    ``details.which_attribute``; :mod:`airflow_privacy.core.criteria.drivers`)."""
+    from airflow_privacy.core.criteria.drivers import (
+        attribute_drivers,
+        drivers_sentence,
+        witness_group,
+    )
+
+    g = witness_group(result)
+    if g is None or len(b.group_columns) == 0:
+        return
+    drivers = attribute_drivers(b, criterion, g)
+    found = criterion.group_test(b.values)
+    result["witness"]["attributes"] = drivers
+    result["details"]["which_attribute"] = drivers_sentence(
+        drivers, necessary_only=found is None or not found[1]
+    )

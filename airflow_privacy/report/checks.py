@@ -146,7 +146,9 @@ def criterion_row(source: str, r: Mapping[str, Any]) -> CriterionRow:
 
 def _witness(name: str, r: Mapping[str, Any]) -> str:
     cls = known(name)
-    return cls.witness_text(r) if cls is not None else str(r.get("reason") or "")
+    text = cls.witness_text(r) if cls is not None else str(r.get("reason") or "")
+    which = as_mapping(r.get("details")).get("which_attribute")
+    return f"{text}; which attribute: {which}" if isinstance(which, str) and which else text
 
 
 def generic_row(env: Envelope) -> CriterionRow:
