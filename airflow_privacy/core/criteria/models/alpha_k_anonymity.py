@@ -91,7 +91,11 @@ class AlphaKAnonymity(Criterion):
     def threshold_text(cls, params: Mapping[str, Any]) -> str | None:
         if "alpha" not in params or "k" not in params:
             return None
-        which = "the designated value" if params.get("sensitive_value") else "every value"
+        which = (
+            "the designated value" if params.get("sensitive_value")
+            else "every non-benign value" if params.get("benign")
+            else "every value"
+        )  # fmt: skip
         return (
             f"at least k = {fmt(params['k'])} records per group, {which} at most "
             f"alpha = {fmt(params['alpha'])} of it"
