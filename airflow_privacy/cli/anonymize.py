@@ -332,7 +332,11 @@ def render(env: Envelope) -> str:
         lines.append(f"  buckets:  {md['buckets']:,} (l={md['l']} values per round, "
                      f"{md['rounds_per_bucket']} round(s) per bucket)")  # fmt: skip
     for r in env.results:
-        params = ", ".join(f"{k}={v}" for k, v in r["parameters"].items() if v is not None)
+        params = ", ".join(
+            f"{k}={'/'.join(map(str, v)) if isinstance(v, list) and k == 'benign' else v}"
+            for k, v in r["parameters"].items()
+            if v is not None
+        )
         lines.append(f"  criterion: {r['criterion']} ({params}): SAFE (value {r['value']:.6g})")
     util = ", ".join(f"{k}={v:.6g}" for k, v in d["utility"].items() if v is not None)
     lines.append(f"  utility:  {util}")

@@ -17,6 +17,11 @@ group; Martin et al. 2007), computed by the criterion itself once per distinct c
 the same holds for the skyline criterion (Chen et al. 2007: every placement inside one group
 is also open to the adversary when there are more groups).
 
+Benign values (docs/anonymizers.md, "Benign values"): :func:`alone` builds its one-group
+releases ``.with_benign(...)`` and :func:`negation` uses the benign-aware closed form of
+docs/worst-case-engine.md, so with declared benign values too the anonymizer decides as the
+re-check with them does (``tests/test_criteria_benign.py``).
+
 Each criterion class picks its test here (``Criterion.group_test``); the classes import
 this module only when an anonymizer asks, so the registry stays cheap to import.
 """
