@@ -10,7 +10,9 @@ anonymizers' codes, roll-ups or vectorized group tests:
   fractions); a node passes when at most ``budget`` records are removed and the rest passes
   every criterion (the registry);
 * minimal nodes: passing nodes with no passing node below (pairwise comparison);
-* the utility metrics, record by record (docs/anonymizers.md).
+* the utility metrics, record by record (docs/anonymizers.md);
+* benign values (``benign``): every release the registry judges, one-group ones included,
+  is judged ``.with_benign(benign)``, as ``check --benign`` judges it.
 
 The tests at the bottom check the oracle itself on hand-computed examples.
 """
@@ -183,21 +185,32 @@ def _is_number(v: str) -> bool:
 ALONE = frozenset(CRITERIA) - {"t-closeness"}
 
 
-def fails_alone(values: Sequence[str], table: Sequence[str], criteria: Criteria) -> bool:
+def fails_alone(
+    values: Sequence[str],
+    table: Sequence[str],
+    criteria: Criteria,
+    benign: frozenset[str] = frozenset(),
+) -> bool:
     for name, params in criteria:
         if name == "t-closeness":
             if float(emd_to_table(values, table, params.get("ordered"))) > params["t"]:
                 return True
         elif (
             name in ALONE
-            and not evaluate(bucketization({("g",): values}, ["g"]), name, params).safe
+            and not evaluate(
+                bucketization({("g",): values}, ["g"]).with_benign(benign), name, params
+            ).safe
         ):
             return True
     return False
 
 
 def release_groups(
-    p: Problem, levels: Levels, criteria: Criteria, budget: int
+    p: Problem,
+    levels: Levels,
+    criteria: Criteria,
+    budget: int,
+    benign: frozenset[str] = frozenset(),
 ) -> dict[tuple[str, ...], list[str]] | None:
     """The released groups of node ``levels`` (suppression applied), or ``None`` when the
     budget does not suffice."""
@@ -207,18 +220,24 @@ def release_groups(
     if budget <= 0:
         return groups
     table = [r["s"] for r in p.rows]
-    kept = {k: v for k, v in groups.items() if not fails_alone(v, table, criteria)}
+    kept = {k: v for k, v in groups.items() if not fails_alone(v, table, criteria, benign)}
     removed = len(p.rows) - sum(len(v) for v in kept.values())
     if removed > budget or not kept:
         return None
     return kept
 
 
-def node_passes(p: Problem, levels: Levels, criteria: Criteria, budget: int = 0) -> bool:
-    groups = release_groups(p, levels, criteria, budget)
+def node_passes(
+    p: Problem,
+    levels: Levels,
+    criteria: Criteria,
+    budget: int = 0,
+    benign: frozenset[str] = frozenset(),
+) -> bool:
+    groups = release_groups(p, levels, criteria, budget, benign)
     if groups is None:
         return False
-    b = bucketization(groups, p.qis)
+    b = bucketization(groups, p.qis).with_benign(benign)
     return all(evaluate(b, name, params).safe for name, params in criteria)
 
 
@@ -229,8 +248,10 @@ def all_nodes(heights: Sequence[int]) -> list[Levels]:
     return out
 
 
-def exhaustive_minimal(p: Problem, criteria: Criteria, budget: int = 0) -> list[Levels]:
-    verdict = {n: node_passes(p, n, criteria, budget) for n in all_nodes(p.heights())}
+def exhaustive_minimal(
+    p: Problem, criteria: Criteria, budget: int = 0, benign: frozenset[str] = frozenset()
+) -> list[Levels]:
+    verdict = {n: node_passes(p, n, criteria, budget, benign) for n in all_nodes(p.heights())}
     passing = [n for n, ok in verdict.items() if ok]
     return sorted(
         n

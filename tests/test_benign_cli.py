@@ -107,3 +107,49 @@ def test_the_report_curve_assumes_the_checks_benign_values(
     got = [p.implications for p in report.curve.points]
     assert got == [p.implications.max_disclosure for p in want]
     assert got != [p.implications.max_disclosure for p in plain]
+
+
+def _anonymize_argv(tmp_path: Path, *extra: str) -> list[str]:
+    rows = ["age,zip,s"]
+    for i in range(48):
+        s = "none" if i % 4 else ("flu" if i % 8 else "hiv")
+        rows.append(f"{20 + i % 12},{1000 + i % 5},{s}")
+    src = tmp_path / "input.csv"
+    src.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return ["anonymize", str(src), "--qi", "age", "--qi", "zip", "--sensitive", "s",
+            "--method", "mondrian", "--out", str(tmp_path / "release.csv"), *extra]  # fmt: skip
+
+
+def test_anonymize_takes_the_flag_and_its_recheck_command_repeats_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shlex
+
+    crit = ["--criterion", "negation-safety:c=0.7,k=1"]
+    # none is 75% of the records: without the flag not even one group passes
+    code, _, err = run(_anonymize_argv(tmp_path, *crit), capsys)
+    assert code == 2 and "no partitioning passes" in err
+    code, out, _ = run([*_anonymize_argv(tmp_path, *crit, "--benign", "none")], capsys)
+    assert code == 0
+    line = next(x for x in out.splitlines() if x.strip().startswith("re-check:"))
+    recheck = shlex.split(line.split("re-check:", 1)[1])
+    assert recheck[:2] == ["airflow-privacy", "check"] and recheck[-2:] == ["--benign", "none"]
+    # the printed command passes; without --benign the same check refuses the release
+    assert run(recheck[1:], capsys)[0] == 0
+    assert run(recheck[1:-2], capsys)[0] == 1
+    manifest = json.loads((tmp_path / "release.csv.manifest.json").read_text(encoding="utf-8"))
+    assert manifest["benign"] == ["none"] and manifest["groups"] > 1
+
+
+def test_anonymize_bad_benign_input_is_exit_2_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    crit = ["--criterion", "alpha-k-anonymity:alpha=0.5,k=2,sensitive_value=none"]
+    code, out, err = run(_anonymize_argv(tmp_path, *crit, "--benign", "none"), capsys)
+    assert code == 2 and out == ""
+    assert "sensitive_value" in err and "--benign" in err and len(err.strip().splitlines()) == 1
+    code, out, err = run(_anonymize_argv(tmp_path, "--criterion", "k-anonymity:k=2",
+                                         "--benign", " "), capsys)  # fmt: skip
+    assert code == 2 and "--benign" in err
+    assert not (tmp_path / "release.csv").exists()
+    assert not (tmp_path / "release.csv.manifest.json").exists()

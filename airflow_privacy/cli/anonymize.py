@@ -10,9 +10,11 @@ Exit 0 = release written, 2 = bad input or no release can pass the criteria.
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from airflow_privacy.cli.benign import add_benign_arg
 from airflow_privacy.cli.common import (
     add_criterion_flags,
     add_input_args,
@@ -127,6 +129,7 @@ def register(sub: Any) -> None:
     )  # fmt: skip
     p.add_argument("--qit", metavar="FILE", help="bucketize: also write the QI table (QIT)")
     p.add_argument("--st", metavar="FILE", help="bucketize: also write the sensitive table (ST)")
+    add_benign_arg(p)
     add_missing_arg(p)
     add_input_args(p)
     add_output_args(p)
@@ -266,6 +269,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             missing_as=args.missing_as,
             fmt=args.input_format,
             delimiter=args.delimiter,
+            benign=args.benign,
         ),
         context(args),
     )
@@ -273,14 +277,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def recheck_command(env: Envelope) -> str:
-    """The ``check`` command line that re-checks the release's first criterion."""
+    """The ``check`` command line that re-checks the release's first criterion (with the
+    benign values the anonymizer used)."""
     d = env.details
     groups = " ".join(f"--group {c}" for c in d["group_columns"])
     crit = d["criteria"][0]
     params = " ".join(_flag(k, v) for k, v in crit["parameters"].items() if v is not None)
+    benign = " ".join(f"--benign {shlex.quote(str(v))}" for v in d.get("benign") or ())
     return (f"airflow-privacy check {env.outputs['release']} --sensitive "
             f"{env.release.sensitive if env.release else '?'} {groups} "
-            f"--criterion {crit['name']} {params}").strip()  # fmt: skip
+            f"--criterion {crit['name']} {params} {benign}").strip()  # fmt: skip
 
 
 def _flag(key: str, value: Any) -> str:
@@ -326,7 +332,11 @@ def render(env: Envelope) -> str:
         lines.append(f"  buckets:  {md['buckets']:,} (l={md['l']} values per round, "
                      f"{md['rounds_per_bucket']} round(s) per bucket)")  # fmt: skip
     for r in env.results:
-        params = ", ".join(f"{k}={v}" for k, v in r["parameters"].items() if v is not None)
+        params = ", ".join(
+            f"{k}={'/'.join(map(str, v)) if isinstance(v, list) and k == 'benign' else v}"
+            for k, v in r["parameters"].items()
+            if v is not None
+        )
         lines.append(f"  criterion: {r['criterion']} ({params}): SAFE (value {r['value']:.6g})")
     util = ", ".join(f"{k}={v:.6g}" for k, v in d["utility"].items() if v is not None)
     lines.append(f"  utility:  {util}")

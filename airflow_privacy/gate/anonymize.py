@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.core.io import MANIFEST_SUFFIX
 from airflow_privacy.errors import InputError, opt
+from airflow_privacy.gate.benign import benign_details, benign_values
 from airflow_privacy.gate.check import column, columns
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.criteria import parse_criteria
@@ -52,6 +53,7 @@ class AnonymizeRequest:
     missing_as: str | None = None
     fmt: Any = None
     delimiter: str | None = None
+    benign: Sequence[str] = ()
 
 
 def _options(req: AnonymizeRequest) -> dict[str, Any]:
@@ -158,7 +160,8 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
     qis = columns(req.qis, "qi")
     sensitive = column(req.sensitive, "sensitive")
     criteria = parse_criteria(req.criteria, "criterion")
-    CriteriaSet.parse(criteria)
+    benign = benign_values(req.benign)
+    CriteriaSet.parse(criteria, benign)
     options = _options(req)
     seed = _seed(req.seed)
     manifest_ref = req.manifest or req.release.sibling(MANIFEST_SUFFIX)
@@ -196,7 +199,7 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
     ctx.progress(f"anonymizing {table.num_rows:,} records with {req.method}")
     result = anonymize(
         table, qis, sensitive, req.method,  # type: ignore[arg-type]
-        criteria, hierarchies, seed, progress=ctx.progress, **options,
+        criteria, hierarchies, seed, progress=ctx.progress, benign=benign, **options,
     )  # fmt: skip
     manifest = result.manifest.to_dict()
     contents: dict[ReleaseRef, Any] = {req.release: result.release, manifest_ref: manifest}
@@ -236,6 +239,7 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
             "utility": manifest["utility"],
             "seed": seed,
             "method_details": _method_details(manifest),
+            **benign_details(benign, result.bucketization.values),
         },
         outputs=written,
     )

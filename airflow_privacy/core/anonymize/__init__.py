@@ -23,11 +23,16 @@ Method options: ``lattice``: ``utility`` (``loss``, ``discernibility``,
 docs/algorithm-aware.md; run it through :func:`airflow_privacy.core.algorithm_aware.anonymize`,
 which supplies the safe search) and ``disclosure_limit`` (worlds enumerated per block);
 ``bucketize``: ``bucket_column``; all: ``progress`` (a callable receiving progress lines).
+
+``benign`` (keyword, every method): sensitive values whose disclosure is not a breach
+(docs/anonymizers.md, "Benign values"). The search decides with them as ``check --benign``
+does, the manifest records them (``benign``) and its criteria results are computed with them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from airflow_privacy.core.anonymize.criteria import CriteriaSet
@@ -81,6 +86,7 @@ def anonymize(
     seed: int = 0,
     *,
     chooser: NodeChooser | None = None,
+    benign: Iterable[str] = (),
     **method_options: Any,
 ) -> AnonymizationResult:
     """Anonymize ``table`` with ``method`` so that every criterion passes (module doc).
@@ -94,7 +100,10 @@ def anonymize(
         raise InputError(f"unknown method {method!r} (known: {', '.join(METHODS)})")
     opts = options(method, method_options, _OPTIONS[method])
     seed = check_seed(seed)
-    parsed = CriteriaSet.parse(criteria)  # before touching the data
+    if isinstance(benign, str | bytes):
+        raise InputError(f"benign must be a list of values, got {benign!r}"[:200])
+    marked = tuple(sorted({str(v) for v in benign}))
+    parsed = CriteriaSet.parse(criteria, marked)  # before touching the data
     if hierarchies is not None and not isinstance(hierarchies, Mapping):
         raise InputError("hierarchies must map a column name to a Hierarchy")
     check_hierarchy_columns(hierarchies, qis)
@@ -102,11 +111,19 @@ def anonymize(
     if method == "lattice":
         from airflow_privacy.core.anonymize.lattice import lattice_anonymize
 
-        return lattice_anonymize(enc, parsed, hierarchies, seed, chooser=chooser, **opts)
-    if method == "mondrian":
+        result = lattice_anonymize(enc, parsed, hierarchies, seed, chooser=chooser, **opts)
+    elif method == "mondrian":
         from airflow_privacy.core.anonymize.mondrian import mondrian_anonymize
 
-        return mondrian_anonymize(enc, parsed, hierarchies, seed, **opts)
-    from airflow_privacy.core.anonymize.bucketize import bucketize_anonymize
+        result = mondrian_anonymize(enc, parsed, hierarchies, seed, **opts)
+    else:
+        from airflow_privacy.core.anonymize.bucketize import bucketize_anonymize
 
-    return bucketize_anonymize(enc, parsed, hierarchies, seed, **opts)
+        result = bucketize_anonymize(enc, parsed, hierarchies, seed, **opts)
+    if not marked:
+        return result
+    return replace(
+        result,
+        manifest=replace(result.manifest, benign=marked),
+        bucketization=result.bucketization.with_benign(marked),
+    )

@@ -10,11 +10,20 @@ supplies its own test (``Criterion.group_test``, in
 :mod:`airflow_privacy.core.criteria.group_tests`), exact for the *local* criteria and only
 necessary for (c,k)-safety and the skyline criterion, and its relative cost, so cheap
 criteria are checked first.
+
+Benign values (``Bucketization.benign``: sensitive values whose disclosure is not a breach,
+docs/worst-case-engine.md, "Benign values") belong to the set: :meth:`CriteriaSet.parse`
+takes them next to the criteria, :meth:`CriteriaSet.bind` keeps them, every release the set
+evaluates is evaluated ``.with_benign(...)``, and a criterion whose per-group test depends on
+them receives them as the keyword ``benign`` of ``Criterion.group_test`` (a criterion whose
+``group_test`` does not take the keyword, a plug-in written before, is called without it).
+So the anonymizers decide with the benign values exactly as the re-check with them does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,19 +48,25 @@ class CriteriaSet:
 
     items: tuple[Criterion, ...]
     values: tuple[str, ...] = ()
+    benign: frozenset[str] = frozenset()
+    """The declared benign values (labels; one absent from the table is ignored)."""
     _tests: dict[int, tuple[GroupTest, bool] | None] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def parse(cls, criteria: Sequence[tuple[str, Mapping[str, Any]]]) -> CriteriaSet:
+    def parse(
+        cls, criteria: Sequence[tuple[str, Mapping[str, Any]]], benign: Iterable[str] = ()
+    ) -> CriteriaSet:
         """Validate every ``(name, params)`` pair (errors name the criterion and parameter),
-        and run each once on a tiny release so that parameters only an engine rejects when
-        checking (``--l 2.5`` for distinct l-diversity) fail before any data is read."""
+        and run each once on a tiny release (with the ``benign`` values) so that parameters
+        only an engine rejects when checking (``--l 2.5`` for distinct l-diversity, a
+        designated value that is also benign) fail before any data is read."""
+        marked = frozenset(str(v) for v in benign)
         if isinstance(criteria, str | bytes) or not isinstance(criteria, Sequence):
             raise InputError("criteria must be a list of (name, parameters) pairs")
         if not criteria:
             raise InputError(f"at least one criterion is required ({opt('criterion')})")
         items: list[Criterion] = []
-        probe = Bucketization.from_group_counts([[2, 1], [1, 2]], ("1", "2"))
+        probe = Bucketization.from_group_counts([[2, 1], [1, 2]], ("1", "2")).with_benign(marked)
         for entry in criteria:
             if not isinstance(entry, Sequence) or isinstance(entry, str) or len(entry) != 2:
                 raise InputError(f"criterion {entry!r} is not a (name, parameters) pair")
@@ -61,11 +76,16 @@ class CriteriaSet:
             criterion = create(str(name), params)
             criterion.evaluate(probe)
             items.append(criterion)
-        return cls(tuple(items))
+        return cls(tuple(items), benign=marked)
 
     def bind(self, values: Sequence[str]) -> CriteriaSet:
-        """The same criteria for a table whose sensitive values are ``values``."""
-        return CriteriaSet(self.items, tuple(values))
+        """The same criteria (and benign values) for a table whose sensitive values are
+        ``values``."""
+        return CriteriaSet(self.items, tuple(values), self.benign)
+
+    def judged(self, b: Bucketization) -> Bucketization:
+        """``b`` with this set's benign values, as the re-check with them sees it."""
+        return b if b.benign == self.benign else b.with_benign(self.benign)
 
     # ------------------------------------------------------------------ releases
     def by_cost(self, subset: Sequence[int] | None = None) -> list[int]:
@@ -76,6 +96,7 @@ class CriteriaSet:
         self, b: Bucketization, subset: Sequence[int] | None = None
     ) -> CriterionResult | None:
         """The first failing criterion's result (cheap criteria first), or ``None``."""
+        b = self.judged(b)
         for i in self.by_cost(subset):
             result = self.items[i].evaluate(b)
             if not result.safe:
@@ -86,15 +107,23 @@ class CriteriaSet:
         return self.first_failure(b, subset) is None
 
     def evaluate_all(self, b: Bucketization) -> list[CriterionResult]:
+        b = self.judged(b)
         return [c.evaluate(b) for c in self.items]
 
     # -------------------------------------------------------------------- groups
     def group_test(self, i: int) -> tuple[GroupTest, bool] | None:
         """``(test, exact)`` for criterion ``i``: ``test(counts, totals)`` says which groups
         pass on their own; ``exact`` when the release passes iff all groups do. ``None``
-        when there is no single-group test (the criterion is checked whole)."""
+        when there is no single-group test (the criterion is checked whole). The benign
+        values reach the criterion as ``group_test(values, benign=...)`` when its method
+        takes that keyword (module doc)."""
         if i not in self._tests:
-            self._tests[i] = self.items[i].group_test(self.values)
+            item = self.items[i]
+            if self.benign and _takes_benign(item):
+                with_benign: Callable[..., tuple[GroupTest, bool] | None] = item.group_test
+                self._tests[i] = with_benign(self.values, benign=self.benign)
+            else:
+                self._tests[i] = item.group_test(self.values)
         return self._tests[i]
 
     def groups_passing(
@@ -133,3 +162,12 @@ class CriteriaSet:
 
     def to_list(self) -> list[dict[str, Any]]:
         return [c.to_dict() for c in self.items]
+
+
+def _takes_benign(criterion: Criterion) -> bool:
+    """Does ``criterion.group_test`` take the keyword ``benign``?"""
+    try:
+        params = inspect.signature(criterion.group_test).parameters
+    except (TypeError, ValueError):
+        return False
+    return "benign" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())

@@ -1,7 +1,8 @@
 """What an anonymizer returns: the release, and a manifest later issues store and audit.
 
 The manifest is plain data (``to_dict()`` is JSON-serializable): the method and its
-parameters, the criteria and their results on the release (``CriterionResult.to_dict()``),
+parameters, the criteria and their results on the release (``CriterionResult.to_dict()``,
+computed with the declared benign values, which ``benign`` records when there are any),
 the utility numbers, the seed, and the method's own record (hierarchy levels and the search
 path for the lattice, partitions for Mondrian, bucket parameters for bucketization).
 """
@@ -62,6 +63,8 @@ class Manifest:
     criteria_results: list[CriterionResult]
     utility: dict[str, float | None]
     details: dict[str, Any] = field(default_factory=dict)
+    benign: tuple[str, ...] = ()
+    """The declared benign values the search and the criteria results used (sorted)."""
 
     @property
     def safe(self) -> bool:
@@ -87,6 +90,8 @@ class Manifest:
             "utility": self.utility,
             "details": self.details,
         }
+        if self.benign:
+            out["benign"] = list(self.benign)
         result: dict[str, Any] = plain(out)
         return result
 

@@ -27,7 +27,7 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
-__all__ = ["fractions_at_most", "log_sign", "ratio_at_most", "table_columns"]
+__all__ = ["fractions_at_most", "log_sign", "protected", "ratio_at_most", "table_columns"]
 
 _START_DIGITS = 50
 _MAX_DIGITS = 3200
@@ -106,3 +106,17 @@ def table_columns(counts: IntArray, totals: IntArray) -> tuple[IntArray, IntArra
         raise InputError("totals must have one entry per column of counts")
     cols = np.flatnonzero(totals > 0)
     return counts[:, cols], totals[cols], int(totals.sum())
+
+
+def protected(totals: IntArray, benign: BoolArray | None) -> BoolArray:
+    """Over the columns :func:`table_columns` keeps (``totals > 0``), the values the bound
+    protects: every one but the benign values (``benign``, a mask over all the columns;
+    docs/distribution-criteria.md, "Benign values")."""
+    present = np.asarray(totals) > 0
+    if benign is None:
+        return np.ones(int(present.sum()), dtype=bool)
+    mask = np.asarray(benign, dtype=bool)
+    if mask.shape != present.shape:
+        raise InputError("the benign mask must have one entry per column of counts")
+    out: BoolArray = ~mask[present]
+    return out

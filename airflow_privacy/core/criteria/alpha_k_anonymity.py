@@ -22,6 +22,12 @@ its parts' shares, at most the larger one); local (the release passes iff every 
 not monotone with a suppression budget (a passing group merged with a homogeneous one can
 exceed ``alpha``; the test gives a lattice).
 
+Benign values (``Bucketization.benign``, docs/distribution-criteria.md, "Benign values"):
+a value whose disclosure is not a breach is exempt from the cap, so in the every-value form
+the cap applies to the non-benign values only (a group that is all "none" passes the alpha
+part); the k part is unchanged. A designated ``sensitive_value`` that is also declared
+benign is bad input naming both parameters (the cap would protect nothing).
+
 Reasons and witnesses name the group by its published label and never the value (module
 doc of :mod:`airflow_privacy.core.criteria.classic`): in the every-value form the value is
 "its most frequent value". In the designated form the user's parameter names the value, so
@@ -42,7 +48,7 @@ from airflow_privacy.core.criteria._distribution import ratio_at_most
 from airflow_privacy.core.criteria.classic import _as_given, _fmt, _plural
 from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.core.model import Bucketization
-from airflow_privacy.errors import InputError
+from airflow_privacy.errors import InputError, opt
 
 __all__ = ["NAME", "alpha_k_anonymity", "alpha_k_groups_pass", "validate_alpha_k"]
 
@@ -86,9 +92,12 @@ def validate_alpha_k(alpha: object, k: object) -> tuple[float, int]:
     return float(alpha), int(float(k))
 
 
-def _capped(counts: IntArray, column: int | None) -> IntArray:
-    """Per group, the count of the capped value: the designated column, or the largest."""
+def _capped(counts: IntArray, column: int | None, benign: BoolArray | None = None) -> IntArray:
+    """Per group, the count of the capped value: the designated column, or the largest
+    non-benign one (``benign``: a mask over the columns; 0 when every value is benign)."""
     if column is None:
+        if benign is not None and benign.any():
+            counts = np.where(benign[None, :], 0, counts)
         out: IntArray = counts.max(axis=1)
         return out
     if not 0 <= column < counts.shape[1]:
@@ -103,17 +112,28 @@ def alpha_k_groups_pass(
     alpha: float,
     k: int,
     column: int | None = None,
+    benign: BoolArray | None = None,
 ) -> BoolArray:
     """Per group, whether it has ``>= k`` records and its capped share is ``<= alpha``
     (exactly as :func:`alpha_k_anonymity` decides; ``totals``, the table's distribution, is
     not needed by this criterion and accepted for a uniform signature). ``column`` is the
-    designated value's column, ``None`` for every value."""
+    designated value's column, ``None`` for every value; ``benign`` masks the columns of
+    benign values, exempt from the cap of the every-value form."""
     alpha, k = validate_alpha_k(alpha, k)
     counts = np.asarray(counts, dtype=np.int64)
     sizes = counts.sum(axis=1)
     ok: BoolArray = sizes >= k
-    ok &= ratio_at_most(_capped(counts, column), np.maximum(sizes, 1), alpha)
+    ok &= ratio_at_most(_capped(counts, column, benign), np.maximum(sizes, 1), alpha)
     return ok
+
+
+def check_designated_not_benign(sensitive_value: str | None, benign: frozenset[str]) -> None:
+    """A designated value that is also declared benign is bad input naming both."""
+    if sensitive_value is not None and sensitive_value in benign:
+        raise InputError(
+            f"{NAME}: the designated sensitive_value is also declared benign "
+            f"({opt('benign')}): a benign value has no cap; drop it from one of the two"
+        )
 
 
 def alpha_k_anonymity(
@@ -134,21 +154,24 @@ def alpha_k_anonymity(
             f"{NAME}: sensitive_value must be a value of the sensitive column (a string) or "
             f"omitted, got {type(sensitive_value).__name__}"
         )
+    check_designated_not_benign(sensitive_value, b.benign)
     designated = sensitive_value is not None
     column: int | None = None
     present = True
     counts = b.counts
+    mask = b.benign_mask
     if designated:
         if sensitive_value in b.values:
             column = b.values.index(sensitive_value)
         else:
             present = False
             counts = np.concatenate([counts, np.zeros((b.n_groups, 1), dtype=np.int64)], axis=1)
+            mask = np.append(mask, False)
             column = counts.shape[1] - 1
     sizes = b.sizes
-    capped = _capped(counts, column)
+    capped = _capped(counts, column, mask)
     shares = capped / sizes.astype(np.float64)
-    passes = alpha_k_groups_pass(counts, counts.sum(axis=0), alpha, k, column)
+    passes = alpha_k_groups_pass(counts, counts.sum(axis=0), alpha, k, column, mask)
     failing = np.flatnonzero(~passes)
     value = float(shares.max())
     k_achieved = int(sizes.min())
@@ -197,6 +220,7 @@ def alpha_k_anonymity(
             reason = f"{' and '.join(problems)}; {name} fails: {advice}"
         return _result(b, alpha, k, sensitive_value, safe, value, reason, witness, n_fail)
     # weakest group: among failing ones the largest share (then the smallest size)
+    which = "non-benign value" if b.benign_mask.any() else "value"
     pool = failing if failing.size else np.arange(b.n_groups)
     order = np.lexsort((sizes[pool], -shares[pool]))
     g = int(pool[order[0]])
@@ -204,7 +228,7 @@ def alpha_k_anonymity(
     if safe:
         reason = (
             f"every group has at least {_plural(k_achieved, 'record')} and no group's share of "
-            f"any value of '{s}' exceeds {_fmt(alpha)}, so the release is {anon}"
+            f"any {which} of '{s}' exceeds {_fmt(alpha)}, so the release is {anon}"
         )
     else:
         size_g = int(sizes[g])
@@ -213,7 +237,7 @@ def alpha_k_anonymity(
             problems.append(f"it has {_plural(size_g, 'record')} (k={k} needs at least {k})")
         if not bool(ratio_at_most(capped[g : g + 1], sizes[g : g + 1], alpha)[0]):
             problems.append(
-                f"its most frequent value of '{s}' makes up more than {_fmt(alpha)} of its "
+                f"its most frequent {which} of '{s}' makes up more than {_fmt(alpha)} of its "
                 f"records ({shares[g]:.1%})"
             )
         reason = f"group '{label}': {' and '.join(problems)}; {name} fails{more}: {advice}"
@@ -243,12 +267,16 @@ def _result(
         "failing_groups": n_fail,
         "k_achieved": int(b.sizes.min()),
         "alpha_achieved": value,
-        "capped_values": "designated" if designated else "every value",
+        "capped_values": "designated"
+        if designated
+        else ("every non-benign value" if b.benign_mask.any() else "every value"),
+        **b.benign_details(),
         **thresholds.decision_details(thresholds.EXACT_NEAR_LIMIT),
     }
     params: dict[str, Any] = {"alpha": _as_given(alpha), "k": k}
     if designated:
         params["sensitive_value"] = sensitive_value
+    params.update(b.benign_parameters())
     return CriterionResult(
         criterion=NAME,
         safe=safe,

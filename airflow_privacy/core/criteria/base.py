@@ -422,7 +422,11 @@ class Criterion(ABC):
     def group_test(self, values: Sequence[str]) -> tuple[GroupTest, bool] | None:
         """``(test, exact)``: ``test(counts, totals)`` says which groups pass on their own
         (the sensitive values are ``values``); ``exact`` when the release passes iff all
-        groups do. ``None``: no single-group test (the release is checked whole)."""
+        groups do. ``None``: no single-group test (the release is checked whole).
+
+        A criterion whose verdict depends on the benign values (``Bucketization.benign``)
+        declares the keyword ``benign: frozenset[str] = frozenset()`` in its override; the
+        anonymizers then pass the declared labels (``CriteriaSet.group_test``)."""
         return None
 
     def required_group_size(self) -> int:
@@ -470,6 +474,18 @@ class Criterion(ABC):
 
     def __hash__(self) -> int:
         return hash((self.name, repr(sorted(self.params.items(), key=lambda kv: kv[0]))))
+
+
+def benign_mask(values: Sequence[str], benign: frozenset[str]) -> BoolArray | None:
+    """Which of ``values`` are benign, as a boolean array for the vectorized group tests;
+    ``None`` when none is (the tests then take their path without benign values). Imports
+    numpy, so only a group test (run by an anonymizer) calls it."""
+    if not any(v in benign for v in values):
+        return None
+    import numpy as np
+
+    out: BoolArray = np.array([v in benign for v in values], dtype=bool)
+    return out
 
 
 def label_of(name: str, params: Mapping[str, Any]) -> str:

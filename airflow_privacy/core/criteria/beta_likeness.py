@@ -32,6 +32,11 @@ bounds ``q_i`` linearly by a constant, and a merged group's ``q`` is a convex co
 of its parts'), neither is monotone with a suppression budget (suppressing records changes
 the table's distribution; the test gives a lattice).
 
+Benign values (``Bucketization.benign``, docs/distribution-criteria.md, "Benign values"):
+the gain of a benign value is not a breach, so both caps apply to the non-benign values
+only; the table's distribution ``P`` is unchanged (benign values count in it: it is the
+table's distribution, only which values are protected changes).
+
 Reasons and witnesses name groups by their published labels and never a sensitive value:
 "one value makes up 40% of the group vs 10% in the table".
 """
@@ -50,6 +55,7 @@ from airflow_privacy.core import thresholds
 from airflow_privacy.core.criteria._distribution import (
     fractions_at_most,
     log_sign,
+    protected,
     table_columns,
 )
 from airflow_privacy.core.criteria.classic import _as_given, _fmt, _plural
@@ -145,24 +151,31 @@ def _cap_cells(sub: IntArray, tot: IntArray, n_total: int, d: FloatArray) -> Boo
     return ok
 
 
-def basic_beta_groups_pass(counts: IntArray, totals: IntArray, beta: float) -> BoolArray:
+def basic_beta_groups_pass(
+    counts: IntArray, totals: IntArray, beta: float, benign: BoolArray | None = None
+) -> BoolArray:
     """Per group, basic beta-likeness against the table distribution ``totals`` (Cao &
-    Karras 2012, basic definition), decided exactly as :func:`basic_beta_likeness` decides."""
+    Karras 2012, basic definition), decided exactly as :func:`basic_beta_likeness` decides;
+    ``benign`` masks the columns of benign values, whose gains are not breaches."""
     beta = _validate_beta(BASIC, beta)
     sub, tot, n_total = table_columns(counts, totals)
     d = relative_gains(counts, totals)
-    out: BoolArray = np.all(_beta_cells(sub, tot, n_total, d, beta), axis=1)
+    ok = _beta_cells(sub, tot, n_total, d, beta) | ~protected(totals, benign)[None, :]
+    out: BoolArray = np.all(ok, axis=1)
     return out
 
 
-def enhanced_beta_groups_pass(counts: IntArray, totals: IntArray, beta: float) -> BoolArray:
+def enhanced_beta_groups_pass(
+    counts: IntArray, totals: IntArray, beta: float, benign: BoolArray | None = None
+) -> BoolArray:
     """Per group, enhanced beta-likeness (Cao & Karras 2012: ``D <= min(beta, -ln p_i)`` for
-    every raised value), decided exactly as :func:`enhanced_beta_likeness` decides."""
+    every raised value), decided exactly as :func:`enhanced_beta_likeness` decides;
+    ``benign`` masks the columns of benign values, exempt from both caps."""
     beta = _validate_beta(ENHANCED, beta)
     sub, tot, n_total = table_columns(counts, totals)
     d = relative_gains(counts, totals)
     ok = _beta_cells(sub, tot, n_total, d, beta) & _cap_cells(sub, tot, n_total, d)
-    out: BoolArray = np.all(ok, axis=1)
+    out: BoolArray = np.all(ok | ~protected(totals, benign)[None, :], axis=1)
     return out
 
 
@@ -174,11 +187,13 @@ def _result(b: Bucketization, beta: float, enhanced: bool) -> CriterionResult:
     totals = b.counts.sum(axis=0)
     sub, tot, n_total = table_columns(b.counts, totals)
     d = relative_gains(b.counts, totals)
-    beta_ok = _beta_cells(sub, tot, n_total, d, beta)
-    cap_ok = _cap_cells(sub, tot, n_total, d) if enhanced else np.ones_like(beta_ok)
+    exempt = ~protected(totals, b.benign_mask)[None, :]
+    beta_ok = _beta_cells(sub, tot, n_total, d, beta) | exempt
+    cap_ok = (_cap_cells(sub, tot, n_total, d) if enhanced else np.ones_like(beta_ok)) | exempt
     cells_ok = beta_ok & cap_ok
     passes = cells_ok.all(axis=1)
-    gains = np.maximum(d.max(axis=1), 0.0)
+    judged = np.where(exempt, -np.inf, d)  # the gains that count: non-benign values only
+    gains = np.maximum(judged.max(axis=1), 0.0)
     basic_value = float(gains.max())
     cap_broken = int((~cap_ok).sum())
     value = math.inf if cap_broken else basic_value
@@ -192,7 +207,7 @@ def _result(b: Bucketization, beta: float, enhanced: bool) -> CriterionResult:
         j = int(np.argmax(np.where(~cells_ok[g], d[g], -np.inf)))
     else:
         g = int(np.argmax(gains))
-        j = int(np.argmax(d[g]))
+        j = int(np.argmax(judged[g]))
     size = int(sub[g].sum())
     q = float(sub[g, j]) / size
     p = float(tot[j]) / n_total
@@ -200,9 +215,10 @@ def _result(b: Bucketization, beta: float, enhanced: bool) -> CriterionResult:
     label = b.group_label(g)
     s = b.sensitive
     form = "enhanced" if enhanced else "basic"
+    which = "non-benign value" if exempt.any() else "value"
     if safe:
         reason = (
-            f"no group raises the frequency of any value of '{s}' by more than "
+            f"no group raises the frequency of any {which} of '{s}' by more than "
             f"{basic_value:.4g} times its frequency in the whole table (largest: group "
             f"'{label}'), so the release is {form} {_fmt(beta)}-like"
         )
@@ -226,6 +242,7 @@ def _result(b: Bucketization, beta: float, enhanced: bool) -> CriterionResult:
         "failing_groups": n_fail,
         "max_relative_gain": basic_value,
         "distinct_values_in_table": int(tot.size),
+        **b.benign_details(),
         **thresholds.decision_details(thresholds.EXACT_NEAR_LIMIT),
     }
     if enhanced:
@@ -234,7 +251,7 @@ def _result(b: Bucketization, beta: float, enhanced: bool) -> CriterionResult:
     return CriterionResult(
         criterion=name,
         safe=safe,
-        parameters={"beta": _as_given(beta)},
+        parameters={"beta": _as_given(beta), **b.benign_parameters()},
         value=value,
         reason=reason,
         witness={

@@ -26,6 +26,11 @@ Facts for the anonymizers (``tests/test_criteria_delta_disclosure.py``): monoton
 merging groups and local given the table's distribution (each bound is the interval
 ``p e^-delta < q < p e^delta``, convex in ``q``); not monotone with a suppression budget.
 
+Benign values (``Bucketization.benign``, docs/distribution-criteria.md, "Benign values"):
+the bound applies to the non-benign values only (a group may lack "none", or hold more of
+it, without a breach); the table's distribution ``p`` is unchanged, benign values included
+(it is the table's distribution; only which values are protected changes).
+
 Reasons and witnesses name groups by their published labels, never a sensitive value.
 """
 
@@ -39,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 
 from airflow_privacy.core import thresholds
-from airflow_privacy.core.criteria._distribution import log_sign, table_columns
+from airflow_privacy.core.criteria._distribution import log_sign, protected, table_columns
 from airflow_privacy.core.criteria.classic import _as_given, _fmt, _plural
 from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.core.model import Bucketization
@@ -98,13 +103,17 @@ def _cells(sub: IntArray, tot: IntArray, n_total: int, lr: FloatArray, delta: fl
     return ok
 
 
-def delta_disclosure_groups_pass(counts: IntArray, totals: IntArray, delta: float) -> BoolArray:
+def delta_disclosure_groups_pass(
+    counts: IntArray, totals: IntArray, delta: float, benign: BoolArray | None = None
+) -> BoolArray:
     """Per group, whether ``|ln(q_s / p_s)| < delta`` for every value ``s`` of the table
     distribution ``totals`` (a value the group lacks fails), decided exactly as
-    :func:`delta_disclosure` decides."""
+    :func:`delta_disclosure` decides; ``benign`` masks the columns of benign values, which
+    the bound does not apply to."""
     delta = _validate_delta(delta)
     sub, tot, n_total = table_columns(counts, totals)
-    out: BoolArray = np.all(_cells(sub, tot, n_total, log_ratios(counts, totals), delta), axis=1)
+    ok = _cells(sub, tot, n_total, log_ratios(counts, totals), delta)
+    out: BoolArray = np.all(ok | ~protected(totals, benign)[None, :], axis=1)
     return out
 
 
@@ -120,8 +129,10 @@ def delta_disclosure(b: Bucketization, delta: float) -> CriterionResult:
     delta = _validate_delta(delta)
     totals = b.counts.sum(axis=0)
     sub, tot, n_total = table_columns(b.counts, totals)
-    lr = log_ratios(b.counts, totals)
-    cells_ok = _cells(sub, tot, n_total, lr, delta)
+    exempt = ~protected(totals, b.benign_mask)[None, :]
+    every = log_ratios(b.counts, totals)
+    cells_ok = _cells(sub, tot, n_total, every, delta) | exempt
+    lr = np.where(exempt, 0.0, every)  # benign values are not bounded
     passes = cells_ok.all(axis=1)
     failing = np.flatnonzero(~passes)
     n_fail = int(failing.size)
@@ -129,7 +140,7 @@ def delta_disclosure(b: Bucketization, delta: float) -> CriterionResult:
     value = float(lr.max())
     finite = np.where(np.isfinite(lr), lr, -np.inf)
     present_max = float(finite.max()) if np.isfinite(finite).any() else 0.0
-    n_missing = int((sub == 0).sum())
+    n_missing = int(((sub == 0) & ~exempt).sum())
     if failing.size:
         worst = np.where(~cells_ok, lr, -np.inf).max(axis=1)
         g = int(failing[np.argmax(worst[failing])])
@@ -142,9 +153,10 @@ def delta_disclosure(b: Bucketization, delta: float) -> CriterionResult:
     p = float(tot[j]) / n_total
     label = b.group_label(g)
     s = b.sensitive
+    which = "non-benign value" if exempt.any() else "value"
     if safe:
         reason = (
-            f"every group holds every value of '{s}' at between e^-{value:.4g} and "
+            f"every group holds every {which} of '{s}' at between e^-{value:.4g} and "
             f"e^{value:.4g} times its frequency in the whole table (farthest: group "
             f"'{label}'), so the release is {_fmt(delta)}-disclosure private"
         )
@@ -168,7 +180,7 @@ def delta_disclosure(b: Bucketization, delta: float) -> CriterionResult:
     return CriterionResult(
         criterion=NAME,
         safe=safe,
-        parameters={"delta": _as_given(delta)},
+        parameters={"delta": _as_given(delta), **b.benign_parameters()},
         value=value,
         reason=reason,
         witness={
@@ -185,6 +197,7 @@ def delta_disclosure(b: Bucketization, delta: float) -> CriterionResult:
             "max_over_present_values": present_max,
             "missing_cells": n_missing,
             "distinct_values_in_table": int(tot.size),
+            **b.benign_details(),
             **thresholds.decision_details(thresholds.EXACT_NEAR_LIMIT),
         },
     )

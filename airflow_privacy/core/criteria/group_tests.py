@@ -17,6 +17,11 @@ group; Martin et al. 2007), computed by the criterion itself once per distinct c
 the same holds for the skyline criterion (Chen et al. 2007: every placement inside one group
 is also open to the adversary when there are more groups).
 
+Benign values (docs/anonymizers.md, "Benign values"): :func:`alone` builds its one-group
+releases ``.with_benign(...)`` and :func:`negation` uses the benign-aware closed form of
+docs/worst-case-engine.md, so with declared benign values too the anonymizer decides as the
+re-check with them does (``tests/test_criteria_benign.py``).
+
 Each criterion class picks its test here (``Criterion.group_test``); the classes import
 this module only when an anonymizer asks, so the registry stays cheap to import.
 """
@@ -128,21 +133,65 @@ def recursive(c: float, l: int) -> GroupTest:  # noqa: E741
     return test
 
 
-def negation(c: float, k: int) -> GroupTest:
+def _benign_mask(values: Sequence[str], benign: frozenset[str]) -> BoolArray:
+    out: BoolArray = np.array([v in benign for v in values], dtype=bool)
+    return out
+
+
+def _negation_terms(counts: npt.NDArray[Any], k: int, benign: BoolArray) -> tuple[Any, Any, Any]:
+    """Per group ``(num, den, target)`` of the negation ratio with benign values
+    (docs/worst-case-engine.md, "Benign values"): the target ``s*`` is the group's most
+    frequent non-benign value, the ``k`` most frequent *other* values (benign included) are
+    ruled out, ``num = n(s*)`` and ``den = n - top_k(others)``; ``target`` is false for a
+    group whose present values are all benign (never the target)."""
+    order = np.argsort(-counts, axis=1, kind="stable")
+    sc = np.take_along_axis(counts, order, axis=1)
+    eligible = (sc > 0) & ~benign[order]
+    target = eligible.any(axis=1)
+    rows = np.arange(counts.shape[0])
+    num = np.where(target, sc[rows, np.argmax(eligible, axis=1)], 0)
+    width = sc.shape[1]
+    prefix = np.zeros((counts.shape[0], width + 2), dtype=sc.dtype)
+    prefix[:, 1 : width + 1] = np.cumsum(sc, axis=1)
+    prefix[:, width + 1] = prefix[:, width]
+    # values strictly more frequent than s*; top k of the others is P[k] when s* is not
+    # among the k largest, else P[k+1] - n(s*) (a tie with s* is the same multiset)
+    rank = (counts > num[:, None]).sum(axis=1)
+    others = np.where(
+        rank >= k, prefix[:, min(k, width + 1)], prefix[:, min(k + 1, width + 1)] - num
+    )
+    den = counts.sum(axis=1) - others
+    return num, np.where(target, den, 1), target
+
+
+def negation(
+    c: float, k: int, values: Sequence[str] = (), benign: frozenset[str] = frozenset()
+) -> GroupTest:
     """The verdict of ``worst_case._negation_result``: the exact fraction
     ``r1 / (n - r2 - ... - r_{k+1})`` below ``c`` read as written; the float ratio decides
-    outside the tolerance band, where it cannot differ from the exact comparison."""
+    outside the tolerance band, where it cannot differ from the exact comparison.
+
+    With benign values among ``values`` the ratio is the benign-aware one of
+    docs/worst-case-engine.md ("Benign values", negations): ``n(s*) / (n - top_k(others))``
+    with ``s*`` the most frequent non-benign value; a group holding only benign values
+    passes (it never holds the target)."""
     cf, ki = float(c), int(k)
+    mask = _benign_mask(values, benign)
 
     def test(counts: IntArray, totals: IntArray) -> BoolArray:
-        r = _sorted_desc(counts)
-        num = r[:, 0]
-        den = _sizes(counts) - r[:, 1 : ki + 1].sum(axis=1)
-        ratio = num / den
+        if mask.any():
+            num, den, target = _negation_terms(counts, ki, mask)
+        else:
+            r = _sorted_desc(counts)
+            num = r[:, 0]
+            den = _sizes(counts) - r[:, 1 : ki + 1].sum(axis=1)
+            target = np.ones(counts.shape[0], dtype=bool)
+        ratio = np.where(target, num / den, 0.0)
         if not _counted(counts):
             return _float_verdicts(ratio, cf, thresholds.below)
         out: BoolArray = ratio < cf
-        for g in np.flatnonzero(np.abs(ratio - cf) <= thresholds.band(cf)).tolist():
+        near = target & (np.abs(ratio - cf) <= thresholds.band(cf))
+        for g in np.flatnonzero(near).tolist():
             out[g] = thresholds.below(Fraction(int(num[g]), int(den[g])), cf)
         return out
 
@@ -213,20 +262,40 @@ def t_closeness(values: Sequence[str], t: float, ordered: bool | None) -> GroupT
     return test
 
 
-def alone(criterion: Criterion, values: Sequence[str], by_profile: bool) -> GroupTest:
-    """A group passes alone: ``criterion`` on a one-group release, cached per count row (per
-    sorted count row when the criterion ignores value labels, ``by_profile``)."""
+def alone(
+    criterion: Criterion,
+    values: Sequence[str],
+    by_profile: bool,
+    benign: frozenset[str] = frozenset(),
+) -> GroupTest:
+    """A group passes alone: ``criterion`` on a one-group release (``.with_benign(benign)``,
+    as the re-check with the benign values sees it), cached per count row (per sorted count
+    row when the criterion ignores value labels, ``by_profile``; with benign values per
+    sorted row of ``(count, benign)`` pairs, which is all such a criterion depends on)."""
     cache: dict[tuple[int, ...], bool] = {}
+    labels = tuple(values)
+    mask = _benign_mask(labels, benign)
+    marked = frozenset(v for v in labels if v in benign)
 
     def test(counts: IntArray, totals: IntArray) -> BoolArray:
-        rows = _sorted_desc(counts) if by_profile else counts
         out = np.empty(counts.shape[0], dtype=bool)
+        if by_profile and mask.any():
+            # per row: counts descending, non-benign before benign among equals
+            perms = np.lexsort((mask[None, :].repeat(counts.shape[0], 0), -counts), axis=1)
+            rows = np.take_along_axis(counts, perms, axis=1)
+        else:
+            perms = None
+            rows = _sorted_desc(counts) if by_profile else counts
         for g, row in enumerate(rows):
             key = tuple(int(x) for x in row)
+            names = labels
+            if perms is not None:
+                names = tuple(labels[int(i)] for i in perms[g])
+                key += tuple(int(mask[int(i)]) for i in perms[g])
             hit = cache.get(key)
             if hit is None:
-                b = Bucketization.from_group_counts([list(key)], values)
-                hit = cache[key] = bool(criterion.evaluate(b).safe)
+                b = Bucketization.from_group_counts([[int(x) for x in row]], names)
+                hit = cache[key] = bool(criterion.evaluate(b.with_benign(marked)).safe)
             out[g] = hit
         return out
 

@@ -11,6 +11,7 @@ from airflow_privacy.core.criteria.base import (
     Kind,
     Monotonicity,
     Parameter,
+    benign_mask,
     fmt,
 )
 
@@ -56,12 +57,19 @@ class AlphaKAnonymity(Criterion):
         p = self.params
         return alpha_k_anonymity(b, p["alpha"], p["k"], p.get("sensitive_value"))
 
-    def group_test(self, values: Sequence[str]) -> tuple[GroupTest, bool] | None:
-        from airflow_privacy.core.criteria.alpha_k_anonymity import alpha_k_groups_pass
+    def group_test(
+        self, values: Sequence[str], benign: frozenset[str] = frozenset()
+    ) -> tuple[GroupTest, bool] | None:
+        from airflow_privacy.core.criteria.alpha_k_anonymity import (
+            alpha_k_groups_pass,
+            check_designated_not_benign,
+        )
 
         alpha, k = float(self.params["alpha"]), int(self.params["k"])
         designated = self.params.get("sensitive_value")
+        check_designated_not_benign(designated, benign)
         labels = list(values)
+        mask = benign_mask(labels, benign)
         column = (
             labels.index(designated)
             if isinstance(designated, str) and designated in labels
@@ -75,7 +83,7 @@ class AlphaKAnonymity(Criterion):
             return sizes_test, True
 
         def test(counts: Any, totals: Any) -> Any:
-            return alpha_k_groups_pass(counts, totals, alpha, k, column)
+            return alpha_k_groups_pass(counts, totals, alpha, k, column, mask)
 
         return test, True
 
@@ -83,7 +91,11 @@ class AlphaKAnonymity(Criterion):
     def threshold_text(cls, params: Mapping[str, Any]) -> str | None:
         if "alpha" not in params or "k" not in params:
             return None
-        which = "the designated value" if params.get("sensitive_value") else "every value"
+        which = (
+            "the designated value" if params.get("sensitive_value")
+            else "every non-benign value" if params.get("benign")
+            else "every value"
+        )  # fmt: skip
         return (
             f"at least k = {fmt(params['k'])} records per group, {which} at most "
             f"alpha = {fmt(params['alpha'])} of it"

@@ -11,6 +11,7 @@ from airflow_privacy.core.criteria.base import (
     Kind,
     Monotonicity,
     Parameter,
+    benign_mask,
     fmt,
 )
 
@@ -49,13 +50,16 @@ class BasicBetaLikeness(Criterion):
 
         return basic_beta_likeness(b, self.params["beta"])
 
-    def group_test(self, values: Sequence[str]) -> tuple[GroupTest, bool] | None:
+    def group_test(
+        self, values: Sequence[str], benign: frozenset[str] = frozenset()
+    ) -> tuple[GroupTest, bool] | None:
         from airflow_privacy.core.criteria.beta_likeness import basic_beta_groups_pass
 
         beta = float(self.params["beta"])
+        mask = benign_mask(values, benign)
 
         def test(counts: Any, totals: Any) -> Any:
-            return basic_beta_groups_pass(counts, totals, beta)
+            return basic_beta_groups_pass(counts, totals, beta, mask)
 
         return test, True
 
@@ -81,13 +85,16 @@ class EnhancedBetaLikeness(Criterion):
 
         return enhanced_beta_likeness(b, self.params["beta"])
 
-    def group_test(self, values: Sequence[str]) -> tuple[GroupTest, bool] | None:
+    def group_test(
+        self, values: Sequence[str], benign: frozenset[str] = frozenset()
+    ) -> tuple[GroupTest, bool] | None:
         from airflow_privacy.core.criteria.beta_likeness import enhanced_beta_groups_pass
 
         beta = float(self.params["beta"])
+        mask = benign_mask(values, benign)
 
         def test(counts: Any, totals: Any) -> Any:
-            return enhanced_beta_groups_pass(counts, totals, beta)
+            return enhanced_beta_groups_pass(counts, totals, beta, mask)
 
         return test, True
 

@@ -66,12 +66,14 @@ class CKSafety(Criterion):
 
         return check_ck_safety(b, self.params["c"], self.params["k"])
 
-    def group_test(self, values: Sequence[str]) -> tuple[GroupTest, bool] | None:
+    def group_test(
+        self, values: Sequence[str], benign: frozenset[str] = frozenset()
+    ) -> tuple[GroupTest, bool] | None:
         # necessary only: the adversary may put all his knowledge in one group; the
-        # disclosure depends on the sorted counts only (Minimize1 / Minimize2)
+        # disclosure depends on the sorted counts (and which of them are benign) only
         from airflow_privacy.core.criteria import group_tests
 
-        return group_tests.alone(self, values, by_profile=True), False
+        return group_tests.alone(self, values, by_profile=True, benign=benign), False
 
     @classmethod
     def threshold_text(cls, params: Mapping[str, Any]) -> str | None:

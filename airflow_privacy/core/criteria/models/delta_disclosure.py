@@ -11,6 +11,7 @@ from airflow_privacy.core.criteria.base import (
     Kind,
     Monotonicity,
     Parameter,
+    benign_mask,
     fmt,
 )
 
@@ -48,13 +49,16 @@ class DeltaDisclosure(Criterion):
 
         return delta_disclosure(b, self.params["delta"])
 
-    def group_test(self, values: Sequence[str]) -> tuple[GroupTest, bool] | None:
+    def group_test(
+        self, values: Sequence[str], benign: frozenset[str] = frozenset()
+    ) -> tuple[GroupTest, bool] | None:
         from airflow_privacy.core.criteria.delta_disclosure import delta_disclosure_groups_pass
 
         delta = float(self.params["delta"])
+        mask = benign_mask(values, benign)
 
         def test(counts: Any, totals: Any) -> Any:
-            return delta_disclosure_groups_pass(counts, totals, delta)
+            return delta_disclosure_groups_pass(counts, totals, delta, mask)
 
         return test, True
 

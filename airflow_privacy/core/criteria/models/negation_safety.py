@@ -43,10 +43,13 @@ class NegationSafety(Criterion):
 
         return check_negation_safety(b, self.params["c"], self.params["k"])
 
-    def group_test(self, values: Sequence[str]) -> tuple[GroupTest, bool] | None:
+    def group_test(
+        self, values: Sequence[str], benign: frozenset[str] = frozenset()
+    ) -> tuple[GroupTest, bool] | None:
         from airflow_privacy.core.criteria import group_tests
 
-        return group_tests.negation(float(self.params["c"]), int(self.params["k"])), True
+        c, k = float(self.params["c"]), int(self.params["k"])
+        return group_tests.negation(c, k, values, benign), True
 
     @classmethod
     def threshold_text(cls, params: Mapping[str, Any]) -> str | None:

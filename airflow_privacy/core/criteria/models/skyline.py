@@ -57,11 +57,13 @@ class Skyline(Criterion):
 
         return check_skyline(b, self.params["points"])
 
-    def group_test(self, values: Sequence[str]) -> tuple[GroupTest, bool] | None:
+    def group_test(
+        self, values: Sequence[str], benign: frozenset[str] = frozenset()
+    ) -> tuple[GroupTest, bool] | None:
         # necessary only: every placement inside one group is open to the adversary
         from airflow_privacy.core.criteria import group_tests
 
-        return group_tests.alone(self, values, by_profile=False), False
+        return group_tests.alone(self, values, by_profile=False, benign=benign), False
 
     @classmethod
     def threshold_text(cls, params: Mapping[str, Any]) -> str | None:

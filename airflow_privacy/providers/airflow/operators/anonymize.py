@@ -28,7 +28,7 @@ METHODS = ("lattice", "mondrian")
 class _AnonymizeBase(PrivacyOperator):
     template_fields: Sequence[str] = (
         "source", "source_table", "source_conn_id", "release", "release_conn_id", "qis",
-        "sensitive", "criteria", "hierarchies", "seed", "missing_as",
+        "sensitive", "criteria", "hierarchies", "seed", "missing_as", "benign_values",
     )  # fmt: skip
     template_fields_renderers: ClassVar[dict[str, str]] = {"criteria": "json"}
     method: ClassVar[str] = ""
@@ -50,9 +50,11 @@ class _AnonymizeBase(PrivacyOperator):
         seed: int | str = 0,
         method_options: Mapping[str, Any] | None = None,
         missing_as: str | None = None,
+        benign_values: Sequence[str] = (),
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.benign_values = benign_values
         self.source = source
         self.source_table = source_table
         self.source_conn_id = source_conn_id
@@ -94,6 +96,7 @@ class _AnonymizeBase(PrivacyOperator):
             "seed": a.whole("seed", 0, 2**32 - 1),
             "method_options": method_options(self.method_options, "method_options", methods),
             "missing_as": a.text("missing_as", optional=True),
+            "benign_values": a.values("benign_values"),
             "method": methods[0],
         }
         if (self.source is None) == (self.source_table is None):
@@ -141,6 +144,7 @@ class _AnonymizeBase(PrivacyOperator):
                     options=a["method_options"],
                     name=self.name,
                     missing_as=a["missing_as"],
+                    benign=a["benign_values"],
                 ),
                 ctx,
             )
@@ -170,6 +174,9 @@ class BucketizeOperator(_AnonymizeBase):
     :param seed: makes the bucketization deterministic (whole number >= 0)
     :param method_options: ``{"bucket_column": "bucket"}`` (any other key is bad input)
     :param missing_as: publish blank sensitive cells as this value (default: refused)
+    :param benign_values: sensitive values whose disclosure is not a breach (a list of text,
+        e.g. ``["none"]``): the search and the manifest's results judge the criteria with
+        them, as ``CheckSafetyOperator(benign_values=...)`` re-checks the release
     An anonymizer records nothing in the ledger (the attempt opened afterwards records the
     release), and a release it writes has passed its criteria.
 
@@ -193,8 +200,9 @@ class AnonymizeLatticeOperator(_AnonymizeBase):
         ``disclosure_limit`` (>= 1); mondrian: none. Checked when the DAG is parsed
     Other parameters as :class:`BucketizeOperator`: ``source``, ``source_table``,
     ``source_conn_id``, ``release``, ``release_conn_id``, ``qis``, ``sensitive``,
-    ``criteria``, ``intervals``, ``masks``, ``seed``, ``missing_as``. An anonymizer works
-    outside the ledger: it takes no ``attempt``, ``check_name`` or ledger connection.
+    ``criteria``, ``intervals``, ``masks``, ``seed``, ``missing_as``, ``benign_values``. An
+    anonymizer works outside the ledger: it takes no ``attempt``, ``check_name`` or ledger
+    connection.
     """
 
     template_fields: Sequence[str] = (*_AnonymizeBase.template_fields, "method_name")
