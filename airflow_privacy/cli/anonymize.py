@@ -127,6 +127,12 @@ def register(sub: Any) -> None:
     )  # fmt: skip
     p.add_argument("--qit", metavar="FILE", help="bucketize: also write the QI table (QIT)")
     p.add_argument("--st", metavar="FILE", help="bucketize: also write the sensitive table (ST)")
+    p.add_argument(
+        "--population", metavar="REF", default=None,
+        help="lattice: a population table containing INPUT (file, URI or table:NAME), "
+        "generalized with the same hierarchies, for k-map without --sampling-fraction/"
+        "--population-size and delta-presence",
+    )  # fmt: skip
     add_missing_arg(p)
     add_input_args(p)
     add_output_args(p)
@@ -266,6 +272,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             missing_as=args.missing_as,
             fmt=args.input_format,
             delimiter=args.delimiter,
+            population=ref(args.population, args) if args.population is not None else None,
         ),
         context(args),
     )
@@ -278,6 +285,9 @@ def recheck_command(env: Envelope) -> str:
     groups = " ".join(f"--group {c}" for c in d["group_columns"])
     crit = d["criteria"][0]
     params = " ".join(_flag(k, v) for k, v in crit["parameters"].items() if v is not None)
+    population = d.get("population")
+    if population:
+        params = f"{params} --population {population['ref']}".strip()
     return (f"airflow-privacy check {env.outputs['release']} --sensitive "
             f"{env.release.sensitive if env.release else '?'} {groups} "
             f"--criterion {crit['name']} {params}").strip()  # fmt: skip

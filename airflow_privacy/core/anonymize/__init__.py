@@ -23,6 +23,14 @@ Method options: ``lattice``: ``utility`` (``loss``, ``discernibility``,
 docs/algorithm-aware.md; run it through :func:`airflow_privacy.core.algorithm_aware.anonymize`,
 which supplies the safe search) and ``disclosure_limit`` (worlds enumerated per block);
 ``bucketize``: ``bucket_column``; all: ``progress`` (a callable receiving progress lines).
+
+``population`` (a table with the QI columns of a population that contains the input): the
+criteria decided against a population table (k-map without an estimator, delta-presence;
+docs/kmap-delta-presence.md) need it. The lattice generalizes it with the same hierarchies
+and rolls its counts up beside the input's; Mondrian and bucketize refuse it (Mondrian's
+regions would have to count population rows lying between the input's values, which it
+does not do yet; bucketize publishes the exact QIs, so its groups are the population's
+finest classes).
 """
 
 from __future__ import annotations
@@ -36,7 +44,7 @@ from airflow_privacy.core.anonymize.monotone import Monotonicity, monotonicity
 from airflow_privacy.core.anonymize.release import check_seed, options
 from airflow_privacy.core.anonymize.utility import METRICS
 from airflow_privacy.core.hierarchy import check_hierarchy_columns
-from airflow_privacy.errors import InputError
+from airflow_privacy.errors import InputError, opt
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -81,6 +89,7 @@ def anonymize(
     seed: int = 0,
     *,
     chooser: NodeChooser | None = None,
+    population: pa.Table | None = None,
     **method_options: Any,
 ) -> AnonymizationResult:
     """Anonymize ``table`` with ``method`` so that every criterion passes (module doc).
@@ -88,13 +97,14 @@ def anonymize(
     ``chooser`` is how the lattice's ``disclosure="safe"`` mode picks its node; the
     algorithm-aware package supplies it (:func:`airflow_privacy.core.algorithm_aware.anonymize`
     is this function with the safe mode)."""
-    from airflow_privacy.core.anonymize.encoding import encode
+    from airflow_privacy.core.anonymize.encoding import encode, encode_population
 
     if method not in METHODS:
         raise InputError(f"unknown method {method!r} (known: {', '.join(METHODS)})")
     opts = options(method, method_options, _OPTIONS[method])
     seed = check_seed(seed)
     parsed = CriteriaSet.parse(criteria)  # before touching the data
+    check_population_method(method, parsed, population is not None)
     if hierarchies is not None and not isinstance(hierarchies, Mapping):
         raise InputError("hierarchies must map a column name to a Hierarchy")
     check_hierarchy_columns(hierarchies, qis)
@@ -102,7 +112,10 @@ def anonymize(
     if method == "lattice":
         from airflow_privacy.core.anonymize.lattice import lattice_anonymize
 
-        return lattice_anonymize(enc, parsed, hierarchies, seed, chooser=chooser, **opts)
+        pop = None if population is None else encode_population(population, enc.qi_names)
+        return lattice_anonymize(
+            enc, parsed, hierarchies, seed, chooser=chooser, population=pop, **opts
+        )
     if method == "mondrian":
         from airflow_privacy.core.anonymize.mondrian import mondrian_anonymize
 
@@ -110,3 +123,27 @@ def anonymize(
     from airflow_privacy.core.anonymize.bucketize import bucketize_anonymize
 
     return bucketize_anonymize(enc, parsed, hierarchies, seed, **opts)
+
+
+def check_population_method(method: str, criteria: CriteriaSet, given: bool) -> None:
+    """A population table with a method that cannot use it, or criteria that need one
+    without it: bad input before any data is read (module doc)."""
+    if given and method == "bucketize":
+        raise InputError(
+            f"{opt('population')} does not apply to method bucketize: its buckets publish the "
+            "exact quasi-identifiers, so every group is a finest population class; use "
+            "method lattice"
+        )
+    if given and method == "mondrian":
+        raise InputError(
+            f"{opt('population')} is not supported by method mondrian yet (its partitions "
+            "would have to count the population rows of each region): use method lattice"
+        )
+    if not given:
+        for c in criteria.items:
+            if c.needs_population():
+                raise InputError(
+                    f"criterion {c.label} is decided against a population table: give "
+                    f"{opt('population')} (or, for k-map, sampling_fraction or "
+                    "population_size)"
+                )
