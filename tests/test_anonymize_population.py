@@ -95,7 +95,7 @@ def _exact(x: float) -> Fraction:
 def _group_alone(name: str, params: dict[str, Any], released: int, in_population: int) -> bool:
     """The definition on one class: k-map ``F >= k``; delta-presence ``f / F`` in bounds."""
     if name == "k-map":
-        return in_population >= params["k"]
+        return in_population >= int(params["k"])
     p = Fraction(released, in_population)
     return _exact(params.get("delta_min", 0)) <= p <= _exact(params["delta_max"])
 
@@ -166,8 +166,8 @@ def pop_problems(draw: st.DrawFn, max_rows: int = 14) -> PopProblem:
     """A problem and up to 16 more population records: values of each QI's domain (its
     hierarchy's leaves) or, for a QI without a hierarchy, possibly a value absent from the
     sample (a population class no sample record falls in at the bottom node)."""
-    base = draw(st.one_of(problems(max_rows=max_rows), problems(max_rows=max_rows, min_qis=2,
-                                                                 min_levels=2, min_values=2)))  # fmt: skip
+    wide = problems(max_rows=max_rows, min_qis=2, min_levels=2, min_values=2)
+    base = draw(st.one_of(problems(max_rows=max_rows), wide))
     extra = []
     for _ in range(draw(st.integers(0, 16))):
         row = {}
@@ -272,7 +272,7 @@ def test_delta_presence_matches_the_per_record_oracle(
 ) -> None:
     f, extra, rest = c
     if lo > hi:
-        with pytest.raises(InputError, match="delta_min .* exceeds delta_max"):
+        with pytest.raises(InputError, match=r"delta_min .* exceeds delta_max"):
             evaluate(_release(f, extra, rest), "delta-presence", {"delta_min": lo, "delta_max": hi})
         return
     full_f = [*f, *(0 for _ in rest)]
@@ -376,7 +376,7 @@ def test_lattice_with_a_population_finds_exactly_the_minimal_nodes(
     assert result.manifest.suppressed == len(pp.base.rows) - sum(len(v) for v in groups.values())
     # the release re-checked from its rows, the population generalized as it is
     pop_keys = Counter(pp.generalize(pp.population_rows, chosen))
-    for r, (name, params) in zip(result.manifest.criteria_results, criteria, strict=True):
+    for r, (name, _) in zip(result.manifest.criteria_results, criteria, strict=True):
         assert r.safe
         if name == "k-map":
             assert r.value == min(pop_keys[k] for k in groups)
@@ -425,8 +425,12 @@ def test_adult_sample_against_all_of_adult() -> None:
     idx = sorted(rng.sample(range(adult.num_rows), adult.num_rows // 10))
     sample = adult.take(pa.array(idx))
     h = {q: adult_hierarchies()[q] for q in qis}
-    for criteria in ([("k-map", {"k": 10})], [("delta-presence", {"delta_max": 0.2})],
-                     [("k-map", {"k": 10}), ("delta-presence", {"delta_max": 0.2})]):  # fmt: skip
+    lists: list[Criteria] = [
+        [("k-map", {"k": 10})],
+        [("delta-presence", {"delta_max": 0.2})],
+        [("k-map", {"k": 10}), ("delta-presence", {"delta_max": 0.2})],
+    ]
+    for criteria in lists:
         result = anonymize(sample, qis, "occupation", "lattice", criteria, h, population=adult)
         levels = result.manifest.details["levels"]
         rel = result.release
