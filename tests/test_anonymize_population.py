@@ -456,3 +456,23 @@ def test_adult_sample_against_all_of_adult() -> None:
     pc = Counter(zip(*(adult.column(c).to_pylist() for c in qis), strict=True))
     raw = raw.with_population_classes({tuple(str(v) for v in k): n for k, n in pc.items()})
     assert not evaluate(raw, "k-map", {"k": 10}).safe
+
+
+@settings(max_examples=200, deadline=None)
+@given(c=classes(), k=st.integers(1, 9))
+def test_k_map_against_the_population_survives_suppression(
+    c: tuple[list[int], list[int], list[int]], k: int
+) -> None:
+    """A group passing k-map merged with any group passes: the records a coarser node must
+    suppress are a subset of a finer node's (docs/anonymizers.md)."""
+    f, extra, _ = c
+    test = CRITERIA["k-map"]({"k": k}).population_test()
+    assert test is not None
+    sizes = np.asarray(f, dtype=np.int64)
+    big = sizes + np.asarray(extra, dtype=np.int64)
+    ok = test(sizes, big)
+    for a in range(len(f)):
+        for b in range(len(f)):
+            if a != b and ok[a]:
+                merged = test(np.asarray([f[a] + f[b]]), np.asarray([big[a] + big[b]]))
+                assert merged[0] and _oracle_kmap([f[a] + f[b]], [extra[a] + extra[b]], k)[0]

@@ -35,7 +35,7 @@ def test_the_gate_fails_closed_against_the_population(
         ],
     )  # fmt: skip
     weak, target = runs
-    # anonymized to 1-anonymity (nothing generalized): the check against the population fails, blocked
+    # anonymized to 1-anonymity (nothing generalized): fails against the population, blocked
     assert not green(weak)
     assert weak["tasks"]["check"] == "success" and weak["tasks"]["publish"] == "failed"
     check = envelope(weak, "check")

@@ -528,9 +528,8 @@ def test_cli_and_operators_agree_on_a_population(ws: Workspace, tmp_path: Path) 
                       "--name", "check_safety"]  # fmt: skip
         code, checked = cli([*check_args, "--population", "population.parquet"])
         assert code == 0 and checked["safe"] is True
-        code, unsafe = cli(["check", "input.parquet", "--sensitive", "occupation",
-                            *(x for q in QIS for x in ("--group", q)), *crit_args,
-                            "--population", "population.parquet", "--name", "check_safety"])  # fmt: skip
+        code, unsafe = cli(["check", "input.parquet", *check_args[2:],
+                            "--population", "population.parquet"])  # fmt: skip
         assert code == 1 and unsafe["safe"] is False
         out = io.StringIO()
         assert main([*check_args, "--quiet"], out) == 2
