@@ -129,8 +129,8 @@ def register(sub: Any) -> None:
     p.add_argument("--st", metavar="FILE", help="bucketize: also write the sensitive table (ST)")
     p.add_argument(
         "--population", metavar="REF", default=None,
-        help="lattice: a population table containing INPUT (file, URI or table:NAME), "
-        "generalized with the same hierarchies, for k-map without --sampling-fraction/"
+        help="lattice, mondrian: a population table containing INPUT (file, URI or "
+        "table:NAME), generalized as INPUT is, for k-map without --sampling-fraction/"
         "--population-size and delta-presence",
     )  # fmt: skip
     add_missing_arg(p)

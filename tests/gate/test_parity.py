@@ -506,7 +506,10 @@ def test_cli_and_operators_agree_on_a_population(ws: Workspace, tmp_path: Path) 
     written release; the same envelopes, files and verdicts through both front ends, and
     the same bad input (named in each front end's words) without a population."""
     from airflow_privacy.errors import InputError
-    from airflow_privacy.providers.airflow.operators.anonymize import AnonymizeLatticeOperator
+    from airflow_privacy.providers.airflow.operators.anonymize import (
+        AnonymizeLatticeOperator,
+        BucketizeOperator,
+    )
     from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
 
     crit = ["k-map:k=10", "delta-presence:delta_max=0.25"]
@@ -554,11 +557,10 @@ def test_cli_and_operators_agree_on_a_population(ws: Workspace, tmp_path: Path) 
             CheckSafetyOperator(task_id="c", release="release.parquet", sensitive="occupation",
                                 group_columns=QIS, criteria=crit)  # fmt: skip
         assert "--population" not in str(caught.value)
-        with pytest.raises(InputError, match="not supported by method mondrian"):
-            AnonymizeLatticeOperator(
+        with pytest.raises(InputError, match="population does not apply to method bucketize"):
+            BucketizeOperator(
                 task_id="a", source="input.parquet", release="r.parquet", qis=QIS,
                 sensitive="occupation", criteria=crit, population="population.parquet",
-                method="mondrian",
             )  # fmt: skip
     assert normal(dict(anon, name="-")) == normal(dict(anon_op, name="-"))
     assert normal(checked) == normal(checked_op)

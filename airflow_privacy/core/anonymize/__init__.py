@@ -27,10 +27,10 @@ which supplies the safe search) and ``disclosure_limit`` (worlds enumerated per 
 ``population`` (a table with the QI columns of a population that contains the input): the
 criteria decided against a population table (k-map without an estimator, delta-presence;
 docs/kmap-delta-presence.md) need it. The lattice generalizes it with the same hierarchies
-and rolls its counts up beside the input's; Mondrian and bucketize refuse it (Mondrian's
-regions would have to count population rows lying between the input's values, which it
-does not do yet; bucketize publishes the exact QIs, so its groups are the population's
-finest classes).
+and rolls its counts up beside the input's; Mondrian partitions the input's and the
+population's records together and counts the population records of each region; bucketize
+refuses it (it publishes the exact QIs, so its groups are the population's finest
+classes).
 """
 
 from __future__ import annotations
@@ -119,7 +119,8 @@ def anonymize(
     if method == "mondrian":
         from airflow_privacy.core.anonymize.mondrian import mondrian_anonymize
 
-        return mondrian_anonymize(enc, parsed, hierarchies, seed, **opts)
+        pop = None if population is None else encode_population(population, enc.qi_names)
+        return mondrian_anonymize(enc, parsed, hierarchies, seed, population=pop, **opts)
     from airflow_privacy.core.anonymize.bucketize import bucketize_anonymize
 
     return bucketize_anonymize(enc, parsed, hierarchies, seed, **opts)
@@ -133,11 +134,6 @@ def check_population_method(method: str, criteria: CriteriaSet, given: bool) -> 
             f"{opt('population')} does not apply to method bucketize: its buckets publish the "
             "exact quasi-identifiers, so every group is a finest population class; use "
             "method lattice"
-        )
-    if given and method == "mondrian":
-        raise InputError(
-            f"{opt('population')} is not supported by method mondrian yet (its partitions "
-            "would have to count the population rows of each region): use method lattice"
         )
     if not given:
         for c in criteria.items:

@@ -216,8 +216,9 @@ class AnonymizeLatticeOperator(_AnonymizeBase):
     :param method_options: lattice: ``utility`` (a metric name), ``suppression_limit`` (in
         [0, 1)), ``max_lattice_size`` (>= 1), ``disclosure`` (``naive``/``safe``),
         ``disclosure_limit`` (>= 1); mondrian: none. Checked when the DAG is parsed
-    :param population: lattice only: path/URI (through ``source_conn_id``) of a population
-        table containing the source, generalized with the same hierarchies, for k-map
+    :param population: path/URI (through ``source_conn_id``) of a population table
+        containing the source (the lattice generalizes it with the same hierarchies, Mondrian
+        counts its records in each region), for k-map
         without ``sampling_fraction``/``population_size`` and delta-presence (which need it:
         checked when the DAG is parsed); the manifest's results count it at the published
         node
