@@ -113,19 +113,13 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
     b = b.with_benign(benign)
     population_facts: dict[str, Any] = {}
     if req.population is not None:
-        from airflow_privacy.gate.population import (
-            population_facts as facts,
-        )
-        from airflow_privacy.gate.population import (
-            read_population_classes,
-            with_population,
-        )
+        from airflow_privacy.gate import population
 
-        classes = read_population_classes(
+        classes = population.read_population_classes(
             req.population, spec.group_columns, ctx, fmt=req.fmt, delimiter=req.delimiter
         )
-        b = with_population(b, classes)
-        population_facts = facts(req.population, b)
+        b = population.with_population(b, classes)
+        population_facts = population.population_facts(req.population, b)
     ctx.progress(
         f"{b.n_records:,} records in {b.n_groups:,} groups, {len(b.values)} sensitive values"
     )
