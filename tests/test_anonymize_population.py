@@ -583,3 +583,18 @@ def test_mondrian_with_the_population_by_hand() -> None:
         anonymize(
             t, ["age"], "s", "mondrian", [("delta-presence", {"delta_max": 0.2})], population=pop
         )  # fmt: skip  (1 of 4 everywhere, 0.25 > 0.2)
+
+
+def test_presence_comparisons_are_exact_at_the_limit_and_for_huge_classes() -> None:
+    from airflow_privacy.core.criteria.delta_presence import groups_present
+
+    f = np.asarray([1, 3, 2, 7], dtype=np.int64)
+    big = np.asarray([5, 10, 3, 10], dtype=np.int64)  # 0.2, 0.3 (at the limit), 2/3, 0.7
+    assert groups_present(f, big, 0.2, 0.3).tolist() == [True, True, False, False]
+    assert groups_present(f, big, 0.21, 0.7).tolist() == [False, True, True, True]
+    # products beyond int64: the exact fallback decides the same way
+    huge = np.asarray([3 * 10**17, 10**18 - 1], dtype=np.int64)
+    big = np.asarray([10**18, 10**18], dtype=np.int64)
+    assert groups_present(huge, big, 0.0, 0.3).tolist() == [True, False]
+    assert groups_present(np.asarray([0]), np.asarray([4]), 0.0, 0.5).tolist() == [True]
+    assert groups_present(np.asarray([0]), np.asarray([4]), 0.1, 0.5).tolist() == [False]

@@ -51,38 +51,76 @@ BoolArray = npt.NDArray[np.bool_]
 def groups_present(
     sizes: IntArray, population: IntArray, delta_min: float, delta_max: float
 ) -> BoolArray:
-    """Which groups have ``delta_min <= f_j / F_j <= delta_max`` (exact comparisons)."""
-    out = np.zeros(sizes.shape[0], dtype=bool)
-    for j, (f, big_f) in enumerate(zip(sizes.tolist(), population.tolist(), strict=True)):
-        p = Fraction(int(f), int(big_f)) if big_f > 0 else Fraction(0)
-        out[j] = thresholds.at_least(p, delta_min) and thresholds.at_most(p, delta_max)
-    return out
+    """Which groups have ``delta_min <= f_j / F_j <= delta_max``, exactly: with the limits as
+    the fractions ``a / b`` they print as (:func:`airflow_privacy.core.thresholds.exact_limit`),
+    ``f_j / F_j >= a / b`` iff ``f_j b >= a F_j`` in integers (a class with ``F_j = 0``, no
+    population record, has presence 0)."""
+    f = [int(x) for x in sizes]
+    big_f = [int(x) for x in population]
+    lo = thresholds.exact_limit(delta_min)
+    hi = thresholds.exact_limit(delta_max)
+    bound = max([*f, *big_f, 1]) * max(lo.denominator, lo.numerator, hi.denominator, hi.numerator)
+    if bound < 2**62:  # int64 products cannot overflow: vectorized
+        fa = np.asarray(f, dtype=np.int64)
+        ba = np.asarray(big_f, dtype=np.int64)
+        zero = ba == 0
+        above = fa * lo.denominator >= lo.numerator * ba
+        below = fa * hi.denominator <= hi.numerator * ba
+        out: BoolArray = np.where(zero, (lo <= 0) & (hi >= 0), above & below)
+        return out
+    res = np.zeros(len(f), dtype=bool)
+    for j, (a, b) in enumerate(zip(f, big_f, strict=True)):
+        p = Fraction(a, b) if b > 0 else Fraction(0)
+        res[j] = lo <= p <= hi
+    return res
 
 
 def _pct(p: Fraction) -> str:
     return f"{float(p):.4g}"
 
 
+def _extreme(sizes: IntArray, population: IntArray, largest: bool) -> int:
+    """The group with the largest (smallest) presence ``f_j / F_j``, exactly: the float
+    candidates within 1e-9 of the extreme, settled with fractions."""
+    ratio = sizes / population
+    target = ratio.max() if largest else ratio.min()
+    near = np.flatnonzero(np.abs(ratio - target) <= 1e-9 * max(1.0, float(target)))
+    pick = max if largest else min
+    return int(pick(near.tolist(), key=lambda j: Fraction(int(sizes[j]), int(population[j]))))
+
+
 def delta_presence(b: Bucketization, delta_max: float, delta_min: float = 0.0) -> CriterionResult:
     """(delta_min, delta_max)-presence of release ``b`` against its population counts
-    (module doc; :func:`airflow_privacy.core.risk.kmap.delta_presence` is the engine).
+    (module doc), over every population class: the groups' (``f_j / F_j``) and those without
+    a released record (0), as :func:`airflow_privacy.core.risk.kmap.delta_presence` defines
+    it, vectorized with exact integer comparisons (:func:`groups_present`).
 
     ``value`` is the largest presence ``f_j / F_j``; the witness names a failing group (or
     counts the population classes without a released record) and counts only."""
-    from airflow_privacy.core.risk.kmap import delta_presence as engine
-
     if not isinstance(b, Bucketization):
         raise InputError(f"expected a Bucketization, got {type(b).__name__}")
     if b.population is None:
         raise missing_population(NAME)
-    pop = [int(x) for x in b.population]
-    sizes = [int(x) for x in b.sizes]
-    rest = list(b.population_rest)
-    res = engine([*sizes, *(0 for _ in rest)], [*pop, *rest], delta_min, delta_max)
-    g_hi = max(range(len(sizes)), key=lambda j: Fraction(sizes[j], pop[j]))
-    g_lo = min(range(len(sizes)), key=lambda j: Fraction(sizes[j], pop[j]))
-    bad_groups = [j for j in res.violating_classes if j < len(sizes)]
-    bad_rest = [j for j in res.violating_classes if j >= len(sizes)]
+    for name, x in (("delta_min", delta_min), ("delta_max", delta_max)):
+        if isinstance(x, bool) or not isinstance(x, int | float) or not 0.0 <= float(x) <= 1.0:
+            raise InputError(f"{NAME}: {name} must be in [0, 1], got {x!r}")
+    if float(delta_min) > float(delta_max):
+        raise InputError(f"{NAME}: delta_min ({delta_min:g}) exceeds delta_max ({delta_max:g})")
+    sizes_a = np.asarray(b.sizes, dtype=np.int64)
+    pop_a = np.asarray(b.population, dtype=np.int64)
+    rest_a = np.asarray(b.population_rest, dtype=np.int64)
+    ok = groups_present(sizes_a, pop_a, delta_min, delta_max)
+    ok_rest = groups_present(np.zeros_like(rest_a), rest_a, delta_min, delta_max)
+    bad_groups = [int(j) for j in np.flatnonzero(~ok)]
+    bad_rest = [int(j) for j in np.flatnonzero(~ok_rest)]
+    g_hi = _extreme(sizes_a, pop_a, largest=True)
+    g_lo = _extreme(sizes_a, pop_a, largest=False)
+    sizes = [int(x) for x in sizes_a]
+    pop = [int(x) for x in pop_a]
+    rest = [int(x) for x in rest_a]
+    max_presence = Fraction(sizes[g_hi], pop[g_hi])
+    min_presence = Fraction(0) if rest else Fraction(sizes[g_lo], pop[g_lo])
+    safe = not bad_groups and not bad_rest
     params: dict[str, Any] = {"delta_min": delta_min, "delta_max": delta_max}
     bounds = f"[{delta_min:g}, {delta_max:g}]"
 
@@ -93,7 +131,7 @@ def delta_presence(b: Bucketization, delta_max: float, delta_min: float = 0.0) -
         )
 
     witness: dict[str, Any]
-    if res.satisfied:
+    if safe:
         reason = (
             f"every person of the population is in the release with a probability in "
             f"{bounds}: the highest, {group_words(g_hi)}; the lowest, {group_words(g_lo)}"
@@ -111,7 +149,7 @@ def delta_presence(b: Bucketization, delta_max: float, delta_min: float = 0.0) -
         witness = {"group": j, "label": b.group_label(j), "size": sizes[j], "population": pop[j]}
     else:
         n_rest = len(bad_rest)
-        people = sum(rest[j - len(sizes)] for j in bad_rest)
+        people = sum(rest[j] for j in bad_rest)
         reason = (
             f"{n_rest} population class{'es' if n_rest != 1 else ''} of {people} people "
             f"{'have' if n_rest != 1 else 'has'} no record in the release (presence 0, "
@@ -121,22 +159,22 @@ def delta_presence(b: Bucketization, delta_max: float, delta_min: float = 0.0) -
         witness = {"population_classes_without_records": n_rest, "population": people}
     return CriterionResult(
         criterion=NAME,
-        safe=res.satisfied,
+        safe=safe,
         parameters=params,
-        value=float(res.max_presence),
+        value=float(max_presence),
         reason=reason,
         witness=witness,
         details={
-            "min_presence": float(res.min_presence),
-            "max_presence": float(res.max_presence),
-            "max_presence_exact": f"{res.max_presence.numerator}/{res.max_presence.denominator}",
-            "population_records": res.n_population_records,
-            "population_classes": res.n_classes,
+            "min_presence": float(min_presence),
+            "max_presence": float(max_presence),
+            "max_presence_exact": f"{max_presence.numerator}/{max_presence.denominator}",
+            "population_records": b.population_records,
+            "population_classes": len(sizes) + len(rest),
             "population_classes_without_records": len(rest),
             "groups": b.n_groups,
             "records": b.n_records,
             "failing_groups": len(bad_groups),
-            "failing_population_classes": len(res.violating_classes),
+            "failing_population_classes": len(bad_groups) + len(bad_rest),
             **thresholds.decision_details(thresholds.EXACT),
         },
     )
