@@ -174,6 +174,31 @@ def test_suppression_monotone_a_passing_group_absorbs_any_group(
         assert _safe(_merge(rows, 0, 1), name, params)
 
 
+# parameters that make a criterion monotone with suppression where its class is not
+# (``Criterion.traits``: k-map against a population table)
+INSTANCE_SUPPRESSION = [
+    (n, p)
+    for n in BUILT_IN
+    for p in PARAMS[n]
+    if CRITERIA[n](p).traits().suppression and not MONOTONICITY[n].suppression
+]
+
+
+def test_instance_traits_are_declared_where_they_differ() -> None:
+    assert [n for n, _ in INSTANCE_SUPPRESSION] == ["k-map", "k-map"]
+    assert all(CRITERIA[n](p).traits().merge for n, p in INSTANCE_SUPPRESSION)
+
+
+@pytest.mark.parametrize(("name", "params"), INSTANCE_SUPPRESSION)
+@settings(max_examples=150, deadline=None)
+@given(rows=count_rows(min_groups=2, max_groups=2))
+def test_instance_suppression_monotone_a_passing_group_absorbs_any_group(
+    name: str, params: dict[str, Any], rows: Rows
+) -> None:
+    if sum(rows[0][:-1]) > 0 and _safe([rows[0]], name, params):
+        assert _safe(_merge(rows, 0, 1), name, params)
+
+
 @pytest.mark.parametrize("name", [n for n in BUILT_IN if MONOTONICITY[n].local])
 @settings(max_examples=100, deadline=None)
 @given(rows=count_rows(), pick=st.data())

@@ -433,6 +433,12 @@ class Criterion(ABC):
         (:attr:`sizes_only`), else 0."""
         return 0
 
+    def traits(self) -> Monotonicity:
+        """What this criterion, with its parameters, lets an anonymizer assume: the class's
+        :attr:`monotonicity`, unless the parameters change it (k-map against a population
+        table is monotone with suppression, k-map with an estimator is not)."""
+        return self.monotonicity
+
     def needs_population(self) -> bool:
         """Is it decided against a population table (``Bucketization.population``)? Then a
         front end refuses it without one, before any data is read."""

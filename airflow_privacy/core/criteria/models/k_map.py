@@ -23,6 +23,15 @@ if TYPE_CHECKING:
 
 ESTIMATORS = ("poisson", "zero-truncated-poisson")
 
+#: Against a population table: the class sizes ``F_j`` add up when groups merge, and a merged
+#: group fails ``F >= k`` only if all its parts do (so the records a coarser node suppresses
+#: are a subset of a finer node's).
+POPULATION_TRAITS = Monotonicity(
+    True, True, True,
+    "population class sizes add up when groups merge, and a merged group fails only if all "
+    "its parts do (Sweeney 2002, section 4; k-anonymity's argument on F_j)",
+)  # fmt: skip
+
 
 class KMap(Criterion):
     """Every record matches at least ``k`` people of the population: the population class
@@ -69,8 +78,7 @@ class KMap(Criterion):
         True, False, True,
         "k-anonymity with a threshold derived from k, the sampling fraction and the record "
         "count, which merging keeps (ARX KMap with an estimator); against a population table "
-        "the population class sizes add up when groups merge (and a merged group fails only "
-        "if all its parts do, so it is monotone with suppression as well)",
+        "also monotone with suppression (POPULATION_TRAITS)",
     )  # fmt: skip
     cost = 0
     sizes_only = True
@@ -92,6 +100,9 @@ class KMap(Criterion):
                         "sampling_fraction or population_size), not to a population table"
                     )
         return out
+
+    def traits(self) -> Monotonicity:
+        return POPULATION_TRAITS if self.needs_population() else self.monotonicity
 
     def needs_population(self) -> bool:
         return "sampling_fraction" not in self.params and "population_size" not in self.params
