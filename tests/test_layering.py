@@ -81,9 +81,9 @@ for mod in pkgutil.walk_packages(core.__path__, 'airflow_privacy.core.'):
     importlib.import_module(mod.name)
 from airflow_privacy.core.model import Bucketization
 from airflow_privacy.core.criteria.registry import CRITERIA, evaluate
-b = Bucketization.from_group_counts([[3, 1, 1], [2, 2, 1]])
+b = Bucketization.from_group_counts([[3, 1, 1], [2, 2, 1]]).with_population([10, 10], [4])
 params = {'k': 2, 'l': 2, 'c': 0.9, 't': 0.5, 'points': ['1,1,1,0.9'], 'alpha': 0.5,
-          'beta': 1.0, 'delta': 1.0}
+          'beta': 1.0, 'delta': 1.0, 'delta_max': 0.5}
 # criteria whose required parameters alone are not enough (one of several must be given)
 extra = {'prosecutor-risk': {'highest': 0.5}, 'k-map': {'sampling_fraction': 0.5}}
 assert set(extra) <= set(CRITERIA)

@@ -332,3 +332,28 @@ def test_entities_and_weights_name_no_identifier_or_value(
     code, text = run(["risk", str(bad), "--qi", "zip", "--weight", "w", *ent], capsys)
     assert code == 2 and "data row 2" in text
     assert not [s for s in forbidden if s.lower() in text.lower()], text
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_population_criteria_name_groups_and_counts(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    """k-map against a population table and delta-presence: the population (whose own
+    sensitive column holds the secret) is counted on the group columns only; reasons name
+    the homogeneous group and counts, the report likewise."""
+    population = files["dir"] / "population.csv"
+    extra = [("130**", "<30", SECRET), ("1485*", ">=40", SECRET), ("130**", "3*", SECRET)]
+    lines = ["zip,age,disease"] + [",".join(r) for r in [*ROWS, *extra]]
+    population.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = files["dir"] / "p.html"
+    argv = ["check", str(files["release"]), "--sensitive", "disease", "--group", "zip",
+            "--group", "age", "--population", str(population), "--criterion", "k-map:k=5",
+            "--criterion", "delta-presence:delta_max=0.7", "--report", str(report),
+            "--format", fmt]  # fmt: skip
+    code, text = run(argv, capsys)
+    assert code == 1 and not leaks(text), text
+    assert "zip=130**, age=<30" in text  # 3 of its 4 people released: both criteria fail
+    assert not leaks(report.read_text(encoding="utf-8"))
+    # bad input (no population) names the option, not a value
+    code, text = run([*argv[:8], *argv[10:14], "--format", fmt], capsys)
+    assert code == 2 and "--population" in text and not leaks(text)

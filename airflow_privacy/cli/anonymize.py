@@ -130,6 +130,12 @@ def register(sub: Any) -> None:
     p.add_argument("--qit", metavar="FILE", help="bucketize: also write the QI table (QIT)")
     p.add_argument("--st", metavar="FILE", help="bucketize: also write the sensitive table (ST)")
     add_benign_arg(p)
+    p.add_argument(
+        "--population", metavar="REF", default=None,
+        help="lattice, mondrian: a population table containing INPUT (file, URI or "
+        "table:NAME), generalized as INPUT is, for k-map without --sampling-fraction/"
+        "--population-size and delta-presence",
+    )  # fmt: skip
     add_missing_arg(p)
     add_input_args(p)
     add_output_args(p)
@@ -270,6 +276,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             fmt=args.input_format,
             delimiter=args.delimiter,
             benign=args.benign,
+            population=ref(args.population, args) if args.population is not None else None,
         ),
         context(args),
     )
@@ -284,6 +291,9 @@ def recheck_command(env: Envelope) -> str:
     crit = d["criteria"][0]
     params = " ".join(_flag(k, v) for k, v in crit["parameters"].items() if v is not None)
     benign = " ".join(f"--benign {shlex.quote(str(v))}" for v in d.get("benign") or ())
+    population = d.get("population")
+    if population:
+        params = f"{params} --population {population['ref']}".strip()
     return (f"airflow-privacy check {env.outputs['release']} --sensitive "
             f"{env.release.sensitive if env.release else '?'} {groups} "
             f"--criterion {crit['name']} {params} {benign}").strip()  # fmt: skip

@@ -59,6 +59,12 @@ def register(sub: Any) -> None:
     )  # fmt: skip
     add_criterion_args(p, ", ".join(CRITERIA))
     add_benign_arg(p)
+    p.add_argument(
+        "--population", metavar="REF", default=None,
+        help="the population table (file, URI or table:NAME, like RELEASE), counted on the "
+        "same --group columns: k-map without --sampling-fraction/--population-size and "
+        "delta-presence are decided against it",
+    )  # fmt: skip
     add_missing_arg(p)
     add_input_args(p)
     p.add_argument(
@@ -90,6 +96,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             fmt=args.input_format,
             delimiter=args.delimiter,
             benign=args.benign,
+            population=ref(args.population, args) if args.population is not None else None,
         ),
         ctx,
     )

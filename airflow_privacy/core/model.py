@@ -15,7 +15,7 @@ refuse it, or publish it as the ``missing_as`` value the caller gives.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -87,6 +87,13 @@ class Bucketization:
     confidence only over the other values (docs/worst-case-engine.md, "Benign values").
     Labels that do not occur in the release are kept (a monthly release may lack one) and
     ignored by the engines.
+
+    ``population`` (optional) holds, for every group ``g``, the size ``F_g`` of the matching
+    class of a population table (the population's records with the same group values,
+    sample included, so ``F_g >= n_g``), and ``population_rest`` the sizes of the
+    population's classes that no record of the release falls in: the counts k-map against a
+    population table and delta-presence need (Sweeney 2002, section 4; Nergiz, Atzori &
+    Clifton 2007, Definition 4; docs/kmap-delta-presence.md). ``None``: no population given.
     """
 
     group_columns: tuple[str, ...]
@@ -95,6 +102,8 @@ class Bucketization:
     values: tuple[str, ...]
     counts: IntArray
     benign: frozenset[str] = frozenset()
+    population: IntArray | None = None
+    population_rest: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         counts = np.asarray(self.counts, dtype=np.int64)
@@ -115,6 +124,69 @@ class Bucketization:
         counts.setflags(write=False)
         object.__setattr__(self, "counts", counts)
         object.__setattr__(self, "benign", frozenset(str(v) for v in self.benign))
+        self._check_population()
+
+    def _check_population(self) -> None:
+        if self.population is None:
+            if self.population_rest:
+                raise InputError("population_rest is given without population")
+            return
+        pop = np.asarray(self.population, dtype=np.int64)
+        if pop.shape != (self.counts.shape[0],):
+            raise InputError(
+                f"population has shape {pop.shape}, expected ({self.counts.shape[0]} groups,)"
+            )
+        sizes = self.counts.sum(axis=1)
+        short = np.flatnonzero(pop < sizes)
+        if short.size:
+            g = int(short[0])
+            more = f" ({short.size} groups are)" if short.size > 1 else ""
+            raise InputError(
+                f"{opt('population')} does not contain the release: group "
+                f"'{self.group_label(g)}' has {int(sizes[g])} records in the release but "
+                f"{int(pop[g])} in the population{more}"
+            )
+        rest = tuple(int(x) for x in self.population_rest)
+        if any(x < 1 for x in rest):
+            raise InputError("population_rest must hold class sizes >= 1")
+        pop.setflags(write=False)
+        object.__setattr__(self, "population", pop)
+        object.__setattr__(self, "population_rest", rest)
+
+    def with_population(
+        self, population: Sequence[int] | IntArray, rest: Iterable[int] = ()
+    ) -> Bucketization:
+        """The same release with population class sizes (class doc): ``population[g]`` for
+        group ``g``, ``rest`` for the population classes without a release record."""
+        return replace(
+            self, population=np.asarray(population, dtype=np.int64), population_rest=tuple(rest)
+        )
+
+    def with_population_classes(self, classes: Mapping[tuple[str, ...], int]) -> Bucketization:
+        """The same release with the sizes of a population's classes, keyed by their group
+        values as text (``classes[key]``: the population's records with those values): each
+        group gets its class, the classes no group falls in are the rest. A group the
+        population lacks is bad input naming it (and the option ``population``)."""
+        keys = [tuple(str(v) for v in g) for g in self.groups]
+        missing = [g for g, k in enumerate(keys) if k not in classes]
+        if missing:
+            g = missing[0]
+            more = f" ({len(missing)} groups are missing)" if len(missing) > 1 else ""
+            raise InputError(
+                f"{opt('population')} does not contain the release: group "
+                f"'{self.group_label(g)}' ({int(self.sizes[g])} records) has no record in the "
+                f"population, counted on the same group columns{more}"
+            )
+        own = set(keys)
+        rest = [int(n) for k, n in classes.items() if k not in own]
+        return self.with_population([int(classes[k]) for k in keys], rest)
+
+    @property
+    def population_records(self) -> int | None:
+        """The population's size (``None`` without a population)."""
+        if self.population is None:
+            return None
+        return int(self.population.sum()) + sum(self.population_rest)
 
     def with_benign(self, values: Iterable[str]) -> Bucketization:
         """The same release with the benign values ``values`` (replacing any declared)."""

@@ -54,6 +54,9 @@ class AnonymizeRequest:
     fmt: Any = None
     delimiter: str | None = None
     benign: Sequence[str] = ()
+    population: ReleaseRef | None = None
+    """A population table containing the source (its QI columns are read): generalized with
+    the same hierarchies, for k-map against a population and delta-presence."""
 
 
 def _options(req: AnonymizeRequest) -> dict[str, Any]:
@@ -124,17 +127,24 @@ def _qi(col: str, qis: Sequence[str], what: str) -> None:
         )
 
 
-def _built(req: AnonymizeRequest, table: pa.Table, qis: Sequence[str]) -> dict[str, Hierarchy]:
+def _built(
+    req: AnonymizeRequest, table: pa.Table, qis: Sequence[str], population: pa.Table | None = None
+) -> dict[str, Hierarchy]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from airflow_privacy.core.hierarchy import Hierarchy
 
     def values(col: str) -> list[str]:
-        column_ = table.column(col)
-        if column_.type != pa.string():
-            column_ = pc.cast(column_, pa.string())
-        return [str(v) for v in pc.unique(column_).to_pylist() if v is not None]
+        out: dict[str, None] = {}
+        for t in (table, population):
+            if t is None or col not in t.column_names:
+                continue
+            column_ = t.column(col)
+            if column_.type != pa.string():
+                column_ = pc.cast(column_, pa.string())
+            out.update((str(v), None) for v in pc.unique(column_).to_pylist() if v is not None)
+        return list(out)
 
     out: dict[str, Hierarchy] = {}
     for col, widths in req.intervals.items():
@@ -153,15 +163,20 @@ def _built(req: AnonymizeRequest, table: pa.Table, qis: Sequence[str]) -> dict[s
 def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
     """Anonymize ``req.source`` and write the release (module doc)."""
     from airflow_privacy.core.algorithm_aware import anonymize
+    from airflow_privacy.core.anonymize import check_population_method
     from airflow_privacy.core.anonymize.criteria import CriteriaSet
     from airflow_privacy.core.io import describe_columns
+    from airflow_privacy.gate.population import check_population_ref
     from airflow_privacy.gate.tables import check_writable, column_names, read_table, write_outputs
 
     qis = columns(req.qis, "qi")
     sensitive = column(req.sensitive, "sensitive")
     criteria = parse_criteria(req.criteria, "criterion")
     benign = benign_values(req.benign)
-    CriteriaSet.parse(criteria, benign)
+    check_population_ref(req.population, req.source)
+    check_population_method(
+        req.method, CriteriaSet.parse(criteria, benign), req.population is not None
+    )
     options = _options(req)
     seed = _seed(req.seed)
     manifest_ref = req.manifest or req.release.sibling(MANIFEST_SUFFIX)
@@ -176,6 +191,8 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
         key = ref.describe()
         if key == req.source.describe():
             raise InputError(f"the {what} would overwrite the input {key!r}")
+        if req.population is not None and key == req.population.describe():
+            raise InputError(f"the {what} would overwrite {opt('population')} {key!r}")
         if key in seen:
             raise InputError(
                 f"the {seen[key]} and the {what} are written to the same place {key!r}"
@@ -195,7 +212,11 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
     ctx.progress(f"reading {req.source.describe()}")
     table = read_table(req.source, None, ctx, fmt=req.fmt, delimiter=req.delimiter,
                        sensitive=sensitive, missing_as=req.missing_as)  # fmt: skip
-    hierarchies.update(_built(req, table, qis))
+    population = None
+    if req.population is not None:
+        population = _population_table(req.population, qis, ctx, req.fmt, req.delimiter)
+        options["population"] = population
+    hierarchies.update(_built(req, table, qis, population))
     ctx.progress(f"anonymizing {table.num_rows:,} records with {req.method}")
     result = anonymize(
         table, qis, sensitive, req.method,  # type: ignore[arg-type]
@@ -240,9 +261,32 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
             "seed": seed,
             "method_details": _method_details(manifest),
             **benign_details(benign, result.bucketization.values),
+            **(
+                {"population": {"ref": req.population.describe(), "records": population.num_rows}}
+                if req.population is not None and population is not None
+                else {}
+            ),
         },
         outputs=written,
     )
+
+
+def _population_table(
+    ref: ReleaseRef, qis: Sequence[str], ctx: GateContext, fmt: Any, delimiter: str | None
+) -> pa.Table:
+    """The QI columns of the population table (checked: every QI is a column of it)."""
+    from airflow_privacy.core.io import describe_columns
+    from airflow_privacy.gate.tables import column_names, read_table
+
+    present = column_names(ref, ctx, fmt=fmt, delimiter=delimiter)
+    for c in qis:
+        if c not in present:
+            raise InputError(
+                f"{opt('population')} {ref.describe()} has no column {c!r} "
+                f"(columns: {describe_columns(present)})"
+            )
+    ctx.progress(f"reading the population {ref.describe()}")
+    return read_table(ref, list(qis), ctx, fmt=fmt, delimiter=delimiter)
 
 
 def _method_details(manifest: Mapping[str, Any]) -> dict[str, Any]:

@@ -40,6 +40,8 @@ class CheckRequest:
     fmt: Any = None
     delimiter: str | None = None
     benign: Sequence[str] = ()
+    population: ReleaseRef | None = None
+    """A population table (k-map against it, delta-presence): counted on the group columns."""
 
 
 def columns(value: Any, what: str) -> list[str]:
@@ -73,10 +75,13 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
     """Check ``req.release`` against every criterion of ``req.criteria`` (module doc)."""
     from airflow_privacy.core.criteria.registry import create
     from airflow_privacy.core.model import ReleaseSpec
+    from airflow_privacy.gate.population import check_population_ref, require_population
     from airflow_privacy.gate.tables import read_counts
 
     criteria = parse_criteria(req.criteria, "criterion")
     benign = benign_values(req.benign)
+    check_population_ref(req.population, req.release)
+    require_population([create(n, p) for n, p in criteria], req.population)
     spec = ReleaseSpec(
         sensitive=column(req.sensitive, "sensitive"),
         group_columns=tuple(columns(req.group_columns, "group")),
@@ -88,6 +93,11 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
         entity = check_entity_column(
             req.entity, {"group": spec.group_columns, "sensitive": [spec.sensitive]}
         )
+        if req.population is not None:
+            raise InputError(
+                f"{opt('population')} does not apply with {opt('entity')}: a population "
+                "table counts records, not entities"
+            )
     start = begin_check(req.attempt, req.ledger, ctx, reads=req.release)
     attempt = start.info
     if start.skip:
@@ -105,6 +115,15 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
         b = read_counts(req.release, spec, ctx, fmt=req.fmt, delimiter=req.delimiter,
                         missing_as=req.missing_as)  # fmt: skip
     b = b.with_benign(benign)
+    population_facts: dict[str, Any] = {}
+    if req.population is not None:
+        from airflow_privacy.gate import population
+
+        classes = population.read_population_classes(
+            req.population, spec.group_columns, ctx, fmt=req.fmt, delimiter=req.delimiter
+        )
+        b = population.with_population(b, classes)
+        population_facts = population.population_facts(req.population, b)
     ctx.progress(
         f"{b.n_records:,} records in {b.n_groups:,} groups, {len(b.values)} sensitive values"
     )
@@ -141,6 +160,7 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
             "sensitive_values": len(b.values),
             **entity_facts,
             **benign_details(benign, b.values),
+            **population_facts,
         },
     )
     return record(env, start, req.ledger, ctx)

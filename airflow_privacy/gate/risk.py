@@ -499,9 +499,11 @@ def run_risk(req: RiskRequest, ctx: GateContext) -> Envelope:
     pi: Fraction | None = None
     source = "the release itself"
     if req.population is not None:
-        ctx.progress(f"reading the population {req.population.describe()}")
-        ptable = read_table(req.population, qis, ctx, fmt=req.fmt, delimiter=req.delimiter)
-        pclasses = class_counts(ptable, qis)
+        from airflow_privacy.gate.population import read_population_classes
+
+        pclasses = read_population_classes(
+            req.population, qis, ctx, fmt=req.fmt, delimiter=req.delimiter
+        )
         big_n = sum(pclasses.values())
         if big_n < n:
             raise InputError(

@@ -553,3 +553,77 @@ def test_cli_and_operators_agree_on_anonymize_with_benign_values(
     with inside(sides["cli"]):
         assert cli([*check, "--benign", "none"])[0] == 0
         assert cli(check)[0] == 1  # the benign declaration is what the release relies on
+
+
+def test_cli_and_operators_agree_on_a_population(ws: Workspace, tmp_path: Path) -> None:
+    """``--population`` and ``population``: the lattice anonymizer targets k-map against the
+    population table and delta-presence, the check counts the population against the
+    written release; the same envelopes, files and verdicts through both front ends, and
+    the same bad input (named in each front end's words) without a population."""
+    from airflow_privacy.errors import InputError
+    from airflow_privacy.providers.airflow.operators.anonymize import (
+        AnonymizeLatticeOperator,
+        BucketizeOperator,
+    )
+    from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
+
+    crit = ["k-map:k=10", "delta-presence:delta_max=0.25"]
+    sides = {}
+    for side in ("cli", "airflow"):
+        folder = tmp_path / side
+        folder.mkdir()
+        ws.slice(f"{side}-input", 0, 600).rename(folder / "input.parquet")
+        ws.slice(f"{side}-population", 0, 4000).rename(folder / "population.parquet")
+        sides[side] = folder
+    crit_args = [x for c in crit for x in ("--criterion", c)]
+    with inside(sides["cli"]):
+        code, anon = cli(["anonymize", "input.parquet", *QI_ARGS, "--sensitive", "occupation",
+                          "--method", "lattice", *crit_args, "--population", "population.parquet",
+                          "--out", "release.parquet"])  # fmt: skip
+        assert code == 0
+        check_args = ["check", "release.parquet", "--sensitive", "occupation",
+                      *(x for q in QIS for x in ("--group", q)), *crit_args,
+                      "--name", "check_safety"]  # fmt: skip
+        code, checked = cli([*check_args, "--population", "population.parquet"])
+        assert code == 0 and checked["safe"] is True
+        code, unsafe = cli(["check", "input.parquet", *check_args[2:],
+                            "--population", "population.parquet"])  # fmt: skip
+        assert code == 1 and unsafe["safe"] is False
+        out = io.StringIO()
+        assert main([*check_args, "--quiet"], out) == 2
+    with inside(sides["airflow"]):
+        op = AnonymizeLatticeOperator(
+            task_id="anonymize", source="input.parquet", release="release.parquet", qis=QIS,
+            sensitive="occupation", criteria=crit, population="population.parquet",
+        )  # fmt: skip
+        anon_op = op.execute({"ti": FakeTI()})
+        check_op = CheckSafetyOperator(
+            task_id="check_safety", release="release.parquet", sensitive="occupation",
+            group_columns=QIS, criteria=crit, population="population.parquet",
+        )  # fmt: skip
+        checked_op = check_op.execute({"ti": FakeTI()})
+        unsafe_op = CheckSafetyOperator(
+            task_id="check_safety", release="input.parquet", sensitive="occupation",
+            group_columns=QIS, criteria=crit, population="population.parquet",
+            on_unsafe="continue",
+        )  # fmt: skip
+        unsafe_op_env = unsafe_op.execute({"ti": FakeTI()})
+        with pytest.raises(InputError, match=r"give population \(or, for k-map") as caught:
+            CheckSafetyOperator(task_id="c", release="release.parquet", sensitive="occupation",
+                                group_columns=QIS, criteria=crit)  # fmt: skip
+        assert "--population" not in str(caught.value)
+        with pytest.raises(InputError, match="population does not apply to method bucketize"):
+            BucketizeOperator(
+                task_id="a", source="input.parquet", release="r.parquet", qis=QIS,
+                sensitive="occupation", criteria=crit, population="population.parquet",
+            )  # fmt: skip
+    assert normal(dict(anon, name="-")) == normal(dict(anon_op, name="-"))
+    assert normal(checked) == normal(checked_op)
+    assert normal(unsafe) == normal(unsafe_op_env)
+    for f in ("release.parquet", "release.parquet.manifest.json"):
+        assert digest(sides["cli"] / f) == digest(sides["airflow"] / f), f
+    assert anon["details"]["population"] == {"ref": "population.parquet", "records": 4000}
+    assert checked["details"]["population"]["records"] == 4000
+    # the manifest's results (counted at the node) are the check's (counted from the files)
+    for a, c in zip(anon["results"], checked["results"], strict=True):
+        assert (a["criterion"], a["safe"], a["value"]) == (c["criterion"], c["safe"], c["value"])

@@ -27,6 +27,13 @@ which supplies the safe search) and ``disclosure_limit`` (worlds enumerated per 
 ``benign`` (keyword, every method): sensitive values whose disclosure is not a breach
 (docs/anonymizers.md, "Benign values"). The search decides with them as ``check --benign``
 does, the manifest records them (``benign``) and its criteria results are computed with them.
+``population`` (a table with the QI columns of a population that contains the input): the
+criteria decided against a population table (k-map without an estimator, delta-presence;
+docs/kmap-delta-presence.md) need it. The lattice generalizes it with the same hierarchies
+and rolls its counts up beside the input's; Mondrian partitions the input's and the
+population's records together and counts the population records of each region; bucketize
+refuses it (it publishes the exact QIs, so its groups are the population's finest
+classes).
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ from airflow_privacy.core.anonymize.monotone import Monotonicity, monotonicity
 from airflow_privacy.core.anonymize.release import check_seed, options
 from airflow_privacy.core.anonymize.utility import METRICS
 from airflow_privacy.core.hierarchy import check_hierarchy_columns
-from airflow_privacy.errors import InputError
+from airflow_privacy.errors import InputError, opt
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -87,6 +94,7 @@ def anonymize(
     *,
     chooser: NodeChooser | None = None,
     benign: Iterable[str] = (),
+    population: pa.Table | None = None,
     **method_options: Any,
 ) -> AnonymizationResult:
     """Anonymize ``table`` with ``method`` so that every criterion passes (module doc).
@@ -94,7 +102,7 @@ def anonymize(
     ``chooser`` is how the lattice's ``disclosure="safe"`` mode picks its node; the
     algorithm-aware package supplies it (:func:`airflow_privacy.core.algorithm_aware.anonymize`
     is this function with the safe mode)."""
-    from airflow_privacy.core.anonymize.encoding import encode
+    from airflow_privacy.core.anonymize.encoding import encode, encode_population
 
     if method not in METHODS:
         raise InputError(f"unknown method {method!r} (known: {', '.join(METHODS)})")
@@ -104,6 +112,7 @@ def anonymize(
         raise InputError(f"benign must be a list of values, got {benign!r}"[:200])
     marked = tuple(sorted({str(v) for v in benign}))
     parsed = CriteriaSet.parse(criteria, marked)  # before touching the data
+    check_population_method(method, parsed, population is not None)
     if hierarchies is not None and not isinstance(hierarchies, Mapping):
         raise InputError("hierarchies must map a column name to a Hierarchy")
     check_hierarchy_columns(hierarchies, qis)
@@ -111,11 +120,15 @@ def anonymize(
     if method == "lattice":
         from airflow_privacy.core.anonymize.lattice import lattice_anonymize
 
-        result = lattice_anonymize(enc, parsed, hierarchies, seed, chooser=chooser, **opts)
+        pop = None if population is None else encode_population(population, enc.qi_names)
+        result = lattice_anonymize(
+            enc, parsed, hierarchies, seed, chooser=chooser, population=pop, **opts
+        )
     elif method == "mondrian":
         from airflow_privacy.core.anonymize.mondrian import mondrian_anonymize
 
-        result = mondrian_anonymize(enc, parsed, hierarchies, seed, **opts)
+        pop = None if population is None else encode_population(population, enc.qi_names)
+        result = mondrian_anonymize(enc, parsed, hierarchies, seed, population=pop, **opts)
     else:
         from airflow_privacy.core.anonymize.bucketize import bucketize_anonymize
 
@@ -127,3 +140,22 @@ def anonymize(
         manifest=replace(result.manifest, benign=marked),
         bucketization=result.bucketization.with_benign(marked),
     )
+
+
+def check_population_method(method: str, criteria: CriteriaSet, given: bool) -> None:
+    """A population table with a method that cannot use it, or criteria that need one
+    without it: bad input before any data is read (module doc)."""
+    if given and method == "bucketize":
+        raise InputError(
+            f"{opt('population')} does not apply to method bucketize: its buckets publish the "
+            "exact quasi-identifiers, so every group is a finest population class; use "
+            "method lattice"
+        )
+    if not given:
+        for c in criteria.items:
+            if c.needs_population():
+                raise InputError(
+                    f"criterion {c.label} is decided against a population table: give "
+                    f"{opt('population')} (or, for k-map, sampling_fraction or "
+                    "population_size)"
+                )

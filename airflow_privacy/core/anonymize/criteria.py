@@ -67,6 +67,7 @@ class CriteriaSet:
             raise InputError(f"at least one criterion is required ({opt('criterion')})")
         items: list[Criterion] = []
         probe = Bucketization.from_group_counts([[2, 1], [1, 2]], ("1", "2")).with_benign(marked)
+        probe = probe.with_population([6, 6])  # for the criteria decided against a population
         for entry in criteria:
             if not isinstance(entry, Sequence) or isinstance(entry, str) or len(entry) != 2:
                 raise InputError(f"criterion {entry!r} is not a (name, parameters) pair")
@@ -127,20 +128,36 @@ class CriteriaSet:
         return self._tests[i]
 
     def groups_passing(
-        self, counts: IntArray, totals: IntArray, subset: Sequence[int] | None = None
+        self,
+        counts: IntArray,
+        totals: IntArray,
+        subset: Sequence[int] | None = None,
+        population: IntArray | None = None,
     ) -> BoolArray:
         """Groups (rows of ``counts``) that pass every single-group test of ``subset``.
 
-        ``totals`` is the sensitive distribution of the whole table (t-closeness)."""
+        ``totals`` is the sensitive distribution of the whole table (t-closeness);
+        ``population`` the groups' population class sizes, which the criteria decided
+        against a population table test (``Criterion.population_test``)."""
         ok = np.ones(counts.shape[0], dtype=bool)
         for i in self.by_cost(subset):
             found = self.group_test(i)
             if found is None:
-                continue
-            ok &= found[0](counts, totals)
+                by_population = self.items[i].population_test()
+                if by_population is None:
+                    continue
+                if population is None:
+                    raise RuntimeError("a population criterion tested without population counts")
+                ok &= by_population(counts.sum(axis=1), population)
+            else:
+                ok &= found[0](counts, totals)
             if not ok.any():
                 break
         return ok
+
+    def needs_population(self) -> bool:
+        """Is one of the criteria decided against a population table?"""
+        return any(c.needs_population() for c in self.items)
 
     def local(self, subset: Sequence[int] | None = None) -> bool:
         """Do the single-group tests of ``subset`` decide the whole release?"""

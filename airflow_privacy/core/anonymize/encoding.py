@@ -136,3 +136,27 @@ def combine(columns: Sequence[IntArray], cards: Sequence[int]) -> tuple[IntArray
         key = key * card + col
         bound *= card
     return key, bound
+
+
+def encode_population(table: pa.Table, qis: Sequence[str]) -> tuple[Column, ...]:
+    """The QI columns of a population table, encoded as the input's (values as text); errors
+    name the option ``population`` and the column."""
+    import pyarrow as pa
+
+    if not isinstance(table, pa.Table):
+        raise InputError(f"{opt('population')} must be a pyarrow Table, got {type(table).__name__}")
+    present = table.column_names
+    for col in qis:
+        if col not in present:
+            raise InputError(
+                f"{opt('population')} has no column {col!r} (columns: {', '.join(present)})"
+            )
+        nulls = table.column(col).null_count
+        if nulls:
+            raise InputError(
+                f"{opt('population')}: column {col!r} has {nulls} missing value(s); fill or drop "
+                "them first"
+            )
+    if table.num_rows == 0:
+        raise InputError(f"{opt('population')} is empty (0 records)")
+    return tuple(_encode(table, q) for q in qis)

@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from airflow_privacy.core.anonymize.criteria import CriteriaSet
-from airflow_privacy.core.anonymize.encoding import Encoded, combine
+from airflow_privacy.core.anonymize.encoding import Column, Encoded, combine
 from airflow_privacy.core.anonymize.manifest import AnonymizationResult, Manifest
 from airflow_privacy.core.anonymize.problem import (
     LatticeProblem,
@@ -47,14 +47,13 @@ from airflow_privacy.core.anonymize.problem import (
 )
 from airflow_privacy.core.anonymize.release import (
     Progress,
-    counts_bucketization,
     no_progress,
     recheck,
 )
 from airflow_privacy.core.anonymize.search import Levels, search
 from airflow_privacy.core.anonymize.utility import check_metric
 from airflow_privacy.core.hierarchy import Hierarchy
-from airflow_privacy.errors import InputError
+from airflow_privacy.errors import InputError, opt
 
 __all__ = [
     "DISCLOSURE_LIMIT",
@@ -101,20 +100,30 @@ def lattice_anonymize(
     disclosure: str = "naive",
     disclosure_limit: int = DISCLOSURE_LIMIT,
     chooser: NodeChooser | None = None,
+    population: Sequence[Column] | None = None,
 ) -> AnonymizationResult:
     """Full-domain generalization of ``enc`` passing ``criteria`` (see the module doc).
 
     ``disclosure="safe"`` publishes the node ``chooser`` picks (the algorithm-aware safe
     mode, which the caller supplies: :func:`airflow_privacy.core.algorithm_aware.anonymize`
-    passes :func:`~airflow_privacy.core.algorithm_aware.lattice_mode.safe_lattice_choice`)."""
+    passes :func:`~airflow_privacy.core.algorithm_aware.lattice_mode.safe_lattice_choice`).
+
+    ``population``: the QI columns of a population table (:func:`encode_population`),
+    generalized with the same hierarchies and rolled up beside the input, for the criteria
+    decided against a population (k-map without an estimator, delta-presence); the release
+    is re-checked with the population counted at the published node."""
     report = progress or no_progress
     started = time.perf_counter()
     metric = check_metric(utility)
     limit = _fraction(suppression_limit)
     budget = math.floor(limit * enc.n)
     check_disclosure(disclosure, disclosure_limit, budget)
-    trees = qi_trees(enc, hierarchies)
-    problem = LatticeProblem(enc, criteria, trees, budget)
+    if population is not None and disclosure != "naive":
+        raise InputError(
+            f"disclosure {disclosure} does not model a population table ({opt('population')})"
+        )
+    trees = qi_trees(enc, hierarchies, population)
+    problem = LatticeProblem(enc, criteria, trees, budget, population)
     lattice = problem.lattice
     if lattice.size > max_lattice_size:
         raise InputError(
@@ -157,7 +166,10 @@ def lattice_anonymize(
 
     release, rows, suppressed = _release(problem, best, seed)
     group_columns = enc.qi_names
-    b, results = recheck(release, group_columns, enc.sensitive.name, problem.criteria)
+    b, results = recheck(
+        release, group_columns, enc.sensitive.name, problem.criteria,
+        population=_population_classes(problem, best),
+    )  # fmt: skip
     elapsed = time.perf_counter() - started
     names = enc.qi_names
     details: dict[str, Any] = {
@@ -208,6 +220,7 @@ def lattice_anonymize(
             "utility": metric,
             "suppression_limit": limit,
             "max_lattice_size": max_lattice_size,
+            **({"population_records": problem.population_records} if population else {}),
             **(
                 {"disclosure": disclosure, "disclosure_limit": disclosure_limit}
                 if disclosure != "naive"
@@ -240,18 +253,34 @@ def _node_text(problem: LatticeProblem, levels: Levels) -> str:
     return ", ".join(f"{n}={lv}" for n, lv in zip(problem.enc.qi_names, levels, strict=True))
 
 
+def _population_classes(
+    problem: LatticeProblem, levels: Levels
+) -> dict[tuple[str, ...], int] | None:
+    """The population's classes at node ``levels``, keyed by their published labels (the
+    re-check counts the written release's groups against them), or ``None``."""
+    if problem.population is None:
+        return None
+    pg = problem.population.groups(problem.population.at(levels))
+    out: dict[tuple[str, ...], int] = {}
+    for codes, n in zip(pg.codes.tolist(), pg.counts[:, 0].tolist(), strict=True):
+        key = tuple(t.labels[lv][c] for t, lv, c in zip(problem.trees, levels, codes, strict=True))
+        out[key] = out.get(key, 0) + int(n)
+    return out
+
+
 def _impossible(problem: LatticeProblem) -> None:
     """No node passes: name the criterion that fails even at the top of the lattice."""
     top = problem.lattice.top
-    counts = problem.groups(top).counts
-    keep = problem.kept(counts, problem.all)
+    g, pop = problem.node(top)
+    counts = g.counts
+    keep = problem.kept(counts, problem.all, pop)
     where = f"every QI at its top level ({_node_text(problem, top)})"
     if keep is None:
         raise InputError(
             f"no generalization passes the criteria within the suppression budget of "
             f"{problem.budget} records: even with {where}, more records fail on their own"
         )
-    b = counts_bucketization(counts[keep], problem.values, problem.enc.sensitive.name)
+    b = problem.bucketization(counts, keep, pop)
     failure = problem.criteria.first_failure(b)
     if failure is None:
         raise InputError("no generalization passes the criteria (no minimal node found)")
@@ -275,13 +304,14 @@ def _release(problem: LatticeProblem, levels: Levels, seed: int) -> tuple[Any, I
     key, _ = combine(
         codes, [len(t.labels[lv]) for t, lv in zip(problem.trees, levels, strict=True)]
     )
-    _, inverse = np.unique(key, return_inverse=True)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     n_groups = int(inverse.max()) + 1
     v = len(problem.values)
     counts = np.bincount(inverse * v + enc.sensitive.codes, minlength=n_groups * v)
     counts = counts.reshape(n_groups, v).astype(np.int64)
-    keep = problem.kept(counts, problem.all)
+    group_codes = np.column_stack([c[first] for c in codes]).astype(np.int64)
+    keep = problem.kept(counts, problem.all, problem.population_of(levels, group_codes))
     if keep is None:  # pragma: no cover - the node passed
         raise RuntimeError("the chosen node does not fit the suppression budget")
     kept_rows = np.flatnonzero(keep[inverse])

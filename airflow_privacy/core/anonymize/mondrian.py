@@ -29,13 +29,25 @@ Splits (one candidate per QI, tried in decreasing order of normalized width):
   splits into single values and publishes ``*`` for several values.
 
 Partitions are processed first-in first-out, which makes the result deterministic.
+
+**With a population table** (k-map against it, delta-presence): a partition is a region of
+the QI space, and its population class is the population's records inside it. The
+partitioning runs over the input's records and the population's together (the widths,
+medians and published extents are those of both), counting the input's records as the
+release and the population's as the region's class size ``F``; a split is allowed only when
+every part holds at least one input record (a region without released records is never
+created, so every population record falls in a published group), and the parts pass the
+criteria with their ``F``. The regions are disjoint, so the published labels cover every
+population record exactly once; the release is re-checked with those counts. The utility
+metrics are computed over the regions' extents (non-uniform entropy, defined by the input's
+value frequencies, is not reported then).
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -49,7 +61,7 @@ from airflow_privacy.core.anonymize.dimensions import (
     group_costs,
     leaf_counts,
 )
-from airflow_privacy.core.anonymize.encoding import Encoded
+from airflow_privacy.core.anonymize.encoding import Column, Encoded
 from airflow_privacy.core.anonymize.manifest import AnonymizationResult, Manifest
 from airflow_privacy.core.anonymize.release import (
     Progress,
@@ -59,20 +71,31 @@ from airflow_privacy.core.anonymize.release import (
 )
 from airflow_privacy.core.anonymize.utility import nue_constant, summarize
 from airflow_privacy.core.hierarchy import Hierarchy
-from airflow_privacy.errors import InputError
+from airflow_privacy.core.model import Bucketization
+from airflow_privacy.errors import InputError, opt
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
 
 class _Partitioner:
-    def __init__(self, enc: Encoded, criteria: CriteriaSet, dims: Sequence[Dimension]) -> None:
+    def __init__(
+        self,
+        enc: Encoded,
+        criteria: CriteriaSet,
+        dims: Sequence[Dimension],
+        n_population: int | None = None,
+    ) -> None:
         self.enc = enc
         self.criteria = criteria
         self.dims = list(dims)
         self.s = enc.sensitive.codes
         self.v = len(enc.sensitive.values)
         self.totals = np.bincount(self.s, minlength=self.v).astype(np.int64)
+        # with a population, rows enc.n .. enc.n + n_population - 1 of the dimensions are
+        # the population's records (module doc)
+        self.population = n_population is not None
+        self.n_rows = enc.n + (n_population or 0)
         self.global_idx = criteria.global_indices()
         self.attempts = 0
         self.splits = 0
@@ -80,12 +103,26 @@ class _Partitioner:
         self.rejected_global = 0
 
     def counts(self, parts: Sequence[IntArray]) -> IntArray:
-        return np.stack([np.bincount(self.s[p], minlength=self.v) for p in parts]).astype(np.int64)
+        n = self.enc.n
+        return np.stack([np.bincount(self.s[p[p < n]], minlength=self.v) for p in parts]).astype(
+            np.int64
+        )
+
+    def sizes_in_population(self, parts: Sequence[IntArray]) -> IntArray | None:
+        """The population records of each part (``None`` without a population)."""
+        if not self.population:
+            return None
+        return np.asarray([int((p >= self.enc.n).sum()) for p in parts], dtype=np.int64)
+
+    def release(self, counts: IntArray, population: IntArray | None) -> Bucketization:
+        b = counts_bucketization(counts, self.enc.sensitive.values, self.enc.sensitive.name)
+        return b if population is None else b.with_population(population)
 
     def run(self, progress: Progress) -> list[IntArray]:
-        root = np.arange(self.enc.n, dtype=np.int64)
+        root = np.arange(self.n_rows, dtype=np.int64)
         root_counts = self.counts([root])
-        b = counts_bucketization(root_counts, self.enc.sensitive.values, self.enc.sensitive.name)
+        root_population = self.sizes_in_population([root])
+        b = self.release(root_counts, root_population)
         failure = self.criteria.first_failure(b)
         if failure is not None:
             label = next(c.label for c in self.criteria.items if c.name == failure.criterion)
@@ -93,21 +130,23 @@ class _Partitioner:
                 f"no partitioning passes criterion {label}: even all {self.enc.n} records "
                 f"in one group fail: {failure.reason}"
             )
-        # live partitions: id -> (rows, counts row); queue of ids still to split
-        live: dict[int, tuple[IntArray, IntArray]] = {0: (root, root_counts[0])}
+        # live partitions: id -> (rows, counts row, population); queue of ids still to split
+        live: dict[int, tuple[IntArray, IntArray, int]] = {
+            0: (root, root_counts[0], 0 if root_population is None else int(root_population[0]))
+        }
         queue: deque[int] = deque([0])
         final: list[int] = []
         next_id = 1
         while queue:
             pid = queue.popleft()
-            rows, _ = live[pid]
+            rows = live[pid][0]
             parts = self._best_split(pid, rows, live)
             if parts is None:
                 final.append(pid)
                 continue
             del live[pid]
-            for part, row in parts:
-                live[next_id] = (part, row)
+            for part, row, big_f in parts:
+                live[next_id] = (part, row, big_f)
                 queue.append(next_id)
                 next_id += 1
             self.splits += 1
@@ -116,8 +155,8 @@ class _Partitioner:
         return [live[pid][0] for pid in sorted(final)]
 
     def _best_split(
-        self, pid: int, rows: IntArray, live: dict[int, tuple[IntArray, IntArray]]
-    ) -> list[tuple[IntArray, IntArray]] | None:
+        self, pid: int, rows: IntArray, live: dict[int, tuple[IntArray, IntArray, int]]
+    ) -> list[tuple[IntArray, IntArray, int]] | None:
         widths = [d.width(rows) for d in self.dims]
         for i in sorted(range(len(self.dims)), key=lambda j: (-widths[j], j)):
             if widths[i] <= 0:
@@ -127,18 +166,27 @@ class _Partitioner:
                 continue
             self.attempts += 1
             counts = self.counts(parts)
-            ok = self.criteria.groups_passing(counts, self.totals)
+            population = self.sizes_in_population(parts)
+            if population is not None and (counts.sum(axis=1) == 0).any():
+                self.rejected_local += 1  # a region without released records (module doc)
+                continue
+            ok = self.criteria.groups_passing(counts, self.totals, population=population)
             if not ok.all():
                 self.rejected_local += 1
                 continue
             if self.global_idx:
-                others = [row for key, (_, row) in live.items() if key != pid]
-                whole = np.vstack([*others, counts]) if others else counts
-                b = counts_bucketization(whole, self.enc.sensitive.values, self.enc.sensitive.name)
-                if not self.criteria.passes(b, self.global_idx):
+                others = [(row, f) for key, (_, row, f) in live.items() if key != pid]
+                whole = np.vstack([*(r for r, _ in others), counts]) if others else counts
+                whole_population = (
+                    None
+                    if population is None
+                    else np.concatenate([np.asarray([f for _, f in others], np.int64), population])
+                )
+                if not self.criteria.passes(self.release(whole, whole_population), self.global_idx):
                     self.rejected_global += 1
                     continue
-            return [(p, counts[j]) for j, p in enumerate(parts)]
+            big = population if population is not None else np.zeros(len(parts), np.int64)
+            return [(p, counts[j], int(big[j])) for j, p in enumerate(parts)]
         return None
 
 
@@ -164,29 +212,70 @@ def _label(d: Dimension, rows: IntArray) -> str:
     return f"{plain(lo)}-{plain(hi)}"
 
 
+def _with_population(
+    enc: Encoded, population: Sequence[Column], hierarchies: Mapping[str, Hierarchy] | None
+) -> list[Dimension]:
+    """The dimensions of the input's records followed by the population's (module doc),
+    after checking that the population holds every input record's QI values at least as
+    often as the input does."""
+    import pyarrow as pa
+
+    from airflow_privacy.core.anonymize.encoding import encode
+
+    qis = enc.qi_names
+    sample_keys = Counter(zip(*(c.codes for c in enc.qis), strict=True))
+    pop_text = Counter(zip(*([c.values[int(x)] for x in c.codes] for c in population), strict=True))
+    for key, f in sample_keys.items():
+        text = tuple(c.values[int(x)] for c, x in zip(enc.qis, key, strict=True))
+        if pop_text.get(text, 0) < f:
+            label = ", ".join(f"{q}={v}" for q, v in zip(qis, text, strict=True))
+            raise InputError(
+                f"{opt('population')} does not contain the input: group '{label}' has {f} "
+                f"records in the input but {pop_text.get(text, 0)} in the population"
+            )
+    columns: dict[str, Any] = {}
+    for c, p in zip(enc.qis, population, strict=True):
+        values = [c.values[int(x)] for x in c.codes] + [p.values[int(x)] for x in p.codes]
+        columns[c.name] = pa.array(values, type=pa.string())
+    n_pop = int(population[0].codes.shape[0])
+    columns["\x00s"] = pa.array(["0"] * (enc.n + n_pop), type=pa.string())
+    both = encode(pa.table(columns), qis, "\x00s")
+    try:
+        return dimensions(both, hierarchies)
+    except InputError as exc:
+        raise InputError(f"{opt('population')}: {exc}") from None
+
+
 def mondrian_anonymize(
     enc: Encoded,
     criteria: CriteriaSet,
     hierarchies: Mapping[str, Hierarchy] | None,
     seed: int,
     progress: Progress | None = None,
+    population: Sequence[Column] | None = None,
 ) -> AnonymizationResult:
-    """Mondrian partitioning of ``enc`` passing ``criteria`` (see the module doc)."""
+    """Mondrian partitioning of ``enc`` passing ``criteria`` (see the module doc);
+    ``population``: the QI columns of a population table containing the input."""
     import pyarrow as pa
 
     report = progress or no_progress
     started = time.perf_counter()
     bound = criteria.bind(enc.sensitive.values)
-    dims = dimensions(enc, hierarchies)
-    parts = _Partitioner(enc, bound, dims)
-    partitions = parts.run(report)
-    report(f"mondrian: {len(partitions)} partitions")
+    if population is None:
+        dims = dimensions(enc, hierarchies)
+        parts = _Partitioner(enc, bound, dims)
+    else:
+        dims = _with_population(enc, population, hierarchies)
+        parts = _Partitioner(enc, bound, dims, int(population[0].codes.shape[0]))
+    regions = parts.run(report)
+    report(f"mondrian: {len(regions)} partitions")
 
-    labels = [[_label(d, p) for d in dims] for p in partitions]
+    labels = [[_label(d, p) for d in dims] for p in regions]
+    partitions = [p[p < enc.n] for p in regions]
     order = np.random.default_rng(seed)
     rows = order.permutation(np.concatenate(partitions)).astype(np.int64)
-    part_of = np.empty(enc.n, dtype=np.int64)
-    for j, p in enumerate(partitions):
+    part_of = np.empty(parts.n_rows, dtype=np.int64)
+    for j, p in enumerate(regions):
         part_of[p] = j
     columns: dict[str, Any] = {}
     for i, d in enumerate(dims):
@@ -195,11 +284,22 @@ def mondrian_anonymize(
     columns[enc.sensitive.name] = enc.table.column(enc.sensitive.name).take(pa.array(rows))
     release = pa.table(columns)
     group_columns = enc.qi_names
-    b, results = recheck(release, group_columns, enc.sensitive.name, bound)
+    classes: dict[tuple[str, ...], int] | None = None
+    if population is not None:
+        classes = {}
+        for lab, p in zip(labels, regions, strict=True):
+            key = tuple(lab)
+            if key in classes:  # pragma: no cover - regions are disjoint
+                raise RuntimeError("two Mondrian regions share their labels")
+            classes[key] = int((p >= enc.n).sum())
+    b, results = recheck(release, group_columns, enc.sensitive.name, bound, population=classes)
 
     sizes = np.asarray([p.shape[0] for p in partitions], dtype=np.int64)
     loss, log2_cov = group_costs(dims, part_of, len(partitions))
-    utility = summarize(sizes, loss, log2_cov, nue_constant(leaf_counts(dims)), enc.n, 0)
+    if population is None:
+        utility = summarize(sizes, loss, log2_cov, nue_constant(leaf_counts(dims)), enc.n, 0)
+    else:
+        utility = summarize(sizes, loss, None, 0.0, enc.n, 0)
     details = {
         "partitions": [
             {"labels": dict(zip(group_columns, lab, strict=True)), "size": int(p.shape[0])}
@@ -229,7 +329,7 @@ def mondrian_anonymize(
         sensitive=enc.sensitive.name,
         group_columns=group_columns,
         criteria=bound.to_list(),
-        parameters={},
+        parameters={} if population is None else {"population_records": parts.n_rows - enc.n},
         seed=seed,
         records_in=enc.n,
         records_out=release.num_rows,

@@ -47,5 +47,5 @@ def monotonicity(name: str) -> Monotonicity:
 
 def prunes(criterion: Criterion, suppression: bool) -> bool:
     """May a lattice search prune with ``criterion``?"""
-    traits = criterion.monotonicity
+    traits = criterion.traits()
     return traits.suppression if suppression else traits.merge

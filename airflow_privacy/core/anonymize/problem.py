@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from airflow_privacy.core.anonymize.criteria import CriteriaSet
-from airflow_privacy.core.anonymize.encoding import Encoded
+from airflow_privacy.core.anonymize.encoding import Column, Encoded, combine
 from airflow_privacy.core.anonymize.hierarchies import QITree, flat, tree
 from airflow_privacy.core.anonymize.monotone import prunes
 from airflow_privacy.core.anonymize.release import Progress, counts_bucketization
@@ -35,7 +35,8 @@ from airflow_privacy.core.anonymize.utility import (
     summarize,
 )
 from airflow_privacy.core.hierarchy import Hierarchy
-from airflow_privacy.errors import InputError
+from airflow_privacy.core.model import Bucketization
+from airflow_privacy.errors import InputError, opt
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -46,14 +47,20 @@ BoolArray = npt.NDArray[np.bool_]
 NodeChooser = Callable[["LatticeProblem", str, int, Progress], tuple[Levels, dict[str, Any]]]
 
 
-def qi_trees(enc: Encoded, hierarchies: Mapping[str, Hierarchy] | None) -> list[QITree]:
-    """A checked tree per QI: its hierarchy, or the implicit (value, ``*``) one."""
+def qi_trees(
+    enc: Encoded,
+    hierarchies: Mapping[str, Hierarchy] | None,
+    population: Sequence[Column] | None = None,
+) -> list[QITree]:
+    """A checked tree per QI: its hierarchy, or the implicit (value, ``*``) one (over the
+    values of the release and of the ``population``, when given)."""
     given = dict(hierarchies or {})
+    extra = {c.name: c.values for c in population or ()}
     out = []
     for col in enc.qis:
         h = given.get(col.name)
         if h is None:
-            out.append(flat(col.name, col.values))
+            out.append(flat(col.name, (*col.values, *extra.get(col.name, ()))))
         else:
             if not isinstance(h, Hierarchy):
                 raise InputError(f"the hierarchy for column {col.name!r} is not a Hierarchy")
@@ -62,7 +69,13 @@ def qi_trees(enc: Encoded, hierarchies: Mapping[str, Hierarchy] | None) -> list[
 
 
 class LatticeProblem:
-    """The input bound to its hierarchies, with everything a node check needs."""
+    """The input bound to its hierarchies, with everything a node check needs.
+
+    ``population`` (the QI columns of a population table, encoded like the input's) is
+    generalized with the same trees and rolled up beside the input: at every node each
+    group gets the size of its population class, and the population classes no kept group
+    falls in (those of suppressed groups included) are the rest (``Bucketization.population``;
+    k-map against a population table, delta-presence)."""
 
     def __init__(
         self,
@@ -70,6 +83,7 @@ class LatticeProblem:
         criteria: CriteriaSet,
         trees: Sequence[QITree],
         budget: int,
+        population: Sequence[Column] | None = None,
     ) -> None:
         self.enc = enc
         self.criteria = criteria.bind(enc.sensitive.values)
@@ -86,26 +100,115 @@ class LatticeProblem:
         self.monotone = [i for i in every if prunes(self.criteria.items[i], budget > 0)]
         self.rest = [i for i in every if i not in self.monotone]
         self.all = every
+        self.population: Rollup | None = None
+        self.population_records = 0
+        if population is not None:
+            self.population = self._population_rollup(population)
+
+    def _population_rollup(self, population: Sequence[Column]) -> Rollup:
+        """The population's bottom node, checked to contain the input's (module doc)."""
+        names = [c.name for c in population]
+        if names != list(self.enc.qi_names):
+            raise InputError(f"the population's columns {names} are not the QIs")
+        leaves = []
+        for t, col in zip(self.trees, population, strict=True):
+            try:
+                leaves.append(t.bind(col.values)[col.codes])
+            except InputError as exc:
+                raise InputError(f"{opt('population')}: {exc}") from None
+        n = int(population[0].codes.shape[0]) if population else 0
+        self.population_records = n
+        rollup = Rollup(self.trees, leaves, np.zeros(n, dtype=np.int64), 1)
+        bottom = tuple(0 for _ in self.trees)
+        g = self.groups(bottom)
+        pop, _ = self._match(bottom, g.codes, rollup)
+        short = np.flatnonzero(pop < g.sizes)
+        if short.size:
+            j = int(short[0])
+            label = ", ".join(
+                f"{t.column}={t.labels[0][int(c)]}"
+                for t, c in zip(self.trees, g.codes[j], strict=True)
+            )
+            more = f" ({short.size} groups are)" if short.size > 1 else ""
+            raise InputError(
+                f"{opt('population')} does not contain the input: group '{label}' has "
+                f"{int(g.sizes[j])} records in the input but {int(pop[j])} in the population"
+                f"{more}"
+            )
+        return rollup
+
+    def _match(self, levels: Levels, codes: IntArray, rollup: Rollup) -> tuple[IntArray, IntArray]:
+        """``(F, rest)`` at node ``levels``: the population class size of every group whose
+        label codes are the rows of ``codes`` (0 where the population has none), and the
+        sizes of the population classes no such group falls in."""
+        pg = rollup.groups(rollup.at(levels))
+        sizes = pg.counts[:, 0]
+        q = len(self.trees)
+        cards = [len(t.labels[lv]) for t, lv in zip(self.trees, levels, strict=True)]
+        both = np.vstack([codes.reshape(-1, q), pg.codes.reshape(-1, q)])
+        key, _ = combine([both[:, i] for i in range(q)], cards)
+        _, inverse = np.unique(key, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        n_own = codes.shape[0]
+        own, theirs = inverse[:n_own], inverse[n_own:]
+        size_of = np.zeros(int(inverse.max()) + 1 if inverse.size else 0, dtype=np.int64)
+        size_of[theirs] = sizes
+        matched = np.zeros(size_of.shape[0], dtype=bool)
+        matched[own] = True
+        rest: IntArray = sizes[~matched[theirs]].astype(np.int64)
+        return size_of[own].astype(np.int64), rest
+
+    def population_of(self, levels: Levels, codes: IntArray) -> tuple[IntArray, IntArray] | None:
+        """``(F, rest)`` for the groups ``codes`` of node ``levels`` (:meth:`_match`), or
+        ``None`` without a population."""
+        if self.population is None:
+            return None
+        return self._match(levels, codes, self.population)
 
     def groups(self, levels: Levels) -> Groups:
         return self.rollup.groups(self.rollup.at(levels))
 
-    def kept(self, counts: IntArray, suppress_by: Sequence[int]) -> BoolArray | None:
+    def kept(
+        self,
+        counts: IntArray,
+        suppress_by: Sequence[int],
+        population: tuple[IntArray, IntArray] | None = None,
+    ) -> BoolArray | None:
         """Groups kept after suppression, or ``None`` if the budget does not suffice."""
         if self.budget <= 0:
             return np.ones(counts.shape[0], dtype=bool)
-        ok = self.criteria.groups_passing(counts, self.totals, suppress_by)
+        ok = self.criteria.groups_passing(
+            counts, self.totals, suppress_by, None if population is None else population[0]
+        )
         if not ok.any() or int(counts[~ok].sum()) > self.budget:
             return None
         return ok
 
+    def bucketization(
+        self,
+        counts: IntArray,
+        keep: BoolArray,
+        population: tuple[IntArray, IntArray] | None,
+    ) -> Bucketization:
+        """The kept groups as a release; a suppressed group's population class has no
+        released record, so it joins the rest."""
+        b = counts_bucketization(counts[keep], self.values, self.enc.sensitive.name)
+        if population is None:
+            return b
+        pop, rest = population
+        return b.with_population(pop[keep], [*rest.tolist(), *pop[~keep].tolist()])
+
+    def node(self, levels: Levels) -> tuple[Groups, tuple[IntArray, IntArray] | None]:
+        """The groups of node ``levels`` and their population counts (or ``None``)."""
+        g = self.groups(levels)
+        return g, self.population_of(levels, g.codes)
+
     def passes(self, levels: Levels, subset: Sequence[int], suppress_by: Sequence[int]) -> bool:
-        counts = self.groups(levels).counts
-        keep = self.kept(counts, suppress_by)
+        g, pop = self.node(levels)
+        keep = self.kept(g.counts, suppress_by, pop)
         if keep is None:
             return False
-        b = counts_bucketization(counts[keep], self.values, self.enc.sensitive.name)
-        return self.criteria.passes(b, subset)
+        return self.criteria.passes(self.bucketization(g.counts, keep, pop), subset)
 
     def check_monotone(self, levels: Levels) -> bool:
         return self.passes(levels, self.monotone, self.monotone)
@@ -155,8 +258,8 @@ class LatticeProblem:
     def utility(
         self, levels: Levels, costs: list[list[LabelCosts]], c0: float
     ) -> dict[str, float | None]:
-        g = self.groups(levels)
-        keep = self.kept(g.counts, self.all)
+        g, pop = self.node(levels)
+        keep = self.kept(g.counts, self.all, pop)
         if keep is None:  # pragma: no cover - only called on passing nodes
             raise RuntimeError("utility of a node that does not pass")
         sizes = g.sizes[keep]

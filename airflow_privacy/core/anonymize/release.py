@@ -62,12 +62,20 @@ def check_seed(seed: object) -> int:
 
 
 def recheck(
-    release: pa.Table, group_columns: tuple[str, ...], sensitive: str, criteria: CriteriaSet
+    release: pa.Table,
+    group_columns: tuple[str, ...],
+    sensitive: str,
+    criteria: CriteriaSet,
+    population: Mapping[tuple[str, ...], int] | None = None,
 ) -> tuple[Bucketization, list[CriterionResult]]:
     """Count the release by its group columns (as ``check --group`` does) and evaluate
-    every criterion; an anonymizer only returns a release that passes."""
+    every criterion; an anonymizer only returns a release that passes. ``population``: the
+    classes of the population generalized as the release is, keyed by their labels (as
+    ``check --population`` counts them)."""
     spec = ReleaseSpec(sensitive=sensitive, group_columns=group_columns)
     b = Bucketization.from_arrow(release, spec)
+    if population is not None:
+        b = b.with_population_classes(population)
     results = criteria.evaluate_all(b)
     failed = [r for r in results if not r.safe]
     if failed:  # an anonymizer bug, not bad input

@@ -56,6 +56,9 @@ if TYPE_CHECKING:
 #: ``test(counts, totals)``: which groups (rows of a ``groups x values`` count matrix) pass
 #: on their own; ``totals`` is the sensitive distribution of the whole table.
 GroupTest = Callable[["IntArray", "IntArray"], "BoolArray"]
+#: ``test(sizes, population)``: which groups pass on their own, from their record counts and
+#: the sizes of their population classes (k-map against a population table, delta-presence).
+PopulationTest = Callable[["IntArray", "IntArray"], "BoolArray"]
 
 #: A skyline knowledge point ``(l, k, m, c)`` (Chen et al. 2007).
 SkylinePoint = tuple[int, int, int, float]
@@ -433,6 +436,23 @@ class Criterion(ABC):
         """The group size this criterion asks of a release when it depends on sizes only
         (:attr:`sizes_only`), else 0."""
         return 0
+
+    def traits(self) -> Monotonicity:
+        """What this criterion, with its parameters, lets an anonymizer assume: the class's
+        :attr:`monotonicity`, unless the parameters change it (k-map against a population
+        table is monotone with suppression, k-map with an estimator is not)."""
+        return self.monotonicity
+
+    def needs_population(self) -> bool:
+        """Is it decided against a population table (``Bucketization.population``)? Then a
+        front end refuses it without one, before any data is read."""
+        return False
+
+    def population_test(self) -> PopulationTest | None:
+        """``test(sizes, population)``: which groups pass on their own given their population
+        class sizes, exact for the groups (population classes without a release record are
+        judged on the whole release). ``None``: none (the criterion needs no population)."""
+        return None
 
     # ------------------------------------------------------------------------ words
     @property

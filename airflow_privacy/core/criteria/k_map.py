@@ -15,6 +15,12 @@ Parameters: ``k`` (whole, >= 1); exactly one of ``sampling_fraction`` (``pi`` in
 ``estimator`` ``poisson`` (default) or ``zero-truncated-poisson``; ``significance`` (ARX's
 significance level, default 0.01).
 
+**Against a population table** (neither ``sampling_fraction`` nor ``population_size``;
+Sweeney 2002, section 4; ARX ``KMap`` with a research subset): the population class sizes
+``F_j`` are counted (``Bucketization.population``) and the release passes iff ``F_j >= k``
+for every group (:func:`k_map_population`). Sums of ``F_j`` are kept by merging, and a merged
+group fails only if all its parts failed: monotone, also with suppression.
+
 Merging groups keeps ``n`` and so ``k'``, and a merged group is at least as large as its
 parts: the criterion is monotone and a per-group test (``f_j >= k'``).
 
@@ -38,7 +44,14 @@ from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.core.model import Bucketization
 from airflow_privacy.errors import InputError
 
-__all__ = ["DEFAULT_SIGNIFICANCE", "ESTIMATORS", "derived_k", "k_map_estimated"]
+__all__ = [
+    "DEFAULT_SIGNIFICANCE",
+    "ESTIMATORS",
+    "derived_k",
+    "k_map_estimated",
+    "k_map_population",
+    "missing_population",
+]
 
 NAME = "k-map"
 #: The spellings users write (the spec grammar's), and the engine's names.
@@ -154,6 +167,64 @@ def k_map_estimated(
             "records": n,
             "failing_groups": n_fail,
             "records_in_failing_groups": int(sizes[failing].sum()),
+            **thresholds.decision_details(thresholds.EXACT),
+        },
+    )
+
+
+def missing_population(criterion: str) -> InputError:
+    """The error of a criterion decided against a population table that has none."""
+    from airflow_privacy.errors import opt
+
+    return InputError(
+        f"criterion {criterion} is decided against a population table: give {opt('population')}"
+    )
+
+
+def k_map_population(b: Bucketization, k: int) -> CriterionResult:
+    """k-map against a population table: every group's population class ``F_j >= k``
+    (module doc; :func:`airflow_privacy.core.risk.kmap.kmap_population` is the engine).
+
+    ``value`` is the smallest ``F_j``; the witness names its group and counts only."""
+    from airflow_privacy.core.risk.kmap import kmap_population
+
+    if not isinstance(b, Bucketization):
+        raise InputError(f"expected a Bucketization, got {type(b).__name__}")
+    if b.population is None:
+        raise missing_population(NAME)
+    res = kmap_population(b.sizes.tolist(), b.population.tolist(), k)
+    pop = b.population
+    g = int(np.argmin(pop))
+    label = b.group_label(g)
+    smallest = int(pop[g])
+    f = int(b.sizes[g])
+    n_fail = len(res.violating_classes)
+    if res.satisfied:
+        reason = (
+            f"every record matches at least {res.k} people of the population; the smallest "
+            f"population class, of group '{label}', has {smallest} (of which {f} released)"
+        )
+    else:
+        reason = (
+            f"group '{label}' matches {smallest} "
+            f"{'person' if smallest == 1 else 'people'} of the population ({f} released), "
+            f"fewer than k = {res.k}"
+            + (f" ({n_fail} groups do)" if n_fail > 1 else "")
+            + ": generalize or suppress those groups"
+        )
+    return CriterionResult(
+        criterion=NAME,
+        safe=res.satisfied,
+        parameters={"k": res.k},
+        value=smallest,
+        reason=reason,
+        witness={"group": g, "label": label, "size": f, "population": smallest},
+        details={
+            "population_records": b.population_records,
+            "groups": b.n_groups,
+            "records": b.n_records,
+            "failing_groups": n_fail,
+            "records_in_failing_groups": res.n_records_violating,
             **thresholds.decision_details(thresholds.EXACT),
         },
     )

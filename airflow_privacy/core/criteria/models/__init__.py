@@ -15,6 +15,7 @@ from airflow_privacy.core.criteria.models.beta_likeness import (
 )
 from airflow_privacy.core.criteria.models.ck_safety import CKSafety
 from airflow_privacy.core.criteria.models.delta_disclosure import DeltaDisclosure
+from airflow_privacy.core.criteria.models.delta_presence import DeltaPresence
 from airflow_privacy.core.criteria.models.distinct_l_diversity import DistinctLDiversity
 from airflow_privacy.core.criteria.models.entropy_l_diversity import EntropyLDiversity
 from airflow_privacy.core.criteria.models.k_anonymity import KAnonymity
@@ -40,6 +41,7 @@ BUILT_IN: tuple[type[Criterion], ...] = (
     DeltaDisclosure,
     ProsecutorRisk,
     KMap,
+    DeltaPresence,
 )
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "BasicBetaLikeness",
     "CKSafety",
     "DeltaDisclosure",
+    "DeltaPresence",
     "DistinctLDiversity",
     "EnhancedBetaLikeness",
     "EntropyLDiversity",

@@ -29,6 +29,7 @@ class _AnonymizeBase(PrivacyOperator):
     template_fields: Sequence[str] = (
         "source", "source_table", "source_conn_id", "release", "release_conn_id", "qis",
         "sensitive", "criteria", "hierarchies", "seed", "missing_as", "benign_values",
+        "population",
     )  # fmt: skip
     template_fields_renderers: ClassVar[dict[str, str]] = {"criteria": "json"}
     method: ClassVar[str] = ""
@@ -51,10 +52,12 @@ class _AnonymizeBase(PrivacyOperator):
         method_options: Mapping[str, Any] | None = None,
         missing_as: str | None = None,
         benign_values: Sequence[str] = (),
+        population: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.benign_values = benign_values
+        self.population = population
         self.source = source
         self.source_table = source_table
         self.source_conn_id = source_conn_id
@@ -97,8 +100,10 @@ class _AnonymizeBase(PrivacyOperator):
             "method_options": method_options(self.method_options, "method_options", methods),
             "missing_as": a.text("missing_as", optional=True),
             "benign_values": a.values("benign_values"),
+            "population": a.text("population", optional=True),
             "method": methods[0],
         }
+        self._check_population(methods)
         if (self.source is None) == (self.source_table is None):
             raise InputError("give exactly one of source and source_table")
         if self.source_table is not None and self.source_conn_id is None:
@@ -117,6 +122,21 @@ class _AnonymizeBase(PrivacyOperator):
                 if others:
                     raise InputError(f"column {col!r} has both {what} and {others[0]}")
         return out
+
+    def _check_population(self, methods: tuple[str, ...]) -> None:
+        """``population`` with a method that cannot use it, or criteria that need it
+        without it: bad input when the DAG is parsed (templates wait for the task)."""
+        from airflow_privacy.core.anonymize import check_population_method
+        from airflow_privacy.core.anonymize.criteria import CriteriaSet
+        from airflow_privacy.gate.criteria import parse_criteria
+        from airflow_privacy.providers.airflow.operators.check import require_population_for
+
+        if self.population is None:
+            require_population_for(self.criteria)
+            return
+        if len(methods) == 1 and not templated(self.criteria):
+            parsed = CriteriaSet.parse(parse_criteria(self.criteria, "criteria"))
+            check_population_method(methods[0], parsed, True)
 
     def execute(self, context: Any) -> dict[str, Any]:
         from airflow_privacy.gate.anonymize import AnonymizeRequest, run_anonymize
@@ -145,6 +165,11 @@ class _AnonymizeBase(PrivacyOperator):
                     name=self.name,
                     missing_as=a["missing_as"],
                     benign=a["benign_values"],
+                    population=(
+                        ReleaseRef(path=a["population"], conn=a["source_conn_id"])
+                        if a["population"] is not None
+                        else None
+                    ),
                 ),
                 ctx,
             )
@@ -177,6 +202,7 @@ class BucketizeOperator(_AnonymizeBase):
     :param benign_values: sensitive values whose disclosure is not a breach (a list of text,
         e.g. ``["none"]``): the search and the manifest's results judge the criteria with
         them, as ``CheckSafetyOperator(benign_values=...)`` re-checks the release
+    :param population: not for bucketization (its buckets publish the exact QIs): bad input
     An anonymizer records nothing in the ledger (the attempt opened afterwards records the
     release), and a release it writes has passed its criteria.
 
@@ -198,6 +224,12 @@ class AnonymizeLatticeOperator(_AnonymizeBase):
     :param method_options: lattice: ``utility`` (a metric name), ``suppression_limit`` (in
         [0, 1)), ``max_lattice_size`` (>= 1), ``disclosure`` (``naive``/``safe``),
         ``disclosure_limit`` (>= 1); mondrian: none. Checked when the DAG is parsed
+    :param population: path/URI (through ``source_conn_id``) of a population table
+        containing the source (the lattice generalizes it with the same hierarchies, Mondrian
+        counts its records in each region), for k-map
+        without ``sampling_fraction``/``population_size`` and delta-presence (which need it:
+        checked when the DAG is parsed); the manifest's results count it at the published
+        node
     Other parameters as :class:`BucketizeOperator`: ``source``, ``source_table``,
     ``source_conn_id``, ``release``, ``release_conn_id``, ``qis``, ``sensitive``,
     ``criteria``, ``intervals``, ``masks``, ``seed``, ``missing_as``, ``benign_values``. An

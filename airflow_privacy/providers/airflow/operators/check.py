@@ -32,6 +32,10 @@ class CheckSafetyOperator(CheckOperator):
     :param benign_values: sensitive values whose disclosure is not a breach (a list of text,
         e.g. ``["none"]``): every criterion protects the other values only; a value absent
         from the release is noted in the envelope, not an error
+    :param population: path or URI (through ``conn_id``) of a population table, counted on
+        the same ``group_columns``: k-map without ``sampling_fraction``/``population_size``
+        and delta-presence are decided against it (required by them: checked when the DAG
+        is parsed); the envelope records its reference and size, never its rows
     Also ``attempt``, ``attempt_task_id``, ``check_name``, ``privacy_ledger_conn_id``,
     ``on_unsafe`` (see :class:`CheckOperator`).
 
@@ -40,7 +44,7 @@ class CheckSafetyOperator(CheckOperator):
 
     template_fields: Sequence[str] = (
         "release", "sql_table", "conn_id", "sensitive", "group_columns", "criteria",
-        "missing_as", "benign_values", "attempt", "entity_column",
+        "missing_as", "benign_values", "attempt", "entity_column", "population",
     )  # fmt: skip
     template_fields_renderers: ClassVar[dict[str, str]] = {"criteria": "json"}
     ui_color = "#e8f4ea"
@@ -57,9 +61,11 @@ class CheckSafetyOperator(CheckOperator):
         entity_column: str | None = None,
         missing_as: str | None = None,
         benign_values: Sequence[str] = (),
+        population: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.population = population
         self.benign_values = benign_values
         self.release = release
         self.sql_table = sql_table
@@ -86,6 +92,7 @@ class CheckSafetyOperator(CheckOperator):
             "criteria": a.criteria("criteria"),
             "missing_as": a.text("missing_as", optional=True),
             "benign_values": a.values("benign_values"),
+            "population": a.text("population", optional=True),
         }
         if (self.release is None) == (self.sql_table is None):
             raise InputError("give exactly one of release and sql_table")
@@ -100,6 +107,8 @@ class CheckSafetyOperator(CheckOperator):
                 f"entity_column {entity!r} is also the sensitive or a group column: it names "
                 "the person a row belongs to, it is neither published nor measured"
             )
+        if self.population is None:
+            require_population_for(self.criteria)
         return out
 
     def execute(self, context: Any) -> dict[str, Any]:
@@ -124,8 +133,26 @@ class CheckSafetyOperator(CheckOperator):
                     attempt=attempt,
                     missing_as=a["missing_as"],
                     benign=a["benign_values"],
+                    population=(
+                        ReleaseRef(path=a["population"], conn=a["conn_id"])
+                        if a["population"] is not None
+                        else None
+                    ),
                 ),
                 ctx,
             )
 
         return self.attempt_service(context, service)
+
+
+def require_population_for(criteria: Any) -> None:
+    """Criteria decided against a population table without ``population``: bad input when
+    the DAG is parsed (a templated criteria list waits for the task)."""
+    from airflow_privacy.core.criteria.registry import create
+    from airflow_privacy.gate.criteria import parse_criteria
+    from airflow_privacy.gate.population import require_population
+    from airflow_privacy.providers.airflow.params import templated
+
+    if templated(criteria):
+        return
+    require_population([create(n, p) for n, p in parse_criteria(criteria, "criteria")], None)
