@@ -22,15 +22,14 @@ So the anonymizers decide with the benign values exactly as the re-check with th
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from airflow_privacy.core.criteria.base import Criterion, GroupTest
+from airflow_privacy.core.criteria.base import Criterion, GroupTest, group_test_with
 from airflow_privacy.core.criteria.registry import create
 from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.core.model import Bucketization
@@ -119,12 +118,7 @@ class CriteriaSet:
         values reach the criterion as ``group_test(values, benign=...)`` when its method
         takes that keyword (module doc)."""
         if i not in self._tests:
-            item = self.items[i]
-            if self.benign and _takes_benign(item):
-                with_benign: Callable[..., tuple[GroupTest, bool] | None] = item.group_test
-                self._tests[i] = with_benign(self.values, benign=self.benign)
-            else:
-                self._tests[i] = item.group_test(self.values)
+            self._tests[i] = group_test_with(self.items[i], self.values, self.benign)
         return self._tests[i]
 
     def groups_passing(
@@ -179,12 +173,3 @@ class CriteriaSet:
 
     def to_list(self) -> list[dict[str, Any]]:
         return [c.to_dict() for c in self.items]
-
-
-def _takes_benign(criterion: Criterion) -> bool:
-    """Does ``criterion.group_test`` take the keyword ``benign``?"""
-    try:
-        params = inspect.signature(criterion.group_test).parameters
-    except (TypeError, ValueError):
-        return False
-    return "benign" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())

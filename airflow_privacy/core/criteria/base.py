@@ -520,3 +520,22 @@ def points_of(value: Any) -> Iterable[Sequence[Any]]:
     if not isinstance(value, list | tuple):
         return []
     return [q for q in value if isinstance(q, list | tuple) and len(q) >= 4]
+
+
+def group_test_with(
+    criterion: Criterion, values: Sequence[str], benign: frozenset[str]
+) -> tuple[GroupTest, bool] | None:
+    """``criterion.group_test(values)``, given the benign values as the keyword ``benign``
+    when there are some and the method takes it (a criterion whose per-group test depends
+    on them declares it; others, plug-ins included, are called as before)."""
+    if benign:
+        import inspect
+
+        try:
+            params = inspect.signature(criterion.group_test).parameters
+        except (TypeError, ValueError):
+            params = {}  # type: ignore[assignment]
+        if "benign" in params or any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            method: Callable[..., tuple[GroupTest, bool] | None] = criterion.group_test
+            return method(values, benign=benign)
+    return criterion.group_test(values)

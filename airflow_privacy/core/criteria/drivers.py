@@ -51,10 +51,21 @@ def witness_group(result: Mapping[str, Any]) -> int | None:
     return None
 
 
-def _passes_alone(criterion: Criterion, b: Bucketization, merged: Any) -> bool:
+def _passes_alone(criterion: Criterion, b: Bucketization, merged: Any, mask: Any) -> bool:
     from airflow_privacy.core.model import Bucketization as B
 
-    found = criterion.group_test(b.values)
+    if criterion.needs_population():
+        # decided on the group's records and its population class (k-map against a
+        # population table, delta-presence): the merged class is the merged groups' classes
+        pop_test = criterion.population_test()
+        if pop_test is None or b.population is None:
+            return False
+        sizes = np.asarray([int(merged.sum())], dtype=np.int64)
+        population = np.asarray([int(b.population[mask].sum())], dtype=np.int64)
+        return bool(pop_test(sizes, population)[0])
+    from airflow_privacy.core.criteria.base import group_test_with
+
+    found = group_test_with(criterion, b.values, b.benign)
     if found is not None:
         test, _ = found
         totals = b.counts.sum(axis=0)
@@ -86,7 +97,7 @@ def attribute_drivers(b: Bucketization, criterion: Criterion, group: int) -> lis
                 "column": column,
                 "records": int(merged.sum()),
                 "groups": int(mask.sum()),
-                "passes": _passes_alone(criterion, b, merged),
+                "passes": _passes_alone(criterion, b, merged, mask),
             }
         )
     return out
