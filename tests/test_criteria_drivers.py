@@ -119,3 +119,28 @@ def test_one_column_merges_the_whole_table(tmp_path: Path, columns: list[str]) -
         [("a1", "b1", "x", 1), ("a2", "b1", "y", 3)], columns, "s")  # fmt: skip
     drivers = attribute_drivers(b, create("k-anonymity", {"k": 4}), 0)
     assert drivers[0]["records"] == 4 and drivers[0]["passes"]
+
+
+def test_population_criteria_merge_the_population_classes_too() -> None:
+    """k-map against a population: the merged group passes iff its merged population class
+    holds at least k people (Sweeney 2002), counted here from the classes."""
+    b = Bucketization.from_counts(
+        [("a1", "b1", "x", 1), ("a1", "b2", "y", 2), ("a2", "b1", "x", 2)], ["a", "b"], "s"
+    ).with_population([2, 3, 4])
+    drivers = attribute_drivers(b, create("k-map", {"k": 5}), 0)  # group a1,b1: F = 2
+    by_column = {d["column"]: d for d in drivers}
+    assert by_column["a"]["records"] == 3 and by_column["a"]["passes"]  # F = 2 + 4
+    assert by_column["b"]["records"] == 3 and by_column["b"]["passes"]  # F = 2 + 3
+    drivers = attribute_drivers(b, create("k-map", {"k": 6}), 0)
+    assert [d["passes"] for d in drivers] == [True, False]
+
+
+def test_benign_values_reach_the_group_test() -> None:
+    """negation-safety with the majority value benign: the merged group passes with it
+    declared and fails without (docs/worst-case-engine.md, benign values)."""
+    rows = [("a1", "b1", "none", 3), ("a1", "b1", "flu", 1), ("a1", "b2", "none", 1)]
+    plain = Bucketization.from_counts(rows, ["a", "b"], "s")
+    marked = plain.with_benign(["none"])
+    crit = create("negation-safety", {"c": 0.6, "k": 0})
+    assert not [d for d in attribute_drivers(plain, crit, 0) if d["passes"]]
+    assert all(d["passes"] for d in attribute_drivers(marked, crit, 0))
