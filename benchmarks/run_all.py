@@ -10,6 +10,7 @@ BENCHMARKS = (
     "benchmarks.bench_adult_curve",
     "benchmarks.bench_classic_vs_pycanon",
     "benchmarks.bench_distribution_vs_pycanon",
+    "benchmarks.bench_risk",
     "benchmarks.bench_worst_case",
     "benchmarks.bench_cli_process",
     "benchmarks.bench_lattice",
