@@ -56,7 +56,7 @@ from dataclasses import asdict, dataclass
 from fractions import Fraction
 from typing import Any
 
-from airflow_privacy.core.thresholds import at_most
+from airflow_privacy.core.thresholds import exact_limit
 from airflow_privacy.errors import InputError, opt
 
 __all__ = [
@@ -204,7 +204,12 @@ def _at_risk(sample: tuple[int, ...], risk_sizes: tuple[int, ...], t: float | No
     ``1d / groupSize > threshold``), compared exactly on the safe side."""
     if t is None:
         return None
-    return sum(f for f, s in zip(sample, risk_sizes, strict=True) if not at_most(Fraction(1, s), t))
+    # 1/s is at most the limit read as written, L = p/q, iff s >= q/p: one exact threshold
+    # for every class (the same decision as at_most(Fraction(1, s), t), without a Fraction
+    # per class)
+    limit = exact_limit(t)
+    need = -(-limit.denominator // limit.numerator)
+    return sum(f for f, s in zip(sample, risk_sizes, strict=True) if s < need)
 
 
 # ---------------------------------------------------------------- engines
