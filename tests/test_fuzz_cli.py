@@ -132,6 +132,7 @@ def test_enough_inputs_for_every_command() -> None:
         "report",
         "disclosure",
         "skyline",
+        "risk",
     ):
         assert counts.get(command, 0) >= 20, (command, counts)
     assert sum(c.isolate for c in CASES) >= 50
