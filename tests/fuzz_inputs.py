@@ -52,7 +52,7 @@ OK = frozenset({EXIT_OK})
 VERDICT = frozenset({EXIT_OK, EXIT_BLOCKED})
 UNREACHABLE = frozenset({EXIT_UNAVAILABLE})
 
-_PLACEHOLDER = re.compile(r"\{(in|out|led|home|L|A_open|A_blocked|A_published)\}")
+_PLACEHOLDER = re.compile(r"\{(in|out|own|led|home|L|A_open|A_blocked|A_published)\}")
 _PROGRESS = re.compile(r"^\[\s*\d+\.\d\ds\] ")
 
 
@@ -61,8 +61,12 @@ _PROGRESS = re.compile(r"^\[\s*\d+\.\d\ds\] ")
 class Case:
     """One malformed input: ``argv`` (a template), the exit codes it may end in, whether it
     runs isolated, the ledger fixture copied to ``{L}`` first, environment overrides
-    (``None`` removes a variable), paths that must not exist afterwards, and an expected
-    failure (a known bug of a layer this harness does not fix: ``xfail`` names it)."""
+    (``None`` removes a variable), paths that must not exist afterwards, an expected
+    failure (a known bug of a layer this harness does not fix: ``xfail`` names it), and
+    the option a refusal must name (``mention``, a pattern: an exit 2's message matches
+    it), and input files copied to the case's own folder ``{own}`` first (``copies``: an
+    output that would replace one of them must be refused, and they must be left as they
+    were)."""
 
     id: str
     command: str
@@ -74,6 +78,8 @@ class Case:
     absent: tuple[str, ...] = ()
     xfail: str | None = None
     extended: bool = False  # only in the extended (slow) run
+    mention: str | None = None  # an exit 2's message must match this pattern
+    copies: tuple[str, ...] = ()  # files of in/ copied to {own}
 
     @property
     def writes_expected(self) -> bool:
@@ -832,6 +838,10 @@ def build_workspace(root: Path) -> Workspace:
             spec.make(ws.inputs / spec.name, rng)
     for name, make in AUX_FILES.items():
         make(ws.inputs / name, rng)
+    for name, (make, _e, _i) in _weight_files().items():
+        make(ws.inputs / name, rng)
+    for name, rows in POPULATIONS.items():
+        (ws.inputs / name).write_text(csv_text(rows()), encoding="utf-8")
     _build_ledger(ws)
     for led in _ledgers():
         if led.make is not None:
@@ -1477,6 +1487,139 @@ def _report_json_files() -> dict[str, bytes]:
 AUX_FILES = _make_aux()
 
 
+# ----------------------------------------------------------------------- weights
+WEIGHTED_HEADER = (*HEADER, "w")
+
+
+def _weighted_csv(weights: Sequence[str], ids: Sequence[str] | None = None) -> str:
+    """The valid rows (one sensitive value :data:`SECRET`) with a weight column ``w``."""
+    rows = [
+        (ids[i] if ids else r[0], *r[1:], w)
+        for i, (r, w) in enumerate(zip(_secret_rows(), weights, strict=True))
+    ]
+    return csv_text(rows, WEIGHTED_HEADER)
+
+
+def _one_bad(value: str, good: str = "2") -> list[str]:
+    """Every weight ``good`` but the fourth row's, ``value``."""
+    return [value if i == 3 else good for i in range(len(ROWS))]
+
+
+def _weight_files() -> dict[
+    str, tuple[Callable[[Path, random.Random], None], frozenset[int], bool]
+]:
+    """Release files with a weight column ``w`` (``risk --weight w``): name -> (how it is
+    made, the exit of ``risk FILE --qi age --qi zip --weight w``, isolate). A weight is a
+    finite number >= 1 (a record stands for at least itself); anything else is refused
+    naming --weight, never echoing the value."""
+    import pyarrow as pa
+
+    n = len(ROWS)
+    csv: dict[str, tuple[list[str], frozenset[int], bool]] = {
+        "w_valid.csv": ([str(i + 1) for i in range(n)], OK, False),
+        "w_ones.csv": (["1"] * n, OK, False),  # the release is its own population
+        "w_decimal.csv": (_one_bad("2.5"), OK, False),
+        "w_ratio.csv": (_one_bad("3/2"), OK | BAD, False),
+        "w_plus.csv": (_one_bad("+5"), OK, False),
+        "w_padded.csv": (_one_bad(" 7 "), OK, False),
+        "w_exponent.csv": (_one_bad("1e3"), OK, False),
+        "w_big.csv": (["1e300"] * n, OK | BAD, False),
+        "w_negative.csv": (_one_bad("-3"), BAD, False),
+        "w_zero.csv": (_one_bad("0"), BAD, False),
+        "w_all_zero.csv": (["0"] * n, BAD, False),
+        "w_below_one.csv": (_one_bad("0.5"), BAD, False),
+        "w_nan.csv": (_one_bad("nan"), BAD, False),
+        "w_NaN.csv": (_one_bad("NaN"), BAD, False),
+        "w_inf.csv": (_one_bad("inf"), BAD, False),
+        "w_minus_inf.csv": (_one_bad("-inf"), BAD, False),
+        "w_text.csv": (_one_bad(SECRET), BAD, False),
+        "w_blank.csv": (_one_bad(""), BAD, False),
+        "w_all_blank.csv": ([""] * n, BAD, False),
+        "w_spaces.csv": (_one_bad("   "), BAD, False),
+        "w_na.csv": (_one_bad("NA"), BAD, False),
+        "w_null.csv": (_one_bad("null"), BAD, False),
+        "w_bool.csv": (_one_bad("true", "false"), BAD, False),
+        "w_date.csv": (_one_bad("2001-01-01"), BAD, False),
+        "w_hex.csv": (_one_bad("0x10"), BAD, False),
+        "w_percent.csv": (_one_bad("50%"), BAD, False),
+        "w_div_zero.csv": (_one_bad("1/0"), BAD, False),
+        "w_fullwidth.csv": (_one_bad("１２"), OK | BAD, False),
+        "w_underscore.csv": (_one_bad("1_000"), OK | BAD, False),
+        "w_many_digits.csv": (_one_bad("9" * 5000), OK | BAD, False),
+        "w_long_decimal.csv": (_one_bad("1." + "0" * 5000), OK | BAD, False),
+        # beyond a float: not finite (a sum beyond it, or a sampling fraction below it,
+        # is refused too); exponents that take minutes to expand exactly
+        "w_1e400.csv": (_one_bad("1e400"), BAD, False),
+        "w_float_max.csv": (["1.7e308"] * n, BAD, False),
+        "w_huge_exponent.csv": (_one_bad("1e999999999"), BAD, True),
+        "w_tiny_exponent.csv": (_one_bad("1e-999999999"), BAD, True),
+        "w_huge_ratio.csv": (_one_bad("1e999999999/1e999999998"), BAD, True),
+    }
+    out: dict[str, tuple[Callable[[Path, random.Random], None], frozenset[int], bool]] = {
+        name: (_write(_weighted_csv(ws)), expect, isolate)
+        for name, (ws, expect, isolate) in csv.items()
+    }
+    out["w_ragged.csv"] = (
+        _write(_weighted_csv(["2"] * n).replace(",hiv,2\n", ",hiv\n", 1)),
+        BAD,
+        False,
+    )
+    f64 = pa.float64()
+    parquet: dict[str, tuple[Any, frozenset[int]]] = {
+        "wp_int.parquet": (pa.array(range(1, n + 1), pa.int64()), OK),
+        "wp_float.parquet": (pa.array([1.5] * n, f64), OK),
+        "wp_string.parquet": (pa.array(["2"] * n), OK),
+        "wp_dictionary.parquet": (pa.array(["2"] * n).dictionary_encode(), OK | BAD),
+        "wp_decimal.parquet": (pa.array([2] * n, pa.decimal128(5, 0)), OK | BAD),
+        "wp_uint64_max.parquet": (pa.array([2**64 - 1] * n, pa.uint64()), OK),
+        "wp_int8_negative.parquet": (pa.array(_one_bad_int(-1), pa.int8()), BAD),
+        "wp_zero.parquet": (pa.array(_one_bad_int(0), pa.int64()), BAD),
+        "wp_nan.parquet": (pa.array(_one_bad_float(float("nan")), f64), BAD),
+        "wp_all_nan.parquet": (pa.array([float("nan")] * n, f64), BAD),
+        "wp_inf.parquet": (pa.array(_one_bad_float(float("inf")), f64), BAD),
+        "wp_minus_zero.parquet": (pa.array(_one_bad_float(-0.0), f64), BAD),
+        "wp_tiny.parquet": (pa.array(_one_bad_float(5e-324), f64), BAD),
+        "wp_float_max.parquet": (pa.array([1.7e308] * n, f64), BAD),
+        "wp_null.parquet": (pa.array(_one_bad_float(None), f64), BAD),
+        "wp_all_null.parquet": (pa.nulls(n, f64), BAD),
+        "wp_null_type.parquet": (pa.nulls(n), BAD),
+        "wp_bool.parquet": (pa.array([True] * n), BAD),
+        "wp_text.parquet": (pa.array(_one_bad(SECRET)), BAD),
+        "wp_timestamp.parquet": (pa.array(list(range(n)), pa.timestamp("s")), BAD),
+        "wp_binary.parquet": (pa.array([b"2"] * n, pa.binary()), BAD),
+        "wp_list.parquet": (pa.array([[2]] * n, pa.list_(pa.int64())), BAD),
+        "wp_struct.parquet": (pa.array([{"w": 2}] * n), BAD),
+    }
+    for name, (column, expect) in parquet.items():
+        out[name] = (_parquet(w=column), expect, False)
+    # an entity's rows must agree on its weight (with --entity id): p01 has two rows here
+    ids = ["p01", "p01", *(r[0] for r in ROWS[2:])]
+    out["w_entity_agree.csv"] = (_write(_weighted_csv(["2"] * n, ids)), OK, False)
+    out["w_entity_disagree.csv"] = (
+        _write(_weighted_csv(["2", "3", *(["2"] * (n - 2))], ids)),
+        BAD,
+        False,
+    )
+    return out
+
+
+POPULATIONS: dict[str, Callable[[], list[tuple[str, ...]]]] = {
+    # population tables of `risk valid.csv --population FILE`
+    "pop_twice.csv": lambda: [*ROWS, *((f"q{r[0][1:]}", *r[1:]) for r in ROWS)],
+    "pop_half.csv": lambda: list(ROWS[:6]),  # fewer people than the release's records
+    "pop_other.csv": lambda: [(r[0], str(int(r[1]) + 1), *r[2:]) for r in ROWS],  # other ages
+    "pop_one_missing.csv": lambda: [*ROWS[1:], ROWS[2]],  # as many, but not p01's group
+}
+
+
+def _one_bad_int(value: int) -> list[int]:
+    return [value if i == 3 else 2 for i in range(len(ROWS))]
+
+
+def _one_bad_float(value: float | None) -> list[float | None]:
+    return [value if i == 3 else 2.0 for i in range(len(ROWS))]
+
+
 # ============================================================================ generation
 def _case(
     cases: list[Case],
@@ -1491,6 +1634,8 @@ def _case(
     xfail: str | None = None,
     tag: str = "",
     extended: bool = False,
+    mention: str | None = None,
+    copies: Sequence[str] = (),
 ) -> None:
     label = tag or " ".join(argv)[:90]
     cid = f"{len(cases):04d}-{command.replace(' ', '-')}-{_slug(label)}"
@@ -1506,6 +1651,8 @@ def _case(
             tuple(absent),
             xfail,
             extended,
+            mention,
+            tuple(copies),
         )
     )
 
@@ -1531,8 +1678,9 @@ COLS = (
 V = "{in}/valid.csv"
 COMMANDS = frozenset({
     "check", "anonymize", "audit", "maxent", "attempt", "publish", "ledger", "report",
-    "disclosure", "skyline",
+    "disclosure", "skyline", "risk",
 })  # fmt: skip
+RISK = ("--qi", "age", "--qi", "zip")  # the risk step's quasi-identifiers
 
 
 @dataclass(frozen=True)
@@ -1561,6 +1709,7 @@ class Slot:
 
 GROUPED = frozenset({"bucket", "disease"})
 RELEASE_COLS = frozenset({"age", "zip", "bucket", "disease"})
+RISK_COLS = frozenset({"age", "zip"})
 
 
 SLOTS = (
@@ -1724,6 +1873,36 @@ SLOTS = (
         core_only=True,
         reads=frozenset({"id"}),
     ),
+    Slot("risk", ("risk", "{F}", *RISK), OK, reads=RISK_COLS),
+    Slot(
+        "risk",
+        # plain.csv holds valid.csv's rows: a population that contains the release
+        ("risk", "{in}/plain.csv", *RISK, "--population", "{F}"),
+        OK,
+        core_only=True,
+        reads=RISK_COLS,
+    ),
+    Slot(
+        "risk",
+        ("risk", "{F}", *RISK, "--weight", "bucket"),  # the weights 1..4: a bad file's bucket
+        OK,
+        core_only=True,
+        reads=RISK_COLS | {"bucket"},
+    ),
+    Slot(
+        "risk",
+        ("risk", "{F}", *RISK, "--entity", "id"),
+        OK,
+        core_only=True,
+        reads=RISK_COLS | {"id"},
+    ),
+    Slot(
+        "check",
+        ("check", "{F}", *CHECK, "--criterion", "k-anonymity:k=2", "--entity", "id"),
+        OK,
+        core_only=True,
+        reads=GROUPED | {"id"},
+    ),
     Slot(
         "publish",
         ("publish", "{F}", "--attempt", "{A_open}", "--to", "{out}/published", "--ledger", "{L}"),
@@ -1760,12 +1939,12 @@ SLIM_FILES = frozenset(
 
 
 def _file_cases(cases: list[Case]) -> None:
-    """Every file in every slot; the default run gives every file to check and maxent, the
-    core files to the other main readers, and a slim set to the rest."""
+    """Every file in every slot; the default run gives every file to check, maxent and
+    risk, the core files to the other main readers, and a slim set to the rest."""
     for spec in _files():
         name = file_arg(spec)
         for slot in SLOTS:
-            if slot.command in ("check", "maxent") and not slot.core_only:
+            if slot.command in ("check", "maxent", "risk") and not slot.core_only:
                 default = True
             elif not slot.core_only and slot.command in ("anonymize", "audit", "attempt"):
                 default = spec.core
@@ -1877,6 +2056,130 @@ CRITERION_SPECS: dict[str, frozenset[int]] = {
     "skyline:points=1,1,1,0.9:5": BAD,
     "skyline:c=0.9": BAD,
     "skyline": BAD,
+    # valid.csv by bucket: four groups of three records, every group's values distinct;
+    # the table's shares flu 1/3, hiv 1/4, cold 1/4, cancer 1/6 (each group 1/3 of its
+    # values, bucket 1 without cold, 2 without cancer, 3 without hiv, 4 without cancer)
+    "alpha-k-anonymity:alpha=0.5,k=2": OK,
+    "alpha-k-anonymity:alpha=0.3,k=2": frozenset({EXIT_BLOCKED}),
+    "alpha-k-anonymity:alpha=1,k=4": frozenset({EXIT_BLOCKED}),
+    "alpha-k-anonymity:alpha=0.3,k=2,sensitive_value=plague": OK,  # absent: sizes only
+    "alpha-k-anonymity:alpha=0.3,k=2,sensitive_value=hiv": frozenset({EXIT_BLOCKED}),
+    "alpha-k-anonymity:alpha=0.5,k=2,sensitive_value=": BAD,
+    "alpha-k-anonymity:alpha=0.5,k=2,sensitive_value= ": BAD,
+    "alpha-k-anonymity:alpha=0.5,k=2,sensitive_value=" + SECRET: OK,
+    "alpha-k-anonymity:alpha=0,k=2": BAD,
+    "alpha-k-anonymity:alpha=-0.5,k=2": BAD,
+    "alpha-k-anonymity:alpha=1.5,k=2": BAD,
+    "alpha-k-anonymity:alpha=nan,k=2": BAD,
+    "alpha-k-anonymity:alpha=inf,k=2": BAD,
+    "alpha-k-anonymity:alpha=1e-320,k=2": frozenset({EXIT_BLOCKED}),
+    "alpha-k-anonymity:alpha=half,k=2": BAD,
+    "alpha-k-anonymity:alpha=0.5,k=two": BAD,
+    "alpha-k-anonymity:alpha=0.5,k=0": BAD,
+    "alpha-k-anonymity:alpha=0.5,k=2.5": BAD,
+    "alpha-k-anonymity:alpha=0.5,k=1000000000000": frozenset({EXIT_BLOCKED}),
+    "alpha-k-anonymity:alpha=0.5,k=" + "9" * 400: BAD,
+    "alpha-k-anonymity:alpha=0.5": BAD,
+    "alpha-k-anonymity:k=2": BAD,
+    "alpha-k-anonymity": BAD,
+    "alpha-k-anonymity:alpha=0.5,k=2,l=2": BAD,
+    "alpha-k-anonymity:alpha=0.5,k=2,beta=1": BAD,
+    "alpha-k-anonymity:alpha=0.5,k=2,alpha=0.6": BAD,
+    "basic-beta-likeness:beta=1": OK,  # the largest gain: cancer's (1/3 - 1/6) / (1/6)
+    "basic-beta-likeness:beta=0.5": frozenset({EXIT_BLOCKED}),
+    "basic-beta-likeness:beta=1e308": OK,
+    "basic-beta-likeness:beta=1e-320": frozenset({EXIT_BLOCKED}),
+    "basic-beta-likeness:beta=0": BAD,
+    "basic-beta-likeness:beta=-1": BAD,
+    "basic-beta-likeness:beta=inf": BAD,
+    "basic-beta-likeness:beta=nan": BAD,
+    "basic-beta-likeness:beta=1e309": BAD,
+    "basic-beta-likeness:beta=large": BAD,
+    "basic-beta-likeness:beta=": BAD,
+    "basic-beta-likeness": BAD,
+    "basic-beta-likeness:beta=1,k=2": BAD,
+    "basic-beta-likeness:b=1": BAD,
+    "enhanced-beta-likeness:beta=1": OK,  # min(1, -ln 1/6) = 1
+    "enhanced-beta-likeness:beta=0.5": frozenset({EXIT_BLOCKED}),
+    "enhanced-beta-likeness:beta=1e308": OK,  # min(beta, -ln p) bounds it
+    "enhanced-beta-likeness:beta=0": BAD,
+    "enhanced-beta-likeness:beta=-inf": BAD,
+    "enhanced-beta-likeness:beta=１": OK,
+    "enhanced-beta-likeness:beta=1,beta=2": BAD,
+    "enhanced-beta-likeness": BAD,
+    "delta-disclosure:delta=1": frozenset({EXIT_BLOCKED}),  # a value absent from a group
+    "delta-disclosure:delta=1e308": frozenset({EXIT_BLOCKED}),
+    "delta-disclosure:delta=0": BAD,
+    "delta-disclosure:delta=-1": BAD,
+    "delta-disclosure:delta=inf": BAD,
+    "delta-disclosure:delta=nan": BAD,
+    "delta-disclosure:delta=x": BAD,
+    "delta-disclosure": BAD,
+    "delta-disclosure:delta=1,t=0.5": BAD,
+    "prosecutor-risk:highest=0.5": OK,  # groups of 3: risk 1/3
+    "prosecutor-risk:highest=0.2": frozenset({EXIT_BLOCKED}),
+    "prosecutor-risk:highest=1": OK,
+    "prosecutor-risk:average=0.5": OK,  # 4 groups / 12 records
+    "prosecutor-risk:average=0.3": frozenset({EXIT_BLOCKED}),
+    "prosecutor-risk:highest=0.5,average=0.3": frozenset({EXIT_BLOCKED}),
+    "prosecutor-risk:highest=0.2,records=1": OK,
+    "prosecutor-risk:highest=0.2,records=0.5": frozenset({EXIT_BLOCKED}),
+    "prosecutor-risk:highest=0.2,records=0": frozenset({EXIT_BLOCKED}),
+    "prosecutor-risk:highest=1e-320": frozenset({EXIT_BLOCKED}),
+    "prosecutor-risk:records=0.5": BAD,  # records needs highest
+    "prosecutor-risk:records=0.5,average=0.5": BAD,
+    "prosecutor-risk": BAD,  # at least one of highest and average
+    "prosecutor-risk:highest=0": BAD,
+    "prosecutor-risk:highest=1.5": BAD,
+    "prosecutor-risk:highest=nan": BAD,
+    "prosecutor-risk:highest=0.5,records=-0.1": BAD,
+    "prosecutor-risk:highest=0.5,records=2": BAD,
+    "prosecutor-risk:highest=0.5,records=inf": BAD,
+    "prosecutor-risk:average=0": BAD,
+    "prosecutor-risk:average=high": BAD,
+    "prosecutor-risk:highest=high": BAD,
+    "prosecutor-risk:highest=0.5,k=2": BAD,
+    "prosecutor-risk:highest=0.5,highest=0.6": BAD,
+    "k-map:k=2,sampling_fraction=1": OK,  # the release is the population: k' = k
+    "k-map:k=4,sampling_fraction=1": frozenset({EXIT_BLOCKED}),
+    "k-map:k=2,sampling_fraction=0.5": VERDICT,
+    "k-map:k=2,population_size=24": VERDICT,
+    "k-map:k=2,population_size=12": OK,
+    "k-map:k=2,sampling_fraction=0.5,estimator=zero-truncated-poisson": VERDICT,
+    "k-map:k=2,sampling_fraction=0.5,estimator=poisson,significance=0.5": VERDICT,
+    "k-map:k=2,sampling_fraction=0.5,significance=0": VERDICT,
+    "k-map:k=2,sampling_fraction=0.5,significance=1": VERDICT,
+    "k-map:k=2,sampling_fraction=1e-320": VERDICT | BAD,
+    "k-map:k=2,population_size=1e308": VERDICT | BAD,
+    "k-map:k=1000000000,population_size=1000000000000": VERDICT | BAD,
+    "k-map:k=2,population_size=" + "9" * 30: VERDICT | BAD,
+    "k-map:k=2,population_size=11": BAD,  # below the release's 12 records
+    "k-map:k=2,population_size=0.5": BAD,
+    "k-map:k=2,population_size=inf": BAD,
+    "k-map:k=2,population_size=nan": BAD,
+    "k-map:k=2,population_size=many": BAD,
+    "k-map:k=2": BAD,  # neither sampling_fraction nor population_size
+    "k-map:k=2,sampling_fraction=0.5,population_size=24": BAD,  # both
+    "k-map:sampling_fraction=0.5": BAD,
+    "k-map": BAD,
+    "k-map:k=0,sampling_fraction=0.5": BAD,
+    "k-map:k=2.5,sampling_fraction=0.5": BAD,
+    "k-map:k=2,sampling_fraction=0": BAD,
+    "k-map:k=2,sampling_fraction=1.5": BAD,
+    "k-map:k=2,sampling_fraction=-0.5": BAD,
+    "k-map:k=2,sampling_fraction=nan": BAD,
+    "k-map:k=2,sampling_fraction=half": BAD,
+    "k-map:k=2,sampling_fraction=50%": BAD,
+    "k-map:k=2,sampling_fraction=0.5,estimator=binomial": BAD,
+    "k-map:k=2,sampling_fraction=0.5,estimator=": BAD,
+    "k-map:k=2,sampling_fraction=0.5,estimator=Poisson": BAD,
+    "k-map:k=2,sampling_fraction=0.5,estimator=0.5": BAD,
+    "k-map:k=2,sampling_fraction=0.5,significance=-0.1": BAD,
+    "k-map:k=2,sampling_fraction=0.5,significance=1.5": BAD,
+    "k-map:k=2,sampling_fraction=0.5,significance=nan": BAD,
+    "k-map:k=2,sampling_fraction=0.5,significance=low": BAD,
+    "k-map:k=2,sampling_fraction=0.5,l=2": BAD,
+    "k-map:k=2,sampling_fraction=0.5,sampling_fraction=0.6": BAD,
     "unknown-criterion:k=2": BAD,
     "k-anonymity:k=2;l=3": BAD,
     "k-anonymity:k=2 l=3": BAD,
@@ -1890,6 +2193,11 @@ HUGE_SPECS = (
     "recursive-cl-diversity:c=2,l=1000000000000",
     "ck-safety:c=0.9,k=1000000000",
     "negation-safety:c=0.9,k=1000000000",
+    "k-map:k=2,sampling_fraction=1e-320",
+    "k-map:k=2,population_size=1e308",
+    "k-map:k=1000000000,population_size=1000000000000",
+    "k-map:k=2,population_size=" + "9" * 30,
+    "alpha-k-anonymity:alpha=0.5,k=1000000000000",
 )
 
 
@@ -1943,10 +2251,142 @@ def _criteria_cases(cases: list[Case]) -> None:
         (["--criterion", "t-closeness", "--t", "0.2", "--ordered", "no"], VERDICT),
         (["--criterion", "ck-safety", "--c", "0.9"], BAD),
         (["--criterion", "ck-safety", "--c", "0.9", "--k", "1", "--t", "0.1"], BAD),
+        (["--criterion", "alpha-k-anonymity", "--alpha", "0.5", "--k", "2"], OK),
+        (["--criterion", "alpha-k-anonymity", "--alpha", "0.5"], BAD),
+        (["--criterion", "alpha-k-anonymity", "--k", "2"], BAD),
+        (
+            [
+                "--criterion",
+                "alpha-k-anonymity",
+                "--alpha",
+                "0.3",
+                "--k",
+                "2",
+                "--sensitive-value",
+                "hiv",
+            ],
+            frozenset({EXIT_BLOCKED}),
+        ),
+        (
+            [
+                "--criterion",
+                "alpha-k-anonymity",
+                "--alpha",
+                "0.5",
+                "--k",
+                "2",
+                "--sensitive-value",
+                "",
+            ],
+            BAD,
+        ),
+        (
+            [
+                "--criterion",
+                "alpha-k-anonymity",
+                "--alpha",
+                "0.5",
+                "--k",
+                "2",
+                "--sensitive-value",
+                "dis\x1b[2Jease\n",
+            ],
+            OK,
+        ),
+        (["--criterion", "alpha-k-anonymity:alpha=0.5", "--k", "2"], BAD),
+        (["--criterion", "k-anonymity", "--k", "2", "--sensitive-value", "hiv"], BAD),
+        (["--criterion", "basic-beta-likeness", "--beta", "1"], OK),
+        (["--criterion", "enhanced-beta-likeness", "--beta", "0.5"], frozenset({EXIT_BLOCKED})),
+        (["--criterion", "basic-beta-likeness", "--beta", "1", "--delta", "1"], BAD),
+        (["--criterion", "basic-beta-likeness"], BAD),
+        (["--criterion", "delta-disclosure", "--delta", "1"], frozenset({EXIT_BLOCKED})),
+        (["--criterion", "delta-disclosure", "--beta", "1"], BAD),
+        (["--criterion", "prosecutor-risk", "--highest", "0.5"], OK),
+        (["--criterion", "prosecutor-risk", "--average", "0.5"], OK),
+        (["--criterion", "prosecutor-risk", "--highest", "0.2", "--records", "1"], OK),
+        (["--criterion", "prosecutor-risk", "--records", "0.1"], BAD),
+        (["--criterion", "prosecutor-risk"], BAD),
+        (["--criterion", "prosecutor-risk", "--highest", "0.5", "--k", "2"], BAD),
+        (["--criterion", "k-map", "--k", "2", "--sampling-fraction", "1"], OK),
+        (["--criterion", "k-map", "--k", "2", "--population-size", "24"], VERDICT),
+        (["--criterion", "k-map", "--k", "2"], BAD),
+        (
+            [
+                "--criterion",
+                "k-map",
+                "--k",
+                "2",
+                "--sampling-fraction",
+                "0.5",
+                "--population-size",
+                "24",
+            ],
+            BAD,
+        ),
+        (
+            [
+                "--criterion",
+                "k-map",
+                "--k",
+                "2",
+                "--sampling-fraction",
+                "0.5",
+                "--estimator",
+                "zero-truncated-poisson",
+                "--significance",
+                "0.05",
+            ],
+            VERDICT,
+        ),
+        (
+            [
+                "--criterion",
+                "k-map",
+                "--k",
+                "2",
+                "--sampling-fraction",
+                "0.5",
+                "--estimator",
+                "binomial",
+            ],
+            BAD,
+        ),
+        (
+            ["--criterion", "k-map", "--k", "2", "--sampling-fraction", "0.5", "--estimator", ""],
+            BAD,
+        ),
+        (["--criterion", "k-map", "--k", "2", "--population-size", "11"], BAD),
+        (["--criterion", "k-map", "--sampling-fraction", "0.5"], BAD),
+        (["--criterion", "k-anonymity", "--k", "2", "--estimator", "poisson"], BAD),
+        (["--criterion", "k-anonymity", "--k", "2", "--significance", "0.5"], BAD),
+        (["--criterion", "k-map:k=2", "--sampling-fraction", "0.5"], BAD),
         (["--criterion"], BAD),
         ([], BAD),
     ):
         _case(cases, "check", ["check", V, *CHECK, *argv], expect)
+
+
+# criterion specs that reveal a bug of core/ not fixed yet: spec -> the bug (extended run,
+# isolated: each hangs until it is killed)
+KNOWN_BAD_SPECS: dict[str, str] = {
+    "k-map:k=1000000000,sampling_fraction=0.5": (
+        "core/risk/kmap.py: ARX's Poisson loop runs pi * k (5e8) steps before min(k', n)"
+    ),
+}
+
+
+def _known_bad_specs(cases: list[Case]) -> None:
+    for spec, bug in KNOWN_BAD_SPECS.items():
+        _case(
+            cases,
+            "check",
+            ["check", V, *CHECK, "--criterion", spec],
+            frozenset({EXIT_BLOCKED}),
+            isolate=True,
+            xfail=bug,
+            tag=f"criterion={spec[:50]}",
+            extended=True,
+        )
 
 
 # ---------------------------------------------------------------- numbers
@@ -2036,6 +2476,8 @@ class NumericOption:
     kind: type
     valid: Domain
     expect: frozenset[int]  # for a value in the domain
+    names: bool = False  # a refusal must name the option
+    defaults: frozenset[str] | None = None  # the numbers of the default run (None: DEFAULT_NUMBERS)
 
 
 def _numeric_options() -> list[NumericOption]:
@@ -2161,7 +2603,93 @@ def _numeric_options() -> list[NumericOption]:
         NumericOption("skyline", (*sk, "--c", "0.9", "--max-l", "{N}"), int, _between(0, 1000), OK),
         NumericOption("skyline", (*sk, "--c", "0.9", "--max-k", "{N}"), int, _between(0, 1000), OK),
         NumericOption("skyline", (*sk, "--c", "0.9", "--max-m", "{N}"), int, _between(0, 1000), OK),
+        *_new_numeric_options(),
     ]
+
+
+def _new_numeric_options() -> list[NumericOption]:
+    """The risk step's numbers and the parameter flags of the criteria that came with it."""
+    from dataclasses import replace
+
+    rk = ("risk", V, *RISK)
+    ck = ("check", V, *CHECK, "--criterion")
+    km = (*ck, "k-map", "--k", "2")
+    inf = float("inf")
+    unit = _between(0, 1, True)  # (0, 1]
+    risk = [
+        NumericOption("risk", (*rk, "--threshold", "{N}"), float, unit, OK, True),
+        NumericOption(
+            "risk",
+            (*rk, "--sampling-fraction", "{N}"),
+            float,
+            lambda v: unit(v) and 12 / float(v) < float("inf"),  # a population a float holds
+            OK,
+            True,
+        ),
+        # the population contains the release's 12 records, and a float holds its size
+        NumericOption(
+            "risk", (*rk, "--population-size", "{N}"), int, _between(12, 1.7e308), OK, True
+        ),
+        NumericOption("risk", (*rk, "--suda-max-size", "{N}"), int, _between(1, 2), OK, True),
+        NumericOption("risk", (*rk, "--dis-fraction", "{N}"), float, unit, OK, True),
+    ]
+    # the criteria's flags reach the validation CRITERION_SPECS exercises: a few numbers by
+    # default, every one in the extended run
+    flags = [
+        NumericOption(
+            "check", (*ck, "alpha-k-anonymity", "--k", "2", "--alpha", "{N}"), float, unit, VERDICT
+        ),
+        NumericOption(
+            "check",
+            (*ck, "alpha-k-anonymity", "--alpha", "0.5", "--k", "{N}"),
+            int,
+            _between(1, inf),
+            VERDICT,
+        ),
+        NumericOption(
+            "check",
+            (*ck, "basic-beta-likeness", "--beta", "{N}"),
+            float,
+            _between(0, 1.7e308, True),
+            VERDICT,
+        ),
+        NumericOption(
+            "check",
+            (*ck, "enhanced-beta-likeness", "--beta", "{N}"),
+            float,
+            _between(0, 1.7e308, True),
+            VERDICT,
+        ),
+        NumericOption(
+            "check",
+            (*ck, "delta-disclosure", "--delta", "{N}"),
+            float,
+            _between(0, 1.7e308, True),
+            VERDICT,
+        ),
+        NumericOption("check", (*ck, "prosecutor-risk", "--highest", "{N}"), float, unit, VERDICT),
+        NumericOption("check", (*ck, "prosecutor-risk", "--average", "{N}"), float, unit, VERDICT),
+        NumericOption(
+            "check",
+            (*ck, "prosecutor-risk", "--highest", "0.2", "--records", "{N}"),
+            float,
+            _between(0, 1),
+            VERDICT,
+        ),
+        NumericOption("check", (*km, "--sampling-fraction", "{N}"), float, unit, VERDICT),
+        NumericOption(
+            "check", (*km, "--population-size", "{N}"), float, _between(12, 1.7e308), VERDICT
+        ),
+        NumericOption(
+            "check",
+            (*km, "--sampling-fraction", "0.5", "--significance", "{N}"),
+            float,
+            _between(0, 1),
+            VERDICT,
+        ),
+    ]
+    few = frozenset({"0", "0.5", "nan", "1e309", "abc", ""})
+    return risk + [replace(o, defaults=few) for o in flags]
 
 
 def _is_huge(text: str) -> bool:
@@ -2211,7 +2739,8 @@ def _numeric_cases(cases: list[Case]) -> None:
                 expect,
                 isolate=_is_huge(text),
                 tag=f"{flag}={text[:20]!r}",
-                extended=text not in DEFAULT_NUMBERS,
+                extended=text not in (opt.defaults or DEFAULT_NUMBERS),
+                mention=re.escape(flag) if opt.names else None,
             )
     # the audit's --confidence has its own parser: a number, a percentage or a fraction
     for text, expect in (
@@ -2413,6 +2942,21 @@ def _text_cases(cases: list[Case]) -> None:
             "report",
             ["report", V, "--sensitive", "{T}", "--group", "bucket", "--out", "{out}/r.html"],
         ),
+        ("risk", ["risk", V, "--qi", "{T}"]),
+        ("risk", ["risk", V, *RISK, "--entity", "{T}"]),
+        ("risk", ["risk", V, *RISK, "--weight", "{T}"]),
+        ("check", ["check", V, *CHECK, "--criterion", "k-anonymity:k=2", "--entity", "{T}"]),
+        ("check", ["check", V, *CHECK, "--criterion", "k-anonymity:k=2", "--benign", "{T}"]),
+        ("skyline", ["skyline", V, *CHECK, "--c", "0.9", "--benign", "{T}"]),
+        ("disclosure", ["disclosure", V, *CHECK, "--k-max", "1", "--benign", "{T}"]),
+        (
+            "maxent",
+            ["maxent", V, "--sensitive", "disease", "--bucket", "bucket", "--benign", "{T}"],
+        ),
+        (
+            "audit",
+            ["audit", V, *COLS, "--no-ledger", "--prior", "{in}/valid2.csv", "--benign", "{T}"],
+        ),
     ]
     for command, template in slots:
         for i, text in enumerate(TEXTS):
@@ -2449,6 +2993,11 @@ def _text_expect(template: Sequence[str], text: str) -> frozenset[int]:
         return OK | BAD
     if flag == "--group" and text == "bucket,zip":
         return BAD
+    if flag == "--benign":
+        # any non-blank text is a value (one absent from the release is noted, not refused)
+        if option or not text.strip():
+            return BAD
+        return VERDICT if template[0] in ("check", "audit") else OK
     return BAD  # a column that does not exist, or an option
 
 
@@ -2552,6 +3101,7 @@ def _ledger_commands() -> list[tuple[str, list[str], bool]]:
             ],
             False,
         ),
+        ("risk", ["risk", "{in}/valid2.csv", *RISK, "--attempt", "{A_open}", *led], False),
     ]
 
 
@@ -2715,6 +3265,7 @@ def _real_expect(command: str, template: Sequence[str]) -> frozenset[int]:
         "audit": VERDICT,
         "publish": frozenset({EXIT_BLOCKED}),
         "report": frozenset({EXIT_BLOCKED}),
+        "risk": OK,  # measured (no verdict): recorded, and the attempt stays blocked
     }[command]
 
 
@@ -2895,6 +3446,11 @@ def _ref_cases(cases: list[Case]) -> None:
                     "blocked": frozenset({EXIT_BLOCKED}),
                     "published": OK,
                 },
+            ),
+            (
+                "risk",
+                ["risk", "{in}/valid2.csv", *RISK, "--attempt", ref, *led],
+                {"open": OK, "blocked": frozenset({5}), "published": frozenset({5})},
             ),
         ):
             expect = BAD if what == "bad" else by_status[what]
@@ -3231,6 +3787,7 @@ def _output_cases(cases: list[Case]) -> None:
                 ".csv",
             ),
             ("skyline", ["skyline", V, *CHECK, "--c", "0.9", "--plot"], ".svg"),
+            ("risk", ["risk", V, *RISK, "--records"], ".csv"),
         ):
             name = target
             if target.endswith(("no-folder/x", "valid.csv/x", "n" * 300)):
@@ -3267,6 +3824,80 @@ def _output_cases(cases: list[Case]) -> None:
         ([*an, "--out", "table:x"], BAD),
     ):
         _case(cases, "anonymize", argv, expect)
+    rk = ["risk", V, *RISK, "--records"]
+    for argv, expect in (
+        ([*rk, "{out}/r.csv"], OK),
+        ([*rk, "{out}/r.parquet"], OK),
+        ([*rk, "{out}/r.csv.gz"], OK | BAD),
+        ([*rk, "{out}/r.json"], BAD),
+        ([*rk, "{out}/r.html"], BAD),
+        ([*rk, "{out}/r.parquet.gz"], BAD),
+        ([*rk, "{out}/r.csv", "--no-suda"], BAD),  # no SUDA scores to write
+        ([*rk, "{out}/r.csv", "--entity", "id"], BAD),  # entities have no row number
+        ([*rk, "{out}/r.csv", "--report", "{out}/r.html"], BAD),  # no manifest: nothing
+        ([*rk, "{out}/r.csv", "--records", "{out}/s.csv"], OK),  # the last wins
+        ([*rk, "{out}/r.csv", "--weight", "bucket"], OK),
+        ([*rk, "{out}/r.csv", "--qi", "nope"], BAD),
+        ([*rk, "{out}/r.csv", "--threshold", "0"], BAD),
+        ([*rk, "{out}/r.csv", "--suda-max-size", "9"], BAD),
+        (["risk", "{in}/empty.csv", *RISK, "--records", "{out}/r.csv"], BAD),
+        (["risk", "{in}/w_text.csv", *RISK, "--weight", "w", "--records", "{out}/r.csv"], BAD),
+        ([*rk, "table:x"], BAD),
+    ):
+        _case(cases, "risk", argv, expect, tag=f"--records={argv[len(rk)][:30]}")
+    _overwrite_cases(cases)
+
+
+def _overwrite_cases(cases: list[Case]) -> None:
+    """An output naming a file the step reads (the release, a population, a prior, the
+    original, a hierarchy; through ``./`` or a symbolic link too) is refused before anything
+    is written: the inputs are the case's own copies, which must be left as they were."""
+    own, pop, h = "{own}/valid.csv", "{own}/pop_twice.csv", "{own}/h_valid.csv"
+    dot = "{own}/./valid.csv"
+    mx = ["maxent", own, "--sensitive", "disease", "--bucket", "bucket", "--qi", "age"]
+    au = ["audit", own, *COLS, "--no-ledger", "--prior", "{own}/valid2.csv"]
+    an = ["anonymize", own, "--qi", "age", "--qi", "zip", "--sensitive", "disease"]
+    bucketize = ["--method", "bucketize", "--criterion", "distinct-l-diversity:l=2"]
+    lattice = ["--method", "lattice", "--criterion", "k-anonymity:k=2"]
+    for command, argv in (
+        ("risk", ["risk", own, *RISK, "--records", own]),
+        ("risk", ["risk", own, *RISK, "--records", dot]),
+        ("risk", ["risk", V, *RISK, "--population", pop, "--records", pop]),
+        ("maxent", [*mx, "--output", own]),
+        ("maxent", [*mx, "--output", dot]),
+        ("maxent", [*mx, "--original", "{own}/valid2.csv", "--output", "{own}/valid2.csv"]),
+        ("audit", [*au, "--individuals", own]),
+        ("audit", [*au, "--individuals", "{own}/valid2.csv"]),
+        ("audit", [*au, "--population", pop, "--individuals", pop]),
+        ("audit", [*au, "--hierarchy", f"age={h}", "--individuals", h]),
+        ("anonymize", [*an, *bucketize, "--out", own]),
+        ("anonymize", [*an, *bucketize, "--out", dot]),
+        ("anonymize", [*an, *lattice, "--hierarchy", f"age={h}", "--out", h]),
+        ("anonymize", [*an, *bucketize, "--out", "{out}/a.csv", "--qit", own]),
+        ("anonymize", [*an, *bucketize, "--out", "{out}/a.csv", "--st", dot]),
+    ):
+        copies = sorted({m for a in argv for m in re.findall(r"\{own\}/(?:\./)?([\w.]+)", a)})
+        _case(cases, command, argv, BAD, copies=copies, tag=f"overwrite:{' '.join(argv[-2:])}")
+    # the criteria file is read by the command line's front end, which the gate never sees
+    _case(
+        cases,
+        "anonymize",
+        [
+            *an,
+            "--method",
+            "bucketize",
+            "--criteria-file",
+            "{own}/c_valid.json",
+            "--out",
+            "{out}/a.csv",
+            "--manifest",
+            "{own}/c_valid.json",
+        ],
+        BAD,
+        copies=["valid.csv", "c_valid.json"],
+        xfail="cli/anonymize.py: --manifest may name the --criteria-file it read",
+        tag="overwrite:--manifest=criteria-file",
+    )
     for to, expect in (
         ("{in}/valid.csv", BAD),  # a file where the folder should be: refused before deciding
         ("", BAD),
@@ -3603,12 +4234,205 @@ def _misc_cases(cases: list[Case]) -> None:
         )
 
 
+# ---------------------------------------------------------------- risk, entities, benign
+WEIGHT_NAMED = r"--weight|column 'w'"  # a bad weight's message names the option or column
+
+
+def _risk_cases(cases: list[Case]) -> None:
+    """The risk step's options together, weights that are bad in the data, populations,
+    entities, and benign values beyond the single hostile ones of :func:`_text_cases`."""
+    rk = ["risk", V, *RISK]
+    for name, (_make, expect, isolate) in _weight_files().items():
+        entity = name.startswith("w_entity")
+        argv = ["risk", "{in}/" + name, *RISK, "--weight", "w"]
+        _case(
+            cases,
+            "risk",
+            argv + (["--entity", "id"] if entity else []),
+            expect,
+            isolate=isolate,
+            tag=f"weights={name}",
+            mention=WEIGHT_NAMED if name != "w_ragged.csv" else None,
+        )
+        if not entity:  # the same weights read per entity
+            _case(
+                cases,
+                "risk",
+                [*argv, "--entity", "id"],
+                expect,
+                isolate=isolate,
+                tag=f"weights={name} --entity",
+                mention=WEIGHT_NAMED if name != "w_ragged.csv" else None,
+                extended=True,
+            )
+    for argv, expect in (
+        (["risk"], BAD),
+        (["risk", V], BAD),  # no --qi
+        (["risk", V, "--qi", "age", "--qi", "age"], BAD),
+        (["risk", V, "--qi", "age,zip"], BAD),
+        (["risk", V, *(a for i in range(65) for a in ("--qi", f"c{i}"))], BAD),
+        (["risk", V, "--qi", "disease"], OK),  # any column may be a quasi-identifier
+        (["risk", V, "--qi", "id"], OK),  # every record unique
+        (["risk", V, *RISK, "--qi", "bucket", "--qi", "disease", "--qi", "id"], OK),
+        ([*rk, "--population", V], BAD),  # the release itself
+        ([*rk, "--population", "{in}/valid2.csv"], OK),
+        ([*rk, "--population", "{in}/pop_twice.csv"], OK),
+        ([*rk, "--population", "{in}/pop_half.csv"], BAD),
+        ([*rk, "--population", "{in}/pop_other.csv"], BAD),
+        ([*rk, "--population", "{in}/pop_one_missing.csv"], BAD),
+        ([*rk, "--population", "{in}/valid.parquet"], OK),  # the same rows, another file
+        ([*rk, "--population", ""], BAD),
+        ([*rk, "--population", "{in}/pop_twice.csv", "--population-size", "24"], BAD),
+        ([*rk, "--population-size", "24", "--sampling-fraction", "0.5"], BAD),
+        ([*rk, "--population", "{in}/pop_twice.csv", "--sampling-fraction", "0.5"], BAD),
+        ([*rk, "--population-size", "24", "--population-size", "12"], OK),  # the last wins
+        ([*rk, "--population-size", "11"], BAD),
+        ([*rk, "--weight", "bucket"], OK),
+        ([*rk, "--weight", "age"], BAD),  # a quasi-identifier
+        ([*rk, "--weight", "bucket", "--population", "{in}/pop_twice.csv"], BAD),
+        ([*rk, "--weight", "bucket", "--population-size", "1000"], OK),
+        ([*rk, "--weight", "bucket", "--sampling-fraction", "0.5"], OK),
+        ([*rk, "--weight", "id"], BAD),  # p01.. are not numbers
+        ([*rk, "--weight", "nope"], BAD),
+        ([*rk, "--entity", "id"], OK),
+        ([*rk, "--entity", "bucket"], OK),  # four people of three rows each
+        ([*rk, "--entity", "age"], BAD),  # a quasi-identifier
+        ([*rk, "--entity", "id", "--weight", "id"], BAD),
+        ([*rk, "--entity", "bucket", "--weight", "bucket"], BAD),
+        ([*rk, "--entity", "disease", "--weight", "bucket"], BAD),  # rows disagree on w
+        ([*rk, "--entity", "bucket", "--weight", "bucket", "--population-size", "99"], BAD),
+        ([*rk, "--entity", "id", "--weight", "bucket", "--population-size", "1000"], OK),
+        ([*rk, "--entity", "nope"], BAD),
+        ([*rk, "--no-suda"], OK),
+        ([*rk, "--suda", "--no-suda"], OK),
+        ([*rk, "--no-suda", "--suda-max-size", "1"], OK | BAD),
+        ([*rk, "--no-suda", "--dis-fraction", "0.5"], OK | BAD),
+        ([*rk, "--suda=yes"], BAD),
+        ([*rk, "--suda-max-size", "3"], BAD),  # more than the two --qi
+        ([*rk, "--threshold", "1", "--sampling-fraction", "1"], OK),
+        ([*rk, "--format", "json"], OK),
+        ([*rk, "--format", "xml"], BAD),
+        ([*rk, "--input-format", "parquet"], BAD),
+        (["risk", "{in}/valid.parquet", *RISK, "--input-format", "csv"], BAD),
+        (["risk", "{in}/semicolon.csv", *RISK, "--delimiter", ";"], OK),
+        ([*rk, "--delimiter", ";"], BAD),
+        ([*rk, "--report", "{out}/r.html"], BAD),  # no manifest beside the release
+        ([*rk, "--name", "x" * 300], OK | BAD),
+        ([*rk, "--attempt", "{A_open}"], BAD),  # no ledger there (the default is absent)
+        ([*rk, "--bogus"], BAD),
+        (["risk", "table:x", *RISK], BAD),
+        (["risk", "table:x", *RISK, "--conn", "sqlite:///{out}/missing.db"], BAD),
+        (["risk", "table:no.such", *RISK, "--conn", "sqlite:///{L}"], BAD),
+        (["risk", "file:///does/not/exist.csv", *RISK], BAD),
+        (["risk", "file://{in}/valid.csv", *RISK], OK),
+    ):
+        uses = any("{L}" in a for a in argv)
+        _case(cases, "risk", argv, expect, ledger="real" if uses else None)
+    # benign values together: every value benign, one repeated, a real one, with entities
+    every = [a for v in ("flu", "hiv", "cancer", "cold") for a in ("--benign", v)]
+    crit = ["--criterion"]
+    for command, argv, expect in (
+        ("check", ["check", V, *CHECK, *crit, "ck-safety:c=0.5,k=1", *every], VERDICT),
+        ("check", ["check", V, *CHECK, *crit, "negation-safety:c=0.5,k=1", *every], VERDICT),
+        ("check", ["check", V, *CHECK, *crit, "t-closeness:t=0.1", *every], VERDICT),
+        ("check", ["check", V, *CHECK, *crit, "distinct-l-diversity:l=2", *every], VERDICT),
+        ("check", ["check", V, *CHECK, *crit, "recursive-cl-diversity:c=2,l=2", *every], VERDICT),
+        ("check", ["check", V, *CHECK, *crit, "skyline:points=1,1,1,0.9", *every], VERDICT),
+        ("check", ["check", V, *CHECK, *crit, "alpha-k-anonymity:alpha=0.3,k=2", *every], VERDICT),
+        ("check", ["check", V, *CHECK, *crit, "basic-beta-likeness:beta=0.5", *every], VERDICT),
+        ("check", ["check", V, *CHECK, *crit, "delta-disclosure:delta=1", *every], VERDICT),
+        ("check", ["check", V, *CHECK, *crit, "k-map:k=2,sampling_fraction=1", *every], VERDICT),
+        (
+            "check",
+            [
+                "check",
+                V,
+                *CHECK,
+                *crit,
+                "ck-safety:c=0.5,k=3",
+                "--benign",
+                "flu",
+                "--benign",
+                "flu",
+            ],
+            VERDICT,
+        ),
+        (
+            "check",
+            ["check", V, *CHECK, *crit, "ck-safety:c=0.5,k=3", "--benign", "flu", "--entity", "id"],
+            VERDICT,
+        ),
+        (
+            "check",
+            ["check", V, *CHECK, *crit, "ck-safety:c=0.5,k=3", "--benign", SECRET, "--benign", ""],
+            BAD,
+        ),
+        ("skyline", ["skyline", V, *CHECK, "--c", "0.9", *every], OK),
+        ("disclosure", ["disclosure", V, *CHECK, "--k-max", "3", *every], OK),
+        ("maxent", ["maxent", V, "--sensitive", "disease", "--bucket", "bucket", *every], OK),
+        (
+            "maxent",
+            [
+                "maxent",
+                V,
+                "--sensitive",
+                "disease",
+                "--bucket",
+                "bucket",
+                "--benign",
+                "flu",
+                "--not-sensitive",
+                "hiv",
+            ],
+            OK,
+        ),
+        (
+            "audit",
+            ["audit", V, *COLS, "--no-ledger", "--prior", "{in}/valid2.csv", *every],
+            VERDICT,
+        ),
+        # entities: a column that is also a group or the sensitive one, or unknown
+        ("check", ["check", V, *CHECK, *crit, "k-anonymity:k=2", "--entity", "bucket"], BAD),
+        ("check", ["check", V, *CHECK, *crit, "k-anonymity:k=2", "--entity", "disease"], BAD),
+        ("check", ["check", V, *CHECK, *crit, "k-anonymity:k=2", "--entity", "age"], VERDICT),
+        ("check", ["check", V, *CHECK, *crit, "ck-safety:c=0.5,k=1", "--entity", "age"], VERDICT),
+        (
+            "check",
+            [
+                "check",
+                "{in}/w_entity_agree.csv",
+                *CHECK,
+                *crit,
+                "k-anonymity:k=2",
+                "--entity",
+                "id",
+            ],
+            VERDICT,  # k-anonymity counts sizes only: p01's two values do not matter
+        ),
+        (
+            "check",
+            [
+                "check",
+                "{in}/w_entity_agree.csv",
+                *CHECK,
+                *crit,
+                "ck-safety:c=0.5,k=1",
+                "--entity",
+                "id",
+            ],
+            BAD,  # p01's two rows hold two sensitive values
+        ),
+    ):
+        _case(cases, command, argv, expect)
+
+
 def generate_cases(extended: bool = False) -> list[Case]:
     """Every case, in a fixed order (module doc); ``extended`` adds every bad file to every
     slot and random argument mutations."""
     cases: list[Case] = []
     _file_cases(cases)
     _criteria_cases(cases)
+    _known_bad_specs(cases)
     _numeric_cases(cases)
     _text_cases(cases)
     _ledger_cases(cases)
@@ -3616,6 +4440,7 @@ def generate_cases(extended: bool = False) -> list[Case]:
     _aux_cases(cases)
     _output_cases(cases)
     _misc_cases(cases)
+    _risk_cases(cases)
     _random_cases(cases)
     _mark_inprocess_only(cases)
     return [c for c in cases if extended or not c.extended]
@@ -3711,6 +4536,12 @@ def prepare(case: Case, ws: Workspace, index: int) -> Prepared:
         source = ws.template if case.ledger == "real" else ws.led / f"{case.ledger}.db"
         shutil.copyfile(source, ledger)
     values = {"out": str(folder / "out"), "home": str(folder / "home"), "L": str(ledger)}
+    if case.copies:
+        own = folder / "own"
+        own.mkdir()
+        for name in case.copies:
+            shutil.copyfile(ws.inputs / name, own / name)
+        values["own"] = str(own)
     env = ws.env()
     env["AIRFLOW_HOME"] = values["home"]
     for k, v in case.env:
@@ -3806,6 +4637,11 @@ PRELOAD = [
     "airflow_privacy.core.criteria.worst_case",
     "airflow_privacy.core.criteria.skyline",
     "airflow_privacy.core.anonymize",
+    "airflow_privacy.gate.risk",
+    "airflow_privacy.gate.entities",
+    "airflow_privacy.core.risk",
+    "airflow_privacy.core.risk.suda",
+    "airflow_privacy.core.risk.kmap",
     "tests.fuzz_inputs",
 ]
 
@@ -3963,6 +4799,12 @@ def problems(p: Prepared, r: Result, ws: Workspace) -> list[str]:
         found.append("a traceback on stderr")
     if r.code == EXIT_INPUT and len(messages) != 1:
         found.append(f"{len(messages)} lines on stderr for bad input, expected 1")
+    if r.code == EXIT_INPUT and case.mention and not re.search(case.mention, r.stderr):
+        found.append(f"the message does not name {case.mention}")
+    for name in case.copies:
+        own = p.folder / "own" / name
+        if not own.is_file() or own.read_bytes() != (ws.inputs / name).read_bytes():
+            found.append(f"replaced or removed its input {name}")
     if r.code in (EXIT_INPUT, EXIT_UNAVAILABLE, 5) and SECRET in r.stderr:
         found.append("a sensitive value of the input in the error message")
     if PASSWORD in r.stdout or PASSWORD in r.stderr:

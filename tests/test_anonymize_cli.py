@@ -249,7 +249,7 @@ def test_output_paths_are_checked(
 ) -> None:
     argv = [*base(adult_csv, adult_csv, "mondrian"), "--criterion", "k-anonymity:k=2"]
     code, _, err = run(argv, capsys)
-    assert code == 2 and f"the release would overwrite the input '{adult_csv}'" in err
+    assert code == 2 and f"the release (--out) would overwrite the input '{adult_csv}'" in err
     out = tmp_path / "r.txt.json"
     code, _, err = run(
         [*base(adult_csv, out, "mondrian"), "--criterion", "k-anonymity:k=2"], capsys

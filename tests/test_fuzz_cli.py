@@ -1,4 +1,4 @@
-"""Fuzzing the command line: some 2,150 malformed inputs through every command.
+"""Fuzzing the command line: some 2,900 malformed inputs through every command.
 
 Every case (``tests/fuzz_inputs.py`` builds them, seeded) must end in the exit code its
 input deserves -- 2 for bad input with exactly one line on stderr, 4 for a ledger server
@@ -132,6 +132,7 @@ def test_enough_inputs_for_every_command() -> None:
         "report",
         "disclosure",
         "skyline",
+        "risk",
     ):
         assert counts.get(command, 0) >= 20, (command, counts)
     assert sum(c.isolate for c in CASES) >= 50
@@ -139,7 +140,7 @@ def test_enough_inputs_for_every_command() -> None:
 
 @pytest.mark.slow
 def test_extended_fuzz(request: pytest.FixtureRequest, tmp_path: Path) -> None:
-    """Every bad file in every slot, and random mutations of valid command lines (some 6,000
+    """Every bad file in every slot, and random mutations of valid command lines (some 7,800
     inputs, a few minutes): run with ``-m slow``."""
     if "slow" not in str(request.config.getoption("markexpr") or ""):
         pytest.skip("the extended fuzz runs with -m slow")

@@ -62,6 +62,38 @@ def test_zayatz_matches_exact_formula(hist: dict[int, int], pi: Fraction) -> Non
     assert got.zayatz_fraction == pytest.approx(float(want / big_n), rel=1e-9, abs=1e-9)
 
 
+@pytest.mark.parametrize(
+    ("big_n", "k", "n"),
+    [(1, 1, 1), (5, 1, 3), (5, 3, 3), (6, 4, 3), (7, 4, 4), (10, 2, 9), (12, 12, 12),
+     (30, 5, 7), (40, 1, 40), (50, 9, 20), (8, 5, 5), (9, 3, 8)],
+)  # fmt: skip
+def test_hypergeom_one_matches_exact_formula(big_n: int, k: int, n: int) -> None:
+    """h_k = k C(N-k, n-1) / C(N, n) in exact arithmetic (zero when no draw of n holds
+    exactly one of the k)."""
+    from airflow_privacy.core.risk.population import hypergeom_one
+
+    want = Fraction(k * comb(big_n - k, n - 1), comb(big_n, n))
+    assert hypergeom_one(big_n, k, n) == pytest.approx(float(want), rel=1e-12, abs=1e-300)
+
+
+def test_hypergeom_one_is_fast_for_huge_populations() -> None:
+    """A population of 10^15 (scipy's pmf needs time proportional to N): n k / N to first
+    order, and the exact product for a moderate one against scipy."""
+    import time
+
+    from scipy import stats
+
+    from airflow_privacy.core.risk.population import hypergeom_one
+
+    start = time.perf_counter()
+    got = hypergeom_one(10**15, 3, 12)
+    assert time.perf_counter() - start < 0.5
+    assert got == pytest.approx(36 / 10**15, rel=1e-9)
+    for big_n, k, n in ((10**6, 7, 1000), (123_457, 40, 5000)):
+        want = float(stats.hypergeom.pmf(1, big_n, k, n))
+        assert hypergeom_one(big_n, k, n) == pytest.approx(want, rel=1e-9)
+
+
 def test_class_list_and_histogram_agree() -> None:
     sizes = [1, 1, 1, 2, 2, 3, 5]
     a = population_uniqueness(sizes, 0.2)

@@ -181,12 +181,23 @@ def _order(v: Any) -> tuple[int, str]:
 
 # ------------------------------------------------------------------------------ weights
 def parse_weight(value: Any) -> Fraction | None:
-    """A weight as an exact fraction, or None when it is not a finite number >= 1."""
+    """A weight as an exact fraction, or None when it is not a finite number >= 1. Text is
+    read as a float first: beyond the float range (``1e400``) is not finite, and an
+    exponent such as ``1e-999999999`` is never expanded into a billion-digit fraction."""
     if value is None or isinstance(value, bool):
         return None
     try:
         if isinstance(value, str):
-            w = Fraction(value.strip())
+            text = value.strip()
+            if "/" not in text:
+                x = float(text)
+                if not (math.isfinite(x) and x >= 1.0):
+                    return None
+            else:  # a ratio p/q: each side a finite float
+                top, _, bottom = text.partition("/")
+                if not all(math.isfinite(float(t)) for t in (top, bottom)):
+                    return None
+            w = Fraction(text)
         elif isinstance(value, int):
             w = Fraction(value)
         elif isinstance(value, float):

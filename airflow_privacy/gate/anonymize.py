@@ -119,6 +119,12 @@ def _hierarchy_files(specs: Mapping[str, str], qis: Sequence[str]) -> dict[str, 
     return out
 
 
+def _hierarchy_paths(specs: Any) -> list[str]:
+    """The hierarchy files an anonymization reads (none when ``specs`` is malformed: that
+    is refused by :func:`_hierarchy_files`)."""
+    return [str(p) for p in specs.values()] if isinstance(specs, Mapping) else []
+
+
 def _qi(col: str, qis: Sequence[str], what: str) -> None:
     if col not in qis:
         raise InputError(
@@ -167,7 +173,13 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
     from airflow_privacy.core.anonymize.criteria import CriteriaSet
     from airflow_privacy.core.io import describe_columns
     from airflow_privacy.gate.population import check_population_ref
-    from airflow_privacy.gate.tables import check_writable, column_names, read_table, write_outputs
+    from airflow_privacy.gate.tables import (
+        check_not_input,
+        check_writable,
+        column_names,
+        read_table,
+        write_outputs,
+    )
 
     qis = columns(req.qis, "qi")
     sensitive = column(req.sensitive, "sensitive")
@@ -189,10 +201,12 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
         check_writable(ref, f"the {what}", option=options_of[what],
                        kind="json" if what == "manifest" else "table")  # fmt: skip
         key = ref.describe()
-        if key == req.source.describe():
-            raise InputError(f"the {what} would overwrite the input {key!r}")
         if req.population is not None and key == req.population.describe():
             raise InputError(f"the {what} would overwrite {opt('population')} {key!r}")
+        inputs: list[ReleaseRef | str | None] = [
+            req.source, *_hierarchy_paths(req.hierarchies), req.population,
+        ]  # fmt: skip
+        check_not_input(ref, f"the {what}", inputs, option=options_of[what])
         if key in seen:
             raise InputError(
                 f"the {seen[key]} and the {what} are written to the same place {key!r}"

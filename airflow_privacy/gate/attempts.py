@@ -18,6 +18,7 @@ The invariants (docs/design.md) live here and in the ledger, not in a DAG:
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -411,6 +412,12 @@ def _snapshot(ref: ReleaseRef, ctx: GateContext) -> Iterator[ReleaseRef]:
         with local_copy(ref, ctx) as path:
             if not is_regular_file(path):
                 raise InputError(f"{ref.describe()} is not a regular file")
+            size, free = os.stat(path).st_size, shutil.disk_usage(folder).free
+            if size > free:  # a sparse terabyte would fill the disk before failing
+                raise InputError(
+                    f"{ref.describe()} ({size:,} bytes) does not fit in the temporary folder "
+                    f"({free:,} bytes free), where the gate copies a release to publish it"
+                )
             shutil.copyfile(path, snap.local)
         if has_manifest(ref, ctx):
             with local_copy(ref.sibling(MANIFEST_SUFFIX), ctx) as path:

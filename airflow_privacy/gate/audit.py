@@ -114,7 +114,13 @@ def run_audit(req: AuditRequest, ctx: GateContext) -> Envelope:
 
     _check(req)
     if req.individuals is not None:
+        from airflow_privacy.gate.tables import check_not_input
+
         check_writable(req.individuals, "the individuals file", option="individuals", kind="table")
+        reads: list[ReleaseRef | str | None] = [req.candidate, req.population, *req.prior_files]
+        if isinstance(req.hierarchies, Mapping):
+            reads += [str(path) for path in req.hierarchies.values()]
+        check_not_input(req.individuals, "the individuals file", reads, option="individuals")
     hierarchies = _hierarchies(req.hierarchies)
     start = begin_check(req.attempt, req.ledger, ctx, reads=req.candidate)
     attempt = start.info

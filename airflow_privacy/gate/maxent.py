@@ -95,7 +95,12 @@ def run_maxent(req: MaxEntRequest, ctx: GateContext) -> Envelope:
     sensitive = column(req.sensitive, "sensitive")
     bucket = column(req.bucket, "bucket")
     if req.output is not None:
+        from airflow_privacy.gate.tables import check_not_input
+
         check_writable(req.output, "the posterior table", option="output", kind="table")
+        check_not_input(
+            req.output, "the posterior table", [req.release, req.original], option="output"
+        )
     start = begin_check(req.attempt, req.ledger, ctx, reads=req.release)
     attempt = start.info
     if start.skip:

@@ -32,6 +32,7 @@ publishable. Per-record SUDA scores never go into the envelope (records are only
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -60,6 +61,8 @@ DEFAULT_DIS_FRACTION = 0.01
 #: sdcMicro's DIS-SUDA summary thresholds (``print.suda2``: records with a score above each)
 DIS_THRESHOLDS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 MAX_QIS = 64
+#: the largest population (or sum of weights) the models' floating-point arithmetic holds
+MAX_FLOAT = sys.float_info.max
 
 
 @dataclass(frozen=True)
@@ -170,6 +173,30 @@ def _check(req: RiskRequest) -> list[str]:
                 "the population the table counts"
             )
     return qis
+
+
+def _check_population_size(
+    req: RiskRequest, n: int, pi: Fraction, total_weight: Fraction | None
+) -> None:
+    """The population ``N = n / pi`` the models compute with is a float: a sampling
+    fraction that rounds to 0 or a population (or a sum of weights) beyond the float range
+    is bad input naming the option it came from (not the sampling fraction the user may
+    never have given)."""
+    f = float(pi)
+    heavy = total_weight is not None and total_weight > Fraction(MAX_FLOAT)
+    if f > 0.0 and math.isfinite(n / f) and not heavy:
+        return
+    source = (
+        "weight" if heavy
+        else "population" if req.population is not None
+        else "population_size" if req.population_size is not None
+        else "sampling_fraction" if req.sampling_fraction is not None
+        else "weight"
+    )  # fmt: skip
+    raise InputError(
+        f"{opt(source)} makes a population beyond the range the risk models compute with "
+        f"(sampling fraction {f:g} of {n:,} records; at most {MAX_FLOAT:.3g} people)"
+    )
 
 
 # ------------------------------------------------------------------------------ counting
@@ -458,11 +485,20 @@ def run_risk(req: RiskRequest, ctx: GateContext) -> Envelope:
     """Measure the re-identification risk of ``req.release`` (module doc)."""
     from airflow_privacy.core.io import describe_columns
     from airflow_privacy.core.risk import population_uniqueness, reidentification_risk
-    from airflow_privacy.gate.tables import check_writable, column_names, read_table
+    from airflow_privacy.gate.tables import (
+        check_not_input,
+        check_writable,
+        column_names,
+        read_table,
+    )
 
     qis = _check(req)
     if req.records is not None:
         check_writable(req.records, "the per-record SUDA scores", option="records", kind="table")
+        check_not_input(
+            req.records, "the per-record SUDA scores", [req.release, req.population],
+            option="records",
+        )  # fmt: skip
         if not req.suda:
             raise InputError(f"{opt('records')} holds SUDA scores: it needs {opt('suda')}")
     start = begin_check(req.attempt, req.ledger, ctx, reads=req.release)
@@ -546,6 +582,8 @@ def run_risk(req: RiskRequest, ctx: GateContext) -> Envelope:
             f"estimated from the sample weights of column {req.weight!r}, the sum of the "
             "weights of the group's records, rounded down"
         )
+    if pi is not None:
+        _check_population_size(req, n, pi, total_weight)
     if pi is not None and pop_sizes is None:
         pop_sizes = estimated_population_sizes(sizes, pi)
 

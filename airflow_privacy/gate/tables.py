@@ -246,6 +246,41 @@ def check_writable(
     check_kind(ref.name, kind, label)
 
 
+def _same_file(a: ReleaseRef, b: ReleaseRef) -> bool:
+    """Whether two path references name one file: the same inode when both exist (a
+    symlink, ``./x`` and ``x``, a hard link), else the same resolved path; URIs by text."""
+    if a.is_table or b.is_table:
+        return False
+    if a.is_uri or b.is_uri:
+        return a.describe() == b.describe()
+    pa_, pb = a.local, b.local
+    try:
+        if pa_.exists() and pb.exists():
+            return os.path.samefile(pa_, pb)
+        return pa_.resolve() == pb.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return os.path.abspath(pa_) == os.path.abspath(pb)
+
+
+def check_not_input(
+    ref: ReleaseRef,
+    what: str,
+    inputs: Sequence[ReleaseRef | str | None],
+    *,
+    option: str | None = None,
+) -> None:
+    """Before any work: the output ``ref`` is none of the files the step reads (``inputs``:
+    the release, a population, a prior release, a hierarchy file), which writing it would
+    destroy: bad input, refused before anything is read or written."""
+    label = f"{what} ({opt(option)})" if option else what
+    for item in inputs:
+        if item is None:
+            continue
+        other = item if isinstance(item, ReleaseRef) else ReleaseRef(path=str(item))
+        if _same_file(ref, other):
+            raise InputError(f"{label} would overwrite the input {other.describe()!r}")
+
+
 def check_kind(name: str, kind: Kind, label: str) -> None:
     """The file name ``name`` says the format of what is written (:data:`Kind`)."""
     low = name.lower()

@@ -74,7 +74,8 @@ def fractions_at_most(num: IntArray, den: IntArray, limit: float) -> BoolArray:
     den = np.asarray(den, dtype=np.int64)
     if num.size == 0:
         return np.zeros(num.shape, dtype=bool)
-    bound = max(int(np.abs(num).max()) * b, abs(a) * int(den.max()))
+    # a and b themselves must fit too (num may be all 0: a limit of 1e-320 is 1 / 10**320)
+    bound = max(max(int(np.abs(num).max()), 1) * b, max(abs(a), 1) * max(int(den.max()), 1))
     if bound < 2**62:
         out: BoolArray = np.asarray(num * b <= a * den)
         return out

@@ -70,8 +70,10 @@ def _limit(name: str, x: object, low_open: bool) -> float:
 
 
 def smallest_safe_size(highest: float) -> int:
-    """The smallest group size ``f`` with ``1 / f`` at most ``highest`` (as written)."""
-    f = max(1, math.floor(1.0 / highest) - 1)
+    """The smallest group size ``f`` with ``1 / f`` at most ``highest`` (as written), in
+    exact arithmetic: ``1 / 1e-320`` is no float, but ``10**320`` is a group size no release
+    reaches."""
+    f = max(1, math.ceil(1 / thresholds.exact_limit(highest)) - 1)
     while not thresholds.at_most(Fraction(1, f), highest):
         f += 1
     return f

@@ -76,7 +76,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize
 
 from airflow_privacy.errors import InputError, opt
 
@@ -190,6 +190,19 @@ def _valid(x: float) -> bool:
 # -- Zayatz ----------------------------------------------------------------------------------
 
 
+def hypergeom_one(big_n: int, k: int, n: int) -> float:
+    """``P(X = 1)`` for ``X ~ Hypergeometric(N, k, n)`` (Zayatz's ``h_k``): ``k C(N-k, n-1)
+    / C(N, n) = k n / (N-k+1) * prod_{j<k-1} (1 - n / (N-j))``, in ``O(k)`` steps of
+    ``log1p`` (scipy's ``hypergeom.pmf`` takes time proportional to ``N``: seconds for a
+    population of ten billion, and it overflows far below the float range)."""
+    if k < 1 or n < 1 or k > big_n or n > big_n or big_n - k < n - 1:
+        return 0.0  # C(N-k, n-1) = 0: no draw of n holds exactly one of the k
+    j = np.arange(k - 1, dtype=np.float64)
+    log_p = math.log(k) + math.log(n) - math.log(big_n - k + 1)
+    log_p += float(np.log1p(-n / (float(big_n) - j)).sum())
+    return math.exp(log_p)
+
+
 def zayatz_uniques(hist: Mapping[int, int], pi: float) -> float:
     """Zayatz's (1991) estimate of the number of population uniques (ARX ``ModelZayatz``)."""
     n = sum(k * c for k, c in hist.items())
@@ -198,8 +211,8 @@ def zayatz_uniques(hist: Mapping[int, int], pi: float) -> float:
     c1 = hist.get(1, 0)
     temp = 0.0
     for k, c in hist.items():
-        temp += (c / u) * float(stats.hypergeom.pmf(1, big_n, k, n))
-    p_cond = (c1 / u) * float(stats.hypergeom.pmf(1, big_n, 1, n)) / temp
+        temp += (c / u) * hypergeom_one(big_n, k, n)
+    p_cond = (c1 / u) * hypergeom_one(big_n, 1, n) / temp
     return c1 * p_cond / pi
 
 
@@ -402,6 +415,11 @@ def population_uniqueness(
     u = sum(hist.values())
     c1 = hist.get(1, 0)
     big_n = n / pi
+    if not math.isfinite(big_n):
+        raise InputError(
+            f"{opt('sampling_fraction')} {sampling_fraction!r} makes the population n / pi "
+            "beyond the float range"
+        )
 
     def frac(x: float | None) -> float | None:
         return None if x is None else x / big_n
