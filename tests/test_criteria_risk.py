@@ -172,6 +172,8 @@ def test_k_map_estimated_matches_scipy(
 ) -> None:
     n = sum(sizes)
     need = _scipy_k(k, alpha, pi, n, estimator)
+    if Fraction(k) > Fraction(n) / Fraction(repr(pi)):  # k beyond the whole population
+        need = n + 1
     r = k_map_estimated(
         _release(sizes), k, sampling_fraction=pi, estimator=estimator, significance=alpha
     )
@@ -211,3 +213,14 @@ def test_k_map_parameter_errors(kwargs: dict[str, object], message: str) -> None
 def test_derived_k_is_fixed_by_n_so_merging_keeps_passing() -> None:
     need, _, _ = derived_k(100, 20, sampling_fraction=0.2)
     assert 1 <= need <= 20
+
+
+def test_k_map_beyond_the_population_never_passes() -> None:
+    """ARX caps k' at the record count, so one group of every record would pass any k; here
+    k above the population (n / pi people) fails whatever the release."""
+    one_group = _release([10])
+    assert not k_map_estimated(one_group, 21, sampling_fraction=0.5).safe  # 20 people
+    assert k_map_estimated(one_group, 20, sampling_fraction=0.5).safe
+    assert not k_map_estimated(one_group, 101, population_size=100).safe
+    r = k_map_estimated(one_group, 10**9, sampling_fraction=0.5)
+    assert "exceeds the population of about 20 people" in r.reason

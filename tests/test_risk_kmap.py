@@ -242,3 +242,31 @@ def test_bad_input(call: object, name: str) -> None:
     message = str(err.value)
     assert name.replace("_", "-") in message
     assert "\n" not in message
+
+
+@pytest.mark.parametrize("estimator", ["poisson", "zero_truncated_poisson"])
+def test_closed_form_for_long_loops_equals_the_loops(
+    estimator: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past a million steps ARX's loops are replaced by scipy's quantile; on loops short
+    enough to run, both give the same k' and (to 1e-9) the same type I error, capped by the
+    record count or not."""
+    import airflow_privacy.core.risk.kmap as kmap
+
+    cases = [(k, a, pi, n) for k in (1, 2, 7, 40, 300) for a in (0.0, 0.01, 0.2, 0.9)
+             for pi in (0.01, 0.3, 1.0) for n in (1, 5, 100, 10**6)]  # fmt: skip
+    looped = [arx_derived_k(k, a, pi, n, estimator) for k, a, pi, n in cases]
+    monkeypatch.setattr(kmap, "_LOOP_LIMIT", 0)
+    closed = [arx_derived_k(k, a, pi, n, estimator) for k, a, pi, n in cases]
+    for case, (k1, e1), (k2, e2) in zip(cases, looped, closed, strict=True):
+        assert k1 == k2, case
+        assert e1 == pytest.approx(e2, abs=1e-9), case
+
+
+def test_a_billion_k_is_answered_at_once() -> None:
+    """k = 10^9 at a sampling fraction of 0.5 (5e8 loop steps in ARX) with 10^7 records."""
+    import time
+
+    t0 = time.perf_counter()
+    derived, _ = arx_derived_k(10**9, 0.01, 0.5, 10**7, "poisson")
+    assert derived == 10**7 and time.perf_counter() - t0 < 1.0

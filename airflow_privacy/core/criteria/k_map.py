@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -105,6 +106,14 @@ def derived_k(
             )
         pi = n_records / big_n
     kk, type1 = arx_derived_k(int(kf), alpha, pi, n_records, ESTIMATORS[estimator])
+    # the population holds about n / pi people: k beyond it cannot be met by any release
+    # (ARX caps k' at n, which would let one group of every record pass any k)
+    population = (
+        Fraction(repr(float(population_size))) if population_size is not None
+        else Fraction(n_records) / Fraction(repr(pi))
+    )  # fmt: skip
+    if int(kf) > population:
+        return n_records + 1, type1, pi
     return kk, type1, pi
 
 
@@ -143,7 +152,13 @@ def k_map_estimated(
         f"least {need} sample records for every person to match at least {int(k)} people of "
         f"the population (at significance {significance:g})"
     )
-    if safe:
+    if need > n:
+        reason = (
+            f"k = {int(k)} exceeds the population of about {n / pi:,.0f} people (the "
+            f"release's {n:,} records at a sampling fraction of {pi:.4g}): no release can "
+            "map every record to k people; lower k or check the population"
+        )
+    elif safe:
         reason = f"{how}; the smallest group, '{label}', has {smallest}"
     else:
         reason = (

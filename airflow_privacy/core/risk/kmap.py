@@ -308,8 +308,9 @@ def _log_pmf(i: int, lam: float) -> float:
     return -lam + i * math.log(lam) - math.lgamma(i + 1)
 
 
-def _poisson_k(lam: float, k: int, threshold: float) -> tuple[int, float]:
-    """ARX ``calculateKPoisson`` (module doc), the cdf summed with Neumaier compensation."""
+def _poisson_k(lam: float, k: int, threshold: float, cap: int) -> tuple[int, float]:
+    """ARX ``calculateKPoisson`` (module doc), the cdf summed with Neumaier compensation;
+    stopped early once the result can only be capped to ``cap`` (the record count)."""
     counter = 0
     value = 0.0
     total, comp = 0.0, 0.0
@@ -323,11 +324,14 @@ def _poisson_k(lam: float, k: int, threshold: float) -> tuple[int, float]:
         if counter >= k:
             value = 1.0
             break
+        if counter + 1 >= cap:  # returns counter + 1 or more: min(., n) is n
+            break
     return counter + 1, 1.0 - value
 
 
-def _zero_truncated_k(lam: float, k: int, threshold: float) -> tuple[int, float]:
-    """ARX ``calculateKZeroPoisson`` (module doc), accumulating as ARX does."""
+def _zero_truncated_k(lam: float, k: int, threshold: float, cap: int) -> tuple[int, float]:
+    """ARX ``calculateKZeroPoisson`` (module doc), accumulating as ARX does; stopped early
+    once the result can only be capped to ``cap`` (the record count)."""
     v2 = 1.0 - math.exp(-lam)
     counter = 1
     value = 0.0
@@ -337,7 +341,40 @@ def _zero_truncated_k(lam: float, k: int, threshold: float) -> tuple[int, float]
         if counter >= k:
             value = 1.0
             break
+        if counter >= cap:  # returns counter or more: min(., n) is n
+            break
     return counter, 1.0 - value
+
+
+#: Beyond this many steps the loops are replaced by their closed form (scipy's quantile):
+#: ARX's loops take ``pi * k`` steps, 5e8 for k = 10^9 at pi = 0.5.
+_LOOP_LIMIT = 1_000_000
+
+
+def _closed_form_k(
+    lam: float, k: int, threshold: float, cap: int, estimator: str
+) -> tuple[int, float]:
+    """What the loops return (module doc, "In closed form"), from scipy's Poisson quantile:
+    for a long loop only; equal to the loop except within about 1e-12 of ``1 - alpha``."""
+    from scipy import stats
+
+    if threshold <= 0.0:
+        return (1, 1.0) if estimator == "poisson" else (2, 1.0)
+    if estimator == "poisson":
+        m = float(stats.poisson.ppf(threshold, lam))
+        stop = min(m + 1, float(k), float(max(cap - 1, 1)))
+        if stop >= k:
+            return k + 1, 0.0
+        return int(stop) + 1, float(stats.poisson.sf(stop - 1, lam))
+    # zero-truncated: the smallest m >= 1 with (cdf(m) - p0) / (1 - p0) >= threshold
+    p0 = float(stats.poisson.pmf(0, lam))
+    target = p0 + threshold * (1.0 - p0)
+    m = max(1.0, float(stats.poisson.ppf(min(target, 1.0), lam)))
+    stop = min(m + 1, float(k), float(max(cap, 2)))  # the loop runs at least once
+    if stop >= k:
+        return k, 0.0
+    reached = (float(stats.poisson.cdf(stop - 1, lam)) - p0) / (1.0 - p0)
+    return int(stop), 1.0 - reached
 
 
 def arx_derived_k(
@@ -356,12 +393,19 @@ def arx_derived_k(
         raise InputError(f"{opt('n_records')} must be an integer, got {n_records!r}")
     lam = pi * float(kk)
     threshold = 1.0 - alpha
-    if estimator == "poisson":
-        derived, type1 = _poisson_k(lam, kk, threshold)
-    elif estimator == "zero_truncated_poisson":
-        derived, type1 = _zero_truncated_k(lam, kk, threshold)
-    else:
+    cap = max(int(n_records), 1)
+    if estimator not in ESTIMATORS:
         raise InputError(f"{opt('estimator')} must be one of {', '.join(ESTIMATORS)}")
+    if threshold >= 1.0:
+        # significance 0: no cumulative probability below 1 reaches 1, so k' = k (ARX's loop
+        # stops wherever its floating-point sum rounds to 1, a smaller, less safe k')
+        derived, type1 = kk, 0.0
+    elif min(kk, cap) > _LOOP_LIMIT:
+        derived, type1 = _closed_form_k(lam, kk, threshold, cap, estimator)
+    elif estimator == "poisson":
+        derived, type1 = _poisson_k(lam, kk, threshold, cap)
+    else:
+        derived, type1 = _zero_truncated_k(lam, kk, threshold, cap)
     derived = min(derived, int(n_records))
     return min(kk, derived), type1
 
