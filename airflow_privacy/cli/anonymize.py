@@ -260,6 +260,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         AnonymizeRequest(
             source=ref(args.input, args),
             release=ReleaseRef(path=args.out),
+            also_read=[args.criteria_file] if args.criteria_file is not None else [],
             qis=list(args.qis),
             sensitive=args.sensitive,
             method=args.method,

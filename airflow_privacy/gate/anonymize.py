@@ -57,6 +57,9 @@ class AnonymizeRequest:
     population: ReleaseRef | None = None
     """A population table containing the source (its QI columns are read): generalized with
     the same hierarchies, for k-map against a population and delta-presence."""
+    also_read: Sequence[str] = ()
+    """Other files the front end read for this request (the command line's
+    ``--criteria-file``): no output may overwrite them either."""
 
 
 def _options(req: AnonymizeRequest) -> dict[str, Any]:
@@ -204,7 +207,7 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
         if req.population is not None and key == req.population.describe():
             raise InputError(f"the {what} would overwrite {opt('population')} {key!r}")
         inputs: list[ReleaseRef | str | None] = [
-            req.source, *_hierarchy_paths(req.hierarchies), req.population,
+            req.source, *_hierarchy_paths(req.hierarchies), req.population, *req.also_read,
         ]  # fmt: skip
         check_not_input(ref, f"the {what}", inputs, option=options_of[what])
         if key in seen:
