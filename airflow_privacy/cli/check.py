@@ -68,6 +68,12 @@ def register(sub: Any) -> None:
     add_missing_arg(p)
     add_input_args(p)
     p.add_argument(
+        "--backend", choices=("auto", "arrow", "duckdb"), default="auto",
+        help="where a file is counted: arrow (in process), duckdb (an embedded GROUP BY, out "
+        "of core) or auto (DuckDB for files of 32 MiB or more; a SQL table is always "
+        "counted in its database). Only per-group counts come back (docs/backends.md)",
+    )  # fmt: skip
+    p.add_argument(
         "--entity", metavar="COL", default=None,
         help="a column naming the person each row belongs to: count each person once, "
         "grouped by the multiset of their rows' groups (DLP's entity_id)",
@@ -97,6 +103,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             delimiter=args.delimiter,
             benign=args.benign,
             population=ref(args.population, args) if args.population is not None else None,
+            backend=args.backend,
         ),
         ctx,
     )
