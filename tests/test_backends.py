@@ -349,3 +349,23 @@ def test_entity_and_table_refuse_a_backend(tmp_path: Path) -> None:
                        criteria=["k-anonymity:k=1"], entity="p", backend="duckdb")  # fmt: skip
     with pytest.raises(InputError, match="--backend duckdb does not apply with --entity"):
         run_check(req, GateContext())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\ng,s\na,x\nb,z\n",  # a blank line before the header
+        "g,s\na,x\n\nb,z\n",  # a blank line between records
+        "\r\n\r\ng,s\r\na,x\r\n\r\nb,z\r\n",  # CRLF
+        'g,s\na,"x\ny"\nb,z\n',  # a line break inside a quoted value
+        "\ufeffg,s\na,x\nb,z",  # a byte-order mark, no final line break
+        "g,s\n a ,x \nb,\u00a0z\n",  # spaces kept as they are
+    ],
+)
+def test_csv_layouts(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "r.csv"
+    path.write_text(text, encoding="utf-8")
+    spec = ReleaseSpec("s", ("g",))
+    duck = outcome(path, spec, "duckdb")
+    same(outcome(path, spec, "arrow"), duck)
+    assert duck.n_records == 2

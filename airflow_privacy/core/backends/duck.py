@@ -162,21 +162,25 @@ def _parquet_source(path: Path, link: Path, spec: ReleaseSpec) -> _Source:
 
 def _csv_source(path: Path, link: Path, spec: ReleaseSpec, delimiter: str | None) -> _Source:
     """Every field as text under a positional name (``c0``, ``c1``, ...; the header is
-    the project's own parse, :func:`airflow_privacy.core.io._csv_header`); an empty field
-    is the empty text, as the Arrow reader reads it."""
-    from airflow_privacy.core.io import _csv_header
+    the project's own parse, :func:`airflow_privacy.core.io._csv_header`, after the blank
+    lines it skips); an empty field is the empty text, as the Arrow reader reads it."""
+    from airflow_privacy.core.io import _csv_header, _head
 
     sep, header = _csv_header(path, delimiter)
+    text, _ = _head(path)
+    blank_lines = len(text) - len(text.lstrip("\r\n"))
+    skip = text[:blank_lines].count("\n") or (1 if blank_lines else 0)
     position = {name: i for i, name in enumerate(header)}
     struct = "{" + ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(header))) + "}"
     clause = (
-        "read_csv(?, delim = ?, quote = ?, escape = ?, header = true, "
+        "read_csv(?, delim = ?, quote = ?, escape = ?, skip = ?, header = true, "
         f"columns = {struct}, auto_detect = false, strict_mode = true, "
         "null_padding = false, compression = ?)"
     )
     gz = path.name.lower().endswith(".gz")
     exprs = [f"coalesce(c{position[c]}, '')" for c in spec.required_columns()]
-    return _Source(clause, [str(link), sep, '"', '"', "gzip" if gz else "none"], exprs, "")
+    params = [str(link), sep, '"', '"', skip, "gzip" if gz else "none"]
+    return _Source(clause, params, exprs, "")
 
 
 def _run(
