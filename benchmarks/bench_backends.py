@@ -19,7 +19,10 @@ Group columns: Adult's seven QIs of the lattice benchmarks (age, sex, race, mari
 education, native-country, workclass); sensitive: occupation.
 
 Usage: ``.venv/bin/python -m benchmarks.bench_backends [--rows 1000000 10000000]
-[--repeat 1]``. Writes ``benchmarks/results/backends.json``.
+[--repeat 1] [--methods floor duckdb arrow] [--format parquet|csv] [--out FILE]``
+(``--format csv``: the same rows as a CSV file, for the threshold of ``auto``). Writes
+``benchmarks/results/backends.json`` (10^8 rows, DuckDB only: ``--rows 100000000 --methods
+duckdb --out benchmarks/results/backends_1e8.json``).
 """
 
 from __future__ import annotations
@@ -55,6 +58,16 @@ def generate(path: Path, rows: int, seed: int = 2007) -> None:
 
     adult = read_release(ADULT, [*GROUPS, SENSITIVE])
     rng = np.random.default_rng(seed)
+    if path.suffix == ".csv":
+        import pyarrow.csv as pacsv
+
+        with pacsv.CSVWriter(path, adult.schema) as csv_writer:
+            done = 0
+            while done < rows:
+                n = min(CHUNK, rows - done)
+                csv_writer.write_table(adult.take(rng.integers(0, adult.num_rows, n)))
+                done += n
+        return
     with pq.ParquetWriter(path, adult.schema) as writer:
         done = 0
         while done < rows:
@@ -68,9 +81,16 @@ def child(method: str, path: str, criterion: str) -> None:
     found, as JSON."""
     start = time.perf_counter()
     if method == "floor":
+        import pyarrow.csv as pacsv
         import pyarrow.parquet as pq
 
-        table = pq.read_table(path, columns=[*GROUPS, SENSITIVE])
+        table = (
+            pacsv.read_csv(
+                path, convert_options=pacsv.ConvertOptions(include_columns=[*GROUPS, SENSITIVE])
+            )
+            if path.endswith(".csv")
+            else pq.read_table(path, columns=[*GROUPS, SENSITIVE])
+        )
         counts = table.group_by([*GROUPS, SENSITIVE]).aggregate([([], "count_all")])
         found: dict[str, Any] = {"cells": counts.num_rows}
     else:
@@ -108,7 +128,7 @@ def measure(method: str, path: Path, criterion: str) -> dict[str, Any]:
     whole = time.perf_counter() - start
     if proc.returncode != 0:
         raise RuntimeError(f"{method} failed: {err.decode()[-2000:]}")
-    result = json.loads(out.decode().strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
     result.update(process_seconds=whole, peak_rss_mib=usage.ru_maxrss / 1024)
     return result
 
@@ -117,6 +137,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument(
+        "--methods", nargs="+", default=["floor", "duckdb", "arrow"],
+        help="which to run (10^8 rows: duckdb only; the others need > 10 GiB)",
+    )  # fmt: skip
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--format", choices=("parquet", "csv"), default="parquet")
     parser.add_argument("--child", nargs=3, metavar=("METHOD", "PATH", "CRITERION"))
     parser.add_argument("--generate", nargs=2, metavar=("PATH", "ROWS"))
     args = parser.parse_args(argv)
@@ -130,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     folder = Path(tempfile.mkdtemp(prefix="bench-backends-"))
     try:
         for rows in args.rows:
-            path = folder / f"adult_{rows}.parquet"
+            path = folder / f"adult_{rows}.{args.format}"
             t = time.perf_counter()
             # in a subprocess: on Linux a child's peak RSS starts at its parent's (fork
             # copies the parent's high-water mark), so this process stays small
@@ -141,9 +167,11 @@ def main(argv: list[str] | None = None) -> int:
             size = path.stat().st_size
             print(f"{rows:,} rows: {size / 2**20:.1f} MiB generated in "
                   f"{time.perf_counter() - t:.1f} s", flush=True)  # fmt: skip
-            plan = [("floor", "-")] + [
+            plan = [("floor", "-")] if "floor" in args.methods else []
+            plan += [
                 (m, c) for c in CRITERIA.values() for m in ("duckdb", "arrow")
-            ]
+                if m in args.methods
+            ]  # fmt: skip
             for method, criterion in plan:
                 reps = [measure(method, path, criterion) for _ in range(args.repeat)]
                 best = {
@@ -152,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
                     "process_seconds": statistics.median(r["process_seconds"] for r in reps),
                     "peak_rss_mib": max(r["peak_rss_mib"] for r in reps),
                 }
-                run = {"rows": rows, "file_mib": size / 2**20, "method": method,
+                run = {"rows": rows, "format": args.format, "file_mib": size / 2**20,
+                       "method": method,
                        "criterion": criterion, **best}  # fmt: skip
                 runs.append(run)
                 print(f"  {method:7} {criterion:22} {best['seconds']:7.2f} s work  "
@@ -163,9 +192,9 @@ def main(argv: list[str] | None = None) -> int:
         for p in folder.iterdir():
             p.unlink()
         folder.rmdir()
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({"hardware": hardware(), "runs": runs}, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"hardware": hardware(), "runs": runs}, indent=2) + "\n")
+    print(f"wrote {args.out}")
     return 0
 
 
