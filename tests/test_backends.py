@@ -314,28 +314,40 @@ def test_quote_identifier() -> None:
 
 
 def test_choice(tmp_path: Path) -> None:
-    small = tmp_path / "s.csv"
-    small.write_text("g,s\na,x\n", encoding="utf-8")
-    big = tmp_path / "b.csv"
-    with big.open("wb") as fh:
-        fh.truncate(DUCKDB_MIN_BYTES)
-    assert choose("auto", small) == "arrow"
-    assert choose("auto", big) == "duckdb"
-    assert choose("arrow", big) == "arrow"
-    assert choose("duckdb", small) == "duckdb"
+    for name, limit in (("r.parquet", 4 << 20), ("r.csv", 64 << 20), ("r.csv.gz", 4 << 20)):
+        path = tmp_path / name
+        with path.open("wb") as fh:
+            fh.truncate(limit - 1)
+        assert choose("auto", path) == "arrow"
+        assert choose("duckdb", path) == "duckdb"
+        with path.open("ab") as fh:
+            fh.truncate(limit)
+        assert DUCKDB_MIN_BYTES[name[2:]] == limit
+        assert choose("auto", path) == "duckdb"
+        assert choose("arrow", path) == "arrow"
+    odd = tmp_path / "r.data"
+    odd.write_bytes(b"x" * 100)
+    assert choose("auto", odd) == "arrow"  # the Arrow reader says it cannot tell the format
+    assert choose("auto", odd, "parquet") == "arrow"
     with pytest.raises(InputError, match="--backend must be one of auto, arrow, duckdb"):
         check_backend("spark")
 
 
-def test_cli_backend_recorded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_backend_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "r.csv"
     path.write_text("g,s\na,x\na,y\n", encoding="utf-8")
-    for backend, want in (("auto", "arrow"), ("duckdb", "duckdb")):
+    for backend, want in (("auto", "arrow"), ("duckdb", "duckdb"), ("arrow", "arrow")):
         code, out, _ = cli(["check", str(path), "--sensitive", "s", "--group", "g",
                             "--criterion", "k-anonymity:k=2", "--backend", backend,
                             "--format", "json"], capsys)  # fmt: skip
         assert code == 0
         assert json.loads(out)["details"]["backend"] == want
+    monkeypatch.setitem(DUCKDB_MIN_BYTES, "csv", 10)  # auto past the threshold: DuckDB
+    code, out, _ = cli(["check", str(path), "--sensitive", "s", "--group", "g",
+                        "--criterion", "k-anonymity:k=2", "--format", "json"], capsys)  # fmt: skip
+    assert code == 0 and json.loads(out)["details"]["backend"] == "duckdb"
     bad = ["check", str(path), "--sensitive", "s", "--group", "g",
            "--criterion", "k-anonymity:k=2", "--backend", "spark"]  # fmt: skip
     code, _, err = cli(bad, capsys)

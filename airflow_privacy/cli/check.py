@@ -70,8 +70,9 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--backend", choices=("auto", "arrow", "duckdb"), default="auto",
         help="where a file is counted: arrow (in process), duckdb (an embedded GROUP BY, out "
-        "of core) or auto (DuckDB for files of 32 MiB or more; a SQL table is always "
-        "counted in its database). Only per-group counts come back (docs/backends.md)",
+        "of core) or auto (DuckDB from 4 MiB of Parquet or .csv.gz, 64 MiB of CSV; a SQL "
+        "table is always counted in its database). Only per-group counts come back "
+        "(docs/backends.md)",
     )  # fmt: skip
     p.add_argument(
         "--entity", metavar="COL", default=None,

@@ -16,7 +16,8 @@ Both make the same input checks with the same errors (missing, duplicate and unr
 columns, blank sensitive cells refused unless ``missing_as``), and both return the
 bucketization in its normalized order (:meth:`Bucketization.normalized`), so the same file
 gives equal statistics and equal verdicts whichever counted it. ``auto`` picks DuckDB for
-files of at least :data:`DUCKDB_MIN_BYTES` bytes and Arrow below (docs/backends.md).
+files of at least :data:`DUCKDB_MIN_BYTES` bytes of their format and Arrow below
+(docs/backends.md).
 """
 
 from __future__ import annotations
@@ -34,9 +35,11 @@ if TYPE_CHECKING:
 BackendName = Literal["arrow", "duckdb"]
 BACKENDS: tuple[str, ...] = ("auto", "arrow", "duckdb")
 """The values of ``backend``: ``auto`` chooses by the file's size."""
-DUCKDB_MIN_BYTES = 32 << 20
-"""Files of at least this many bytes (32 MiB) are counted by DuckDB under ``auto``
-(measured: benchmarks/bench_backends.py, docs/benchmarks.md)."""
+DUCKDB_MIN_BYTES: dict[str, int] = {"parquet": 4 << 20, "csv": 64 << 20, "csv.gz": 4 << 20}
+"""Under ``auto``, files of at least this many bytes are counted by DuckDB, by format: the
+two backends take the same time at about 10^6 Adult-shaped rows, 3.1 MiB of Parquet and
+88 MiB of CSV, where DuckDB already needs less memory (benchmarks/bench_backends.py,
+docs/benchmarks.md); gzip CSV (not measured) holds rows about as densely as Parquet."""
 
 
 class CountingBackend(Protocol):
@@ -86,20 +89,25 @@ def check_backend(value: object) -> str:
     return value
 
 
-def choose(requested: str, path: Path) -> BackendName:
+def choose(requested: str, path: Path, fmt: Any = None) -> BackendName:
     """The backend that counts ``path``: the one requested, or for ``auto`` DuckDB when
-    the file has at least :data:`DUCKDB_MIN_BYTES` bytes (Arrow when it cannot be
-    looked at: its reader names the error)."""
+    the file has at least :data:`DUCKDB_MIN_BYTES` bytes of its format (Arrow when it
+    cannot be looked at or its format cannot be told: its reader names the error)."""
     chosen = check_backend(requested)
     if chosen == "arrow":
         return "arrow"
     if chosen == "duckdb":
         return "duckdb"
+    from airflow_privacy.core.io import detect_format
+
     try:
+        kind = fmt or detect_format(path)
         size = os.stat(path).st_size
-    except (OSError, ValueError):
+    except (OSError, ValueError):  # InputError is a ValueError
         return "arrow"
-    return "duckdb" if size >= DUCKDB_MIN_BYTES else "arrow"
+    if kind == "csv" and path.name.lower().endswith(".gz"):
+        kind = "csv.gz"
+    return "duckdb" if size >= DUCKDB_MIN_BYTES.get(str(kind), 64 << 20) else "arrow"
 
 
 def backend(name: BackendName) -> CountingBackend:
@@ -124,7 +132,7 @@ def count_release(
     """The normalized per-group counts of a local release file and the backend that
     counted them (``requested``: ``auto``, ``arrow`` or ``duckdb``)."""
     p = Path(path)
-    name = choose(requested, p)
+    name = choose(requested, p, fmt)
     b = backend(name).count(
         p, spec, fmt=fmt, delimiter=delimiter, missing_as=missing_as, progress=progress
     )

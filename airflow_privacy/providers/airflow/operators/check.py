@@ -37,10 +37,11 @@ class CheckSafetyOperator(CheckOperator):
         the same ``group_columns``: k-map without ``sampling_fraction``/``population_size``
         and delta-presence are decided against it (required by them: checked when the DAG
         is parsed); the envelope records its reference and size, never its rows
-    :param backend: where a release file is counted: ``"auto"`` (default: DuckDB for files
-        of 32 MiB or more, else in process), ``"arrow"`` (in process) or ``"duckdb"`` (an
-        embedded ``GROUP BY``, out of core); a ``sql_table`` is counted in its database
-        (``auto`` only). The envelope records it in ``details.backend`` (docs/backends.md)
+    :param backend: where a release file is counted: ``"auto"`` (default: DuckDB from 4 MiB
+        of Parquet or ``.csv.gz`` and 64 MiB of CSV, else in process), ``"arrow"`` (in
+        process) or ``"duckdb"`` (an embedded ``GROUP BY``, out of core); a ``sql_table`` is
+        counted in its database (``auto`` only). The envelope records it in
+        ``details.backend`` (docs/backends.md)
     Also ``attempt``, ``attempt_task_id``, ``check_name``, ``privacy_ledger_conn_id``,
     ``on_unsafe`` (see :class:`CheckOperator`).
 
