@@ -57,11 +57,14 @@ class _Source:
     """The ``FROM`` clause reading the file, its parameters and the expression of each
     column wanted (group columns first, the sensitive column last)."""
 
-    def __init__(self, clause: str, params: list[Any], exprs: list[str], row: str) -> None:
+    def __init__(
+        self, clause: str, params: list[Any], exprs: list[str], row: str, types: list[Any]
+    ) -> None:
         self.clause = clause
         self.params = params
         self.exprs = exprs
         self.row = row  # the 1-based data row of a record
+        self.types = types  # each column's Arrow type in the file (Parquet), or None
 
 
 class DuckDBBackend:
@@ -144,6 +147,7 @@ def _connection() -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 def _parquet_source(path: Path, link: Path, spec: ReleaseSpec) -> _Source:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     from airflow_privacy.core.io import _check_parquet_type, _reading
@@ -152,11 +156,16 @@ def _parquet_source(path: Path, link: Path, spec: ReleaseSpec) -> _Source:
         schema = pq.read_schema(path)
     for name in spec.required_columns():
         _check_parquet_type(name, schema.field(name).type, path)
+    types = []
+    for name in spec.required_columns():
+        kind = schema.field(name).type
+        types.append(kind.value_type if pa.types.is_dictionary(kind) else kind)
     return _Source(
         "read_parquet(?, file_row_number = true)",
         [str(link)],
         [quote_identifier(c) for c in spec.required_columns()],
         "file_row_number + 1",
+        types,
     )
 
 
@@ -180,7 +189,7 @@ def _csv_source(path: Path, link: Path, spec: ReleaseSpec, delimiter: str | None
     gz = path.name.lower().endswith(".gz")
     exprs = [f"coalesce(c{position[c]}, '')" for c in spec.required_columns()]
     params = [str(link), sep, '"', '"', skip, "gzip" if gz else "none"]
-    return _Source(clause, params, exprs, "")
+    return _Source(clause, params, exprs, "", [None] * len(exprs))
 
 
 def _run(
@@ -231,6 +240,7 @@ def _bucketization(
     from airflow_privacy.core.io import blank_cells_message, blank_mask
     from airflow_privacy.core.model import Bucketization
 
+    table = _as_in_file(table, keys, source.types)
     counts = table.column("n")
     s_col, blank, textual = blank_mask(table.column(keys[-1]))
     blanks = _total(counts, blank)
@@ -272,6 +282,25 @@ def _bucketization(
     return Bucketization(
         spec.group_columns, spec.sensitive, tuple(group_pos), tuple(value_pos), grid
     )
+
+
+def _as_in_file(table: pa.Table, keys: Sequence[str], types: Sequence[Any]) -> pa.Table:
+    """DuckDB's columns in the types the Parquet file declares, where they differ (a
+    timestamp with a time zone comes back in UTC: shown in the file's zone, as the Arrow
+    path shows it), so that both backends write the same labels."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for key, kind in zip(keys, types, strict=True):
+        col = table.column(key)
+        if kind is None or col.type == kind:
+            continue
+        try:
+            cast = pc.cast(col, kind)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            continue
+        table = table.set_column(table.column_names.index(key), key, cast)
+    return table
 
 
 def _first_blank(
