@@ -3,6 +3,7 @@ operator's words, and passed through the gate to the envelope's ``details.backen
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -53,3 +54,29 @@ def test_gate_message_in_operator_words() -> None:
             check_backend("spark")
         text = str(info.value)
     assert text.startswith("backend must be one of")
+
+
+def test_cli_and_operator_agree_through_the_gate(tmp_path: Path) -> None:
+    """``--backend duckdb`` and ``backend="duckdb"`` reach the same service: the same
+    envelope, ``details.backend`` included; the Arrow path's differs only there."""
+    from tests.gate.test_parity import FakeTI, cli, inside, normal
+
+    rows = ["g,h,s"] + [f"{g},{h},{s}" for g in "ab" for h in ["01", "1"] for s in "xyz"]
+    (tmp_path / "release.csv").write_text("\n".join(rows) + "\n")
+    argv = ["check", "release.csv", "--sensitive", "s", "--group", "g", "--group", "h",
+            "--criterion", "ck-safety:c=0.9,k=1", "--name", "check_safety"]  # fmt: skip
+    with inside(tmp_path):
+        code, by_cli = cli([*argv, "--backend", "duckdb"])
+        _, by_arrow = cli([*argv, "--backend", "arrow"])
+        op = CheckSafetyOperator(
+            task_id="check_safety", release="release.csv", sensitive="s",
+            group_columns=["g", "h"], criteria=["ck-safety:c=0.9,k=1"], backend="duckdb",
+        )  # fmt: skip
+        by_op = op.execute({"ti": FakeTI()})
+    assert code == 0
+    assert normal(by_cli) == normal(by_op)
+    assert by_op["details"]["backend"] == "duckdb"
+    assert by_cli["release"]["groups"] == 4  # "01" and "1" stay apart
+    assert by_arrow["details"].pop("backend") == "arrow"
+    by_cli["details"].pop("backend")
+    assert normal(by_arrow) == normal(by_cli)
