@@ -28,6 +28,7 @@ from airflow_privacy.core.backends import (
     check_backend,
     choose,
     count_release,
+    duck,
 )
 from airflow_privacy.core.backends.duck import quote_identifier
 from airflow_privacy.core.model import Bucketization, ReleaseSpec
@@ -283,17 +284,33 @@ def test_bad_input_parity(
     assert seen[0] == seen[1]
 
 
-def test_malformed_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A record with too many fields: exit 2 from both, naming the file, quoting no cell."""
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"a,b,s\n1,2,x\n1,2,SECRET-VALUE,extra\n", "Expected 3 columns, got 4"),
+        (b"a,b,s\n1,2,x\n1,2,\xffSECRET\n", "is not valid UTF-8 (column 's')"),
+    ],
+)
+def test_malformed_csv(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], data: bytes, message: str
+) -> None:
+    """Exit 2 from both with the same message, naming the file (and the column), quoting no
+    cell; past :data:`ARROW_REASON_BYTES` DuckDB's reason, in our words."""
     path = tmp_path / "r.csv"
-    path.write_text("a,b,s\n1,2,x\n1,2,SECRET-VALUE,extra\n", encoding="utf-8")
+    path.write_bytes(data)
+    argv = ["check", str(path), "--sensitive", "s", "--group", "a",
+            "--criterion", "k-anonymity:k=1", "--backend"]  # fmt: skip
+    seen = []
     for backend in ("arrow", "duckdb"):
-        code, _, err = cli(["check", str(path), "--sensitive", "s", "--group", "a",
-                            "--criterion", "k-anonymity:k=1", "--backend", backend],
-                           capsys)  # fmt: skip
+        code, _, err = cli([*argv, backend], capsys)
         assert code == 2
-        assert f"cannot read {str(path)!r} as csv" in err
-        assert "SECRET" not in err
+        assert message in err and "SECRET" not in err
+        seen.append([line for line in err.splitlines() if "error:" in line])
+    assert seen[0] == seen[1]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(duck, "ARROW_REASON_BYTES", 0)
+        code, _, err = cli([*argv, "duckdb"], capsys)
+    assert code == 2 and f"cannot read {str(path)!r} as csv" in err and "SECRET" not in err
 
 
 def test_glob_characters_in_path(tmp_path: Path) -> None:

@@ -105,7 +105,11 @@ class DuckDBBackend:
             keys = [f"k{i}" for i in range(len(source.exprs))]
             select = ", ".join(f"{e} AS {k}" for e, k in zip(source.exprs, keys, strict=True))
             query = f"SELECT {select}, count(*) AS n FROM {source.clause} GROUP BY ALL"
-            table = _run(con, query, source.params, p, kind)
+            try:
+                table = _run(con, query, source.params, p, kind)
+            except InputError:
+                _arrow_reason(p, spec, kind, delimiter)
+                raise
             return _bucketization(table, spec, replacement, p, kind, con, source, keys)
 
 
@@ -214,6 +218,27 @@ def _run(
             reason = f"DuckDB could not read it ({type(exc).__name__})"
         raise InputError(f"cannot read {str(path)!r} as {kind}: {reason}") from None
     return result
+
+
+ARROW_REASON_BYTES = 256 << 20
+"""A file DuckDB cannot read and of at most this size (256 MiB) is read again by the Arrow
+reader, for its more precise message (the column with invalid UTF-8, the parse error); a
+larger one keeps DuckDB's reason in our words, so a bad file never costs its size in
+memory."""
+
+
+def _arrow_reason(path: Path, spec: ReleaseSpec, kind: str, delimiter: str | None) -> None:
+    """Raise the Arrow reader's own :class:`InputError` for a file DuckDB refused, when the
+    file is small enough (:data:`ARROW_REASON_BYTES`) and Arrow refuses it too; return
+    otherwise (the caller raises DuckDB's reason)."""
+    from airflow_privacy.core.io import read_release
+
+    try:
+        if os.stat(path).st_size > ARROW_REASON_BYTES:
+            return
+    except OSError:
+        return
+    read_release(path, spec.required_columns(), kind, delimiter)  # type: ignore[arg-type]
 
 
 def _total(counts: Any, mask: Any) -> int:
