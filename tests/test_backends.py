@@ -417,6 +417,8 @@ def typed_columns() -> dict[str, pa.Array]:
         "bool": pa.array([True, False, None]),
         "f64": pa.array([1.0, 0.1, None]),
         "f32": pa.array([1.0, 0.1, None], pa.float32()),
+        "f_nan": pa.array([float("nan"), -0.0, None]),
+        "f_zero": pa.array([0.0, -0.0, None]),
         "dec": pa.array(
             [decimal.Decimal("1.50"), decimal.Decimal("2.00"), None], pa.decimal128(5, 2)
         ),
