@@ -82,6 +82,8 @@ class DuckDBBackend:
         missing_as: str | None = None,
         progress: Callable[[str], None] | None = None,
     ) -> Bucketization:
+        import pyarrow as pa
+
         from airflow_privacy.core.io import (
             _existing_file,
             check_missing_as,
@@ -104,6 +106,11 @@ class DuckDBBackend:
             )
             keys = [f"k{i}" for i in range(len(source.exprs))]
             select = ", ".join(f"{e} AS {k}" for e, k in zip(source.exprs, keys, strict=True))
+            # SQL groups -0.0 with 0.0; Arrow (and the labels) keep them apart
+            for i, declared in enumerate(source.types):
+                if declared is not None and pa.types.is_floating(declared):
+                    e = source.exprs[i]
+                    select += f", ({e} = 0 AND signbit({e})) AS z{i}"
             query = f"SELECT {select}, count(*) AS n FROM {source.clause} GROUP BY ALL"
             try:
                 table = _run(con, query, source.params, p, kind)
@@ -312,12 +319,16 @@ def _bucketization(
 def _as_in_file(table: pa.Table, keys: Sequence[str], types: Sequence[Any]) -> pa.Table:
     """DuckDB's columns in the types the Parquet file declares, where they differ (a
     timestamp with a time zone comes back in UTC: shown in the file's zone, as the Arrow
-    path shows it), so that both backends write the same labels."""
+    path shows it), and a float zero with its sign (``z{i}``: SQL groups ``-0.0`` with
+    ``0.0``), so that both backends write the same labels."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    for key, kind in zip(keys, types, strict=True):
+    for i, (key, kind) in enumerate(zip(keys, types, strict=True)):
         col = table.column(key)
+        if f"z{i}" in table.column_names:  # a negative zero: -|x|
+            col = pc.if_else(table.column(f"z{i}"), pc.negate(pc.abs(col)), col)
+            table = table.set_column(table.column_names.index(key), key, col)
         if kind is None or col.type == kind:
             continue
         try:
