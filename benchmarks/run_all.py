@@ -22,6 +22,7 @@ BENCHMARKS = (
     "benchmarks.bench_maxent",
     "benchmarks.bench_maxent_accuracy",
     "benchmarks.bench_algorithm_aware",
+    "benchmarks.bench_backends",
 )
 
 

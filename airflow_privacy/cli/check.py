@@ -68,6 +68,13 @@ def register(sub: Any) -> None:
     add_missing_arg(p)
     add_input_args(p)
     p.add_argument(
+        "--backend", choices=("auto", "arrow", "duckdb"), default="auto",
+        help="where a file is counted: arrow (in process), duckdb (an embedded GROUP BY, out "
+        "of core) or auto (DuckDB from 4 MiB of Parquet or .csv.gz, 64 MiB of CSV; a SQL "
+        "table is always counted in its database). Only per-group counts come back "
+        "(docs/backends.md)",
+    )  # fmt: skip
+    p.add_argument(
         "--entity", metavar="COL", default=None,
         help="a column naming the person each row belongs to: count each person once, "
         "grouped by the multiset of their rows' groups (DLP's entity_id)",
@@ -97,6 +104,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             delimiter=args.delimiter,
             benign=args.benign,
             population=ref(args.population, args) if args.population is not None else None,
+            backend=args.backend,
         ),
         ctx,
     )

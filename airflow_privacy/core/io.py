@@ -167,6 +167,30 @@ def fill_blanks(
         and not any(len(ch.dictionary) and _has_blank(ch.dictionary) for ch in col.chunks)
     ):
         return table
+    col, blank, textual = blank_mask(col)
+    kind = col.type
+    count = int(pc.sum(blank).as_py() or 0)
+    if count == 0:
+        return table
+    if replacement is None:
+        first = int(pc.index(blank, True).as_py())
+        raise InputError(blank_cells_message(column, source, count, f"data row {first + 1}"))
+    if not textual:
+        col = pc.cast(col, pa.string())
+        kind = pa.string()
+    filled = pc.if_else(blank, pa.scalar(replacement, kind), col)
+    return table.set_column(table.column_names.index(column), column, filled)
+
+
+def blank_mask(col: Any) -> tuple[Any, Any, bool]:
+    """``(column, mask, textual)``: the column (a dictionary or string-view column decoded
+    to its values), which of its cells are blank (null; for text also empty or whitespace
+    only, as Arrow's ``utf8_trim_whitespace`` trims) and whether it holds text. The one
+    definition of a blank sensitive cell, shared by every counting backend."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = col.type
     if pa.types.is_dictionary(kind):
         col = pc.cast(col, kind.value_type)
         kind = kind.value_type
@@ -182,17 +206,7 @@ def fill_blanks(
         length = pc.utf8_length(pc.utf8_trim_whitespace(col))
         empty = pc.and_kleene(pc.is_valid(col), pc.invert(pc.cast(length, pa.bool_())))
         blank = pc.or_kleene(blank, empty)
-    count = int(pc.sum(blank).as_py() or 0)
-    if count == 0:
-        return table
-    if replacement is None:
-        first = int(pc.index(blank, True).as_py())
-        raise InputError(blank_cells_message(column, source, count, f"data row {first + 1}"))
-    if not textual:
-        col = pc.cast(col, pa.string())
-        kind = pa.string()
-    filled = pc.if_else(blank, pa.scalar(replacement, kind), col)
-    return table.set_column(table.column_names.index(column), column, filled)
+    return col, blank, textual
 
 
 def _has_blank(values: pa.Array) -> bool:

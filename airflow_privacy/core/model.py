@@ -363,6 +363,26 @@ class Bucketization:
         groups = tuple((str(g),) for g in range(arr.shape[0]))
         return cls(("group",), sensitive, groups, labels, arr)
 
+    def normalized(self) -> Bucketization:
+        """The same statistics in the order every counting backend agrees on: groups sorted
+        by their label tuples, sensitive values by their labels (Python's order of text).
+        Two backends that count the same release give equal normalized bucketizations, so
+        the criteria (whose witnesses break ties by position) decide the same way."""
+        g_order = sorted(range(len(self.groups)), key=lambda g: self.groups[g])
+        v_order = sorted(range(len(self.values)), key=lambda v: self.values[v])
+        if g_order == list(range(len(self.groups))) and v_order == list(range(len(self.values))):
+            return self
+        counts = self.counts[np.ix_(np.asarray(g_order, dtype=np.int64),
+                                    np.asarray(v_order, dtype=np.int64))]  # fmt: skip
+        population = None if self.population is None else self.population[g_order]
+        return replace(
+            self,
+            groups=tuple(self.groups[g] for g in g_order),
+            values=tuple(self.values[v] for v in v_order),
+            counts=np.ascontiguousarray(counts),
+            population=population,
+        )
+
     # ---------------------------------------------------------------- output
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form (JSON-serializable)."""

@@ -42,6 +42,9 @@ class CheckRequest:
     benign: Sequence[str] = ()
     population: ReleaseRef | None = None
     """A population table (k-map against it, delta-presence): counted on the group columns."""
+    backend: str = "auto"
+    """The counting backend of a file (:mod:`airflow_privacy.core.backends`): ``auto``,
+    ``arrow`` or ``duckdb``; recorded in ``details.backend``."""
 
 
 def columns(value: Any, what: str) -> list[str]:
@@ -73,11 +76,13 @@ def column(value: Any, what: str) -> str:
 
 def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
     """Check ``req.release`` against every criterion of ``req.criteria`` (module doc)."""
+    from airflow_privacy.core.backends import check_backend
     from airflow_privacy.core.criteria.registry import create
     from airflow_privacy.core.model import ReleaseSpec
     from airflow_privacy.gate.population import check_population_ref, require_population
-    from airflow_privacy.gate.tables import read_counts
+    from airflow_privacy.gate.tables import read_counts_by
 
+    backend = check_backend(req.backend)
     criteria = parse_criteria(req.criteria, "criterion")
     benign = benign_values(req.benign)
     check_population_ref(req.population, req.release)
@@ -98,11 +103,17 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
                 f"{opt('population')} does not apply with {opt('entity')}: a population "
                 "table counts records, not entities"
             )
+        if backend != "auto":
+            raise InputError(
+                f"{opt('backend')} {backend} does not apply with {opt('entity')}: entities "
+                "are counted in process (leave it at auto)"
+            )
     start = begin_check(req.attempt, req.ledger, ctx, reads=req.release)
     attempt = start.info
     if start.skip:
         return skipped("check", req.name, attempt)
     entity_facts: dict[str, Any] = {}
+    counted_by = "arrow"
     if entity is not None:
         from airflow_privacy.gate.entities import read_entity_counts, reads_values
 
@@ -112,8 +123,10 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
             reads_values=any(reads_values(name) for name, _ in criteria),
         )  # fmt: skip
     else:
-        b = read_counts(req.release, spec, ctx, fmt=req.fmt, delimiter=req.delimiter,
-                        missing_as=req.missing_as)  # fmt: skip
+        b, counted_by = read_counts_by(
+            req.release, spec, ctx, backend=backend, fmt=req.fmt, delimiter=req.delimiter,
+            missing_as=req.missing_as,
+        )  # fmt: skip
     b = b.with_benign(benign)
     population_facts: dict[str, Any] = {}
     if req.population is not None:
@@ -158,6 +171,7 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
         results=results,
         details={
             "sensitive_values": len(b.values),
+            "backend": counted_by,
             **entity_facts,
             **benign_details(benign, b.values),
             **population_facts,

@@ -128,12 +128,20 @@ def read_counts(
     fmt: Any = None,
     delimiter: str | None = None,
     missing_as: str | None = None,
+    backend: str | None = None,
 ) -> Bucketization:
     """Per-group sensitive counts; for a SQL table the counting runs in the database. Blank
-    sensitive cells are refused unless ``missing_as`` names the value to publish instead."""
+    sensitive cells are refused unless ``missing_as`` names the value to publish instead.
+    ``backend`` (``auto``, ``arrow``, ``duckdb``: :func:`read_counts_by`) counts a file with
+    that backend, in the normalized order; without it, the in-process Arrow path."""
     from airflow_privacy.core.io import read_bucketization
     from airflow_privacy.core.model import Bucketization
 
+    if backend is not None:
+        return read_counts_by(
+            ref, spec, ctx, fmt=fmt, delimiter=delimiter, missing_as=missing_as,
+            backend=backend,
+        )[0]  # fmt: skip
     if ref.is_table:
         return Bucketization.from_counts(
             _sql_group_counts(ref, spec, ctx), spec.group_columns, spec.sensitive,
@@ -141,6 +149,44 @@ def read_counts(
         )  # fmt: skip
     with local_copy(ref, ctx) as path:
         return read_bucketization(path, spec, fmt, delimiter, ctx.progress, missing_as=missing_as)
+
+
+def read_counts_by(
+    ref: ReleaseRef,
+    spec: ReleaseSpec,
+    ctx: GateContext,
+    *,
+    backend: str = "auto",
+    fmt: Any = None,
+    delimiter: str | None = None,
+    missing_as: str | None = None,
+) -> tuple[Bucketization, str]:
+    """The normalized per-group counts (:meth:`Bucketization.normalized`) and the backend
+    that counted them: ``sql`` for a SQL table (a ``GROUP BY`` in its database, under
+    ``auto`` only), else the file's counting backend (:mod:`airflow_privacy.core.backends`:
+    ``auto`` picks by size, ``arrow`` or ``duckdb`` as asked). Only counts leave DuckDB or
+    the database."""
+    from airflow_privacy.core.backends import check_backend, count_release
+    from airflow_privacy.core.model import Bucketization
+
+    requested = check_backend(backend)
+    if ref.is_table:
+        if requested != "auto":
+            raise InputError(
+                f"{opt('backend')} {requested} does not apply to {ref.describe()}: a SQL "
+                f"table is counted in its own database (leave {opt('backend')} at auto)"
+            )
+        b = Bucketization.from_counts(
+            _sql_group_counts(ref, spec, ctx), spec.group_columns, spec.sensitive,
+            missing_as=missing_as,
+        )  # fmt: skip
+        return b.normalized(), "sql"
+    with local_copy(ref, ctx) as path:
+        counted, name = count_release(
+            path, spec, requested=requested, fmt=fmt, delimiter=delimiter,
+            missing_as=missing_as, progress=ctx.progress,
+        )  # fmt: skip
+    return counted, name
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from airflow_privacy.core.backends import BACKENDS
 from airflow_privacy.providers.airflow.operators.base import CheckOperator
 from airflow_privacy.providers.airflow.params import Args
 
@@ -36,6 +37,11 @@ class CheckSafetyOperator(CheckOperator):
         the same ``group_columns``: k-map without ``sampling_fraction``/``population_size``
         and delta-presence are decided against it (required by them: checked when the DAG
         is parsed); the envelope records its reference and size, never its rows
+    :param backend: where a release file is counted: ``"auto"`` (default: DuckDB from 4 MiB
+        of Parquet or ``.csv.gz`` and 64 MiB of CSV, else in process), ``"arrow"`` (in
+        process) or ``"duckdb"`` (an embedded ``GROUP BY``, out of core); a ``sql_table`` is
+        counted in its database (``auto`` only). The envelope records it in
+        ``details.backend`` (docs/backends.md)
     Also ``attempt``, ``attempt_task_id``, ``check_name``, ``privacy_ledger_conn_id``,
     ``on_unsafe`` (see :class:`CheckOperator`).
 
@@ -44,7 +50,7 @@ class CheckSafetyOperator(CheckOperator):
 
     template_fields: Sequence[str] = (
         "release", "sql_table", "conn_id", "sensitive", "group_columns", "criteria",
-        "missing_as", "benign_values", "attempt", "entity_column", "population",
+        "missing_as", "benign_values", "attempt", "entity_column", "population", "backend",
     )  # fmt: skip
     template_fields_renderers: ClassVar[dict[str, str]] = {"criteria": "json"}
     ui_color = "#e8f4ea"
@@ -62,9 +68,11 @@ class CheckSafetyOperator(CheckOperator):
         missing_as: str | None = None,
         benign_values: Sequence[str] = (),
         population: str | None = None,
+        backend: str = "auto",
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.backend = backend
         self.population = population
         self.benign_values = benign_values
         self.release = release
@@ -93,11 +101,23 @@ class CheckSafetyOperator(CheckOperator):
             "missing_as": a.text("missing_as", optional=True),
             "benign_values": a.values("benign_values"),
             "population": a.text("population", optional=True),
+            "backend": a.choice("backend", BACKENDS),
         }
         if (self.release is None) == (self.sql_table is None):
             raise InputError("give exactly one of release and sql_table")
         if self.sql_table is not None and self.conn_id is None:
             raise InputError("sql_table needs conn_id: the SQL connection of the table")
+        if out["backend"] in ("arrow", "duckdb") and (
+            self.sql_table is not None or self.entity_column is not None
+        ):
+            where = (
+                "sql_table (counted in its database)"
+                if self.sql_table is not None
+                else ("entity_column (entities are counted in process)")
+            )
+            raise InputError(
+                f"backend {out['backend']} does not apply with {where}; leave it at auto"
+            )
         entity = self.entity_column
         if isinstance(entity, str) and (
             entity == self.sensitive
@@ -138,6 +158,7 @@ class CheckSafetyOperator(CheckOperator):
                         if a["population"] is not None
                         else None
                     ),
+                    backend=a["backend"],
                 ),
                 ctx,
             )

@@ -1,0 +1,373 @@
+"""The DuckDB counting backend: one ``GROUP BY`` over the release file, in DuckDB.
+
+DuckDB (embedded, no server) reads the Parquet or CSV file itself and returns one row per
+distinct ``(group values..., sensitive value)`` with its count: the sufficient statistics
+``n_b(s)`` of Martin et al. (2007), section 2.1, and nothing else. It streams the file and
+spills to a private temporary folder past its memory limit, so the rows never reach Python.
+
+The checks are those of :mod:`airflow_privacy.core.io` and :meth:`Bucketization.from_arrow`,
+in the same order and with the same messages: the header or schema first (unique column
+names, the group and sensitive columns present, Parquet column types that can be labels),
+then the cells; blank sensitive cells are found with Arrow's own definition
+(:func:`airflow_privacy.core.io.blank_mask`) applied to the *distinct* values DuckDB
+returns, and refused naming the data row of the first (a second query, only on that error
+path) unless ``missing_as`` replaces them; a null group value is refused like the Arrow
+path does. Labels are the text of the Python values, as the Arrow path makes them.
+
+SQL safety: the file path and every value (delimiter, quote, the blank values searched for)
+are bound parameters; a column name is an identifier quoted by doubling its quotes (Parquet)
+or replaced by a generated positional name (CSV, whose header the project parses itself).
+The file is reached through a symbolic link with a fixed name in a private folder, so
+DuckDB never reads a glob pattern, a ``~`` or a URL scheme from a user's path. DuckDB's own
+error text can quote a row of the file: it never enters a message (module
+:mod:`airflow_privacy.core.io`, the leak rule).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from airflow_privacy.core.backends import BackendName
+from airflow_privacy.errors import InputError
+
+if TYPE_CHECKING:
+    import duckdb
+    import pyarrow as pa
+
+    from airflow_privacy.core.model import Bucketization, ReleaseSpec
+
+
+def quote_identifier(name: str) -> str:
+    """``name`` as a quoted SQL identifier: in double quotes, each of its own double
+    quotes doubled, so any text is a name and never SQL."""
+    if "\x00" in name:
+        raise InputError(f"column name {name!r} contains a NUL character")
+    return '"' + name.replace('"', '""') + '"'
+
+
+class _Source:
+    """The ``FROM`` clause reading the file, its parameters and the expression of each
+    column wanted (group columns first, the sensitive column last)."""
+
+    def __init__(
+        self, clause: str, params: list[Any], exprs: list[str], row: str, types: list[Any]
+    ) -> None:
+        self.clause = clause
+        self.params = params
+        self.exprs = exprs
+        self.row = row  # the 1-based data row of a record
+        self.types = types  # each column's Arrow type in the file (Parquet), or None
+
+
+class DuckDBBackend:
+    """Counting with an embedded DuckDB (module doc)."""
+
+    name: BackendName = "duckdb"
+
+    def count(
+        self,
+        path: Path,
+        spec: ReleaseSpec,
+        *,
+        fmt: Any = None,
+        delimiter: str | None = None,
+        missing_as: str | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> Bucketization:
+        import pyarrow as pa
+
+        from airflow_privacy.core.io import (
+            _existing_file,
+            check_missing_as,
+            column_names,
+            detect_format,
+        )
+        from airflow_privacy.core.model import check_columns
+
+        replacement = check_missing_as(missing_as)
+        p = _existing_file(path)
+        kind = fmt or detect_format(p)
+        check_columns(column_names(p, kind, delimiter), spec)
+        if progress is not None:
+            progress(f"reading {path} (DuckDB)")
+        with _private_link(p, kind) as link, _connection() as con:
+            source = (
+                _parquet_source(p, link, spec)
+                if kind == "parquet"
+                else _csv_source(p, link, spec, delimiter)
+            )
+            keys = [f"k{i}" for i in range(len(source.exprs))]
+            select = ", ".join(f"{e} AS {k}" for e, k in zip(source.exprs, keys, strict=True))
+            # SQL groups -0.0 with 0.0; Arrow (and the labels) keep them apart
+            for i, declared in enumerate(source.types):
+                if declared is not None and pa.types.is_floating(declared):
+                    e = source.exprs[i]
+                    select += f", ({e} = 0 AND signbit({e})) AS z{i}"
+            query = f"SELECT {select}, count(*) AS n FROM {source.clause} GROUP BY ALL"
+            try:
+                table = _run(con, query, source.params, p, kind)
+            except InputError:
+                _arrow_reason(p, spec, kind, delimiter)
+                raise
+            return _bucketization(table, spec, replacement, p, kind, con, source, keys)
+
+
+@contextlib.contextmanager
+def _private_link(path: Path, kind: str) -> Iterator[Path]:
+    """A symbolic link to ``path`` with a plain fixed name, in a private folder."""
+    folder = tempfile.mkdtemp(prefix="airflow-privacy-duckdb-")
+    try:
+        suffix = ".parquet" if kind == "parquet" else ".csv"
+        if path.name.lower().endswith(".gz"):
+            suffix += ".gz"
+        link = Path(folder) / f"release{suffix}"
+        os.symlink(path.resolve(), link)
+        yield link
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _connection() -> Iterator[duckdb.DuckDBPyConnection]:
+    """An in-memory DuckDB that loads no extension and spills to a private folder."""
+    import duckdb
+
+    spill = tempfile.mkdtemp(prefix="airflow-privacy-duckdb-spill-")
+    con = duckdb.connect(
+        ":memory:",
+        config={
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
+            "temp_directory": spill,
+            "preserve_insertion_order": False,
+        },
+    )
+    try:
+        yield con
+    finally:
+        con.close()
+        shutil.rmtree(spill, ignore_errors=True)
+
+
+def _parquet_source(path: Path, link: Path, spec: ReleaseSpec) -> _Source:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from airflow_privacy.core.io import _check_parquet_type, _reading
+
+    with _reading(path, "parquet"):
+        schema = pq.read_schema(path)
+    for name in spec.required_columns():
+        _check_parquet_type(name, schema.field(name).type, path)
+    types = []
+    for name in spec.required_columns():
+        kind = schema.field(name).type
+        types.append(kind.value_type if pa.types.is_dictionary(kind) else kind)
+    return _Source(
+        "read_parquet(?, file_row_number = true)",
+        [str(link)],
+        [quote_identifier(c) for c in spec.required_columns()],
+        "file_row_number + 1",
+        types,
+    )
+
+
+def _csv_source(path: Path, link: Path, spec: ReleaseSpec, delimiter: str | None) -> _Source:
+    """Every field as text under a positional name (``c0``, ``c1``, ...; the header is
+    the project's own parse, :func:`airflow_privacy.core.io._csv_header`, after the blank
+    lines it skips); an empty field is the empty text, as the Arrow reader reads it."""
+    from airflow_privacy.core.io import _csv_header, _head
+
+    sep, header = _csv_header(path, delimiter)
+    text, _ = _head(path)
+    blank_lines = len(text) - len(text.lstrip("\r\n"))
+    skip = text[:blank_lines].count("\n") or (1 if blank_lines else 0)
+    position = {name: i for i, name in enumerate(header)}
+    struct = "{" + ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(header))) + "}"
+    clause = (
+        "read_csv(?, delim = ?, quote = ?, escape = ?, skip = ?, header = true, "
+        f"columns = {struct}, auto_detect = false, strict_mode = true, "
+        "null_padding = false, compression = ?)"
+    )
+    gz = path.name.lower().endswith(".gz")
+    exprs = [f"coalesce(c{position[c]}, '')" for c in spec.required_columns()]
+    params = [str(link), sep, '"', '"', skip, "gzip" if gz else "none"]
+    return _Source(clause, params, exprs, "", [None] * len(exprs))
+
+
+def _run(
+    con: duckdb.DuckDBPyConnection, query: str, params: Sequence[Any], path: Path, kind: str
+) -> pa.Table:
+    """Run ``query``; DuckDB's errors become one :class:`InputError` naming the file, in
+    words of our own (DuckDB's text can quote a row)."""
+    import duckdb
+
+    try:
+        result: pa.Table = con.sql(query, params=list(params)).to_arrow_table()
+    except duckdb.Error as exc:
+        text = str(exc)
+        if "UTF" in text or "unicode" in text.lower():
+            reason = "it is not valid UTF-8"
+        elif kind == "csv":
+            reason = (
+                "a record does not match the header (a wrong number of fields, or a quote "
+                "left open)"
+            )
+        else:
+            reason = f"DuckDB could not read it ({type(exc).__name__})"
+        raise InputError(f"cannot read {str(path)!r} as {kind}: {reason}") from None
+    return result
+
+
+ARROW_REASON_BYTES = 256 << 20
+"""A file DuckDB cannot read and of at most this size (256 MiB) is read again by the Arrow
+reader, for its more precise message (the column with invalid UTF-8, the parse error); a
+larger one keeps DuckDB's reason in our words, so a bad file never costs its size in
+memory."""
+
+
+def _arrow_reason(path: Path, spec: ReleaseSpec, kind: str, delimiter: str | None) -> None:
+    """Raise the Arrow reader's own :class:`InputError` for a file DuckDB refused, when the
+    file is small enough (:data:`ARROW_REASON_BYTES`) and Arrow refuses it too; return
+    otherwise (the caller raises DuckDB's reason)."""
+    from airflow_privacy.core.io import read_release
+
+    try:
+        if os.stat(path).st_size > ARROW_REASON_BYTES:
+            return
+    except OSError:
+        return
+    read_release(path, spec.required_columns(), kind, delimiter)  # type: ignore[arg-type]
+
+
+def _total(counts: Any, mask: Any) -> int:
+    import pyarrow.compute as pc
+
+    return int(pc.sum(pc.filter(counts, mask)).as_py() or 0)
+
+
+def _bucketization(
+    table: pa.Table,
+    spec: ReleaseSpec,
+    replacement: str | None,
+    path: Path,
+    kind: str,
+    con: duckdb.DuckDBPyConnection,
+    source: _Source,
+    keys: Sequence[str],
+) -> Bucketization:
+    """The bucketization of DuckDB's ``(k0.., ks, n)`` rows, checked as the Arrow path
+    checks a release (module doc)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from airflow_privacy.core.io import blank_cells_message, blank_mask
+    from airflow_privacy.core.model import Bucketization
+
+    table = _as_in_file(table, keys, source.types)
+    counts = table.column("n")
+    s_col, blank, textual = blank_mask(table.column(keys[-1]))
+    blanks = _total(counts, blank)
+    if blanks:
+        if replacement is None:
+            first = _first_blank(con, source, s_col, blank, textual, path, kind)
+            raise InputError(
+                blank_cells_message(spec.sensitive, path.name, blanks, f"data row {first}")
+            )
+        if not textual:
+            s_col = pc.cast(s_col, pa.string())
+        s_col = pc.if_else(blank, pa.scalar(replacement, s_col.type), s_col)
+    if _total(counts, pc.is_valid(counts)) == 0:
+        raise InputError("the release is empty (0 records)")
+    group_cols = [table.column(k) for k in keys[:-1]]
+    for name, col in zip(spec.group_columns, group_cols, strict=True):
+        nulls = _total(counts, pc.is_null(col))
+        if nulls:
+            raise InputError(
+                f"column {name!r} has {nulls} missing value(s); fill or drop them first"
+            )
+    labels = [[str(v) for v in col.to_pylist()] for col in group_cols]
+    values = [str(v) for v in s_col.to_pylist()]
+    group_pos: dict[tuple[str, ...], int] = {}
+    value_pos: dict[str, int] = {}
+    g_idx = np.fromiter(
+        (group_pos.setdefault(key, len(group_pos)) for key in zip(*labels, strict=True)),
+        dtype=np.int64,
+        count=len(values),
+    )
+    v_idx = np.fromiter(
+        (value_pos.setdefault(v, len(value_pos)) for v in values),
+        dtype=np.int64,
+        count=len(values),
+    )
+    n = np.asarray(counts.to_pylist(), dtype=np.int64)
+    grid = np.zeros((len(group_pos), len(value_pos)), dtype=np.int64)
+    np.add.at(grid, (g_idx, v_idx), n)
+    return Bucketization(
+        spec.group_columns, spec.sensitive, tuple(group_pos), tuple(value_pos), grid
+    )
+
+
+def _as_in_file(table: pa.Table, keys: Sequence[str], types: Sequence[Any]) -> pa.Table:
+    """DuckDB's columns in the types the Parquet file declares, where they differ (a
+    timestamp with a time zone comes back in UTC: shown in the file's zone, as the Arrow
+    path shows it), and a float zero with its sign (``z{i}``: SQL groups ``-0.0`` with
+    ``0.0``), so that both backends write the same labels."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for i, (key, kind) in enumerate(zip(keys, types, strict=True)):
+        col = table.column(key)
+        if f"z{i}" in table.column_names:  # a negative zero: -|x|
+            col = pc.if_else(table.column(f"z{i}"), pc.negate(pc.abs(col)), col)
+            table = table.set_column(table.column_names.index(key), key, col)
+        if kind is None or col.type == kind:
+            continue
+        try:
+            cast = pc.cast(col, kind)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            continue
+        table = table.set_column(table.column_names.index(key), key, cast)
+    return table
+
+
+def _first_blank(
+    con: duckdb.DuckDBPyConnection,
+    source: _Source,
+    s_col: Any,
+    blank: Any,
+    textual: bool,
+    path: Path,
+    kind: str,
+) -> int:
+    """The data row (1 = the first record) of the first blank sensitive cell: the blank
+    distinct values are bound as a list parameter, never written into the SQL."""
+    import pyarrow.compute as pc
+
+    shown = pc.filter(s_col, pc.and_kleene(blank, pc.is_valid(s_col)))
+    blank_values = [str(v) for v in shown.to_pylist()] if textual else []
+    cell = source.exprs[-1]
+    if kind == "parquet":
+        query = (
+            f"SELECT min({source.row}) FROM {source.clause} "
+            f"WHERE {cell} IS NULL OR list_contains(?, {cell})"
+        )
+    else:
+        # CSV: number the records in file order (one thread keeps DuckDB's scan in order)
+        con.sql("SET threads = 1")
+        con.sql("SET preserve_insertion_order = true")
+        query = (
+            f"SELECT min(rn) FROM (SELECT {cell} AS cell, row_number() OVER () AS rn "
+            f"FROM {source.clause}) WHERE list_contains(?, cell)"
+        )
+    found = _run(con, query, [*source.params, blank_values], path, kind)
+    value = found.column(0)[0].as_py()
+    return int(value) if value is not None else 1
