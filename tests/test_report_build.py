@@ -664,3 +664,18 @@ def test_redact_drops_the_values_old_reasons_quoted(old: str, new: str) -> None:
     assert new in out, out
     for value in ("HIV", "Flu", "Cold", "Gout", "Asthma", "Mumps"):
         assert value not in out
+
+
+def test_bar_chart_slants_labels_wider_than_their_slot() -> None:
+    """Many long labels (the risk section's group-size bins) are slanted and the chart grows
+    to hold them; a few short ones stay level."""
+    from airflow_privacy.report import svg
+
+    long_labels = [f"{10**i}-{2 * 10**i}" for i in range(20)]
+    series = [svg.Series("records", [1.0] * 20)]
+    slanted = svg.bar_chart("c", "t", "d", long_labels, series, x_label="x", y_label="y")
+    assert slanted.count('transform="rotate(-45') == 20
+    assert f'height="{svg.HEIGHT + 44}"' in slanted
+    level = svg.bar_chart("c", "t", "d", ["1", "2", "3"], [svg.Series("r", [1.0, 2.0, 3.0])],
+                          x_label="x", y_label="y")  # fmt: skip
+    assert "rotate(-45" not in level and f'height="{svg.HEIGHT}"' in level

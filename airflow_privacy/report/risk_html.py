@@ -78,7 +78,12 @@ def render_risk(s: RiskSection) -> str:
             + rows
             + "</tbody></table>"
         )
-    if s.contributions:
+    if s.contributions and not any(c.percent > 0 for c in s.contributions):
+        inner.append(
+            "<p>No record has a special unique (SUDA2), so no attribute drives a SUDA "
+            "score.</p>"
+        )
+    elif s.contributions:
         chart = svg.hbar_chart(
             "risk-suda-chart",
             "Which attribute drives the risk (SUDA2 contributions)",

@@ -247,16 +247,25 @@ def bar_chart(
     if top is None:
         top = max((v or 0.0 for s in series for v in s.values), default=0.0) or 1.0
         top = _nice(top)
-    parts = _open(chart_id, title, desc)
+    slot = pw / max(1, len(labels))
+    # labels wider than their slot are slanted (and the chart grows to hold them)
+    slant = max((len(_short(lab, 10)) for lab in labels), default=0) * 6.0 > slot
+    height = HEIGHT + 44 if slant else HEIGHT
+    parts = _open(chart_id, title, desc, height=height)
     parts.append(_patterns(chart_id))
     ticks = [top * i / 5 for i in range(6)]
     _y_axis(parts, top, ticks, ".2f" if top < 5 else ",.0f", y_label)
-    slot = pw / max(1, len(labels))
     width = slot * 0.8 / max(1, len(series))
-    stride = max(1, len(labels) // 16)
+    stride = max(1, len(labels) // 16) if not slant else 1
     for i, lab in enumerate(labels):
         cx = LEFT + slot * (i + 0.5)
-        if i % stride == 0:
+        if slant:
+            ly = TOP + ph + 12
+            parts.append(
+                f'<text x="{n(cx)}" y="{ly}" text-anchor="end" class="small" '
+                f'transform="rotate(-45 {n(cx)} {ly})">{e(_short(lab, 12))}</text>'
+            )
+        elif i % stride == 0:
             parts.append(
                 f'<text x="{n(cx)}" y="{TOP + ph + 16}" text-anchor="middle" '
                 f'class="small">{e(_short(lab, 10))}</text>'
@@ -280,7 +289,7 @@ def bar_chart(
                     f'class="small">{e(format(v, value_format))}</text>'
                 )
     parts.append(
-        f'<text x="{n(LEFT + pw / 2)}" y="{HEIGHT - 8}" text-anchor="middle">{e(x_label)}</text>'
+        f'<text x="{n(LEFT + pw / 2)}" y="{height - 8}" text-anchor="middle">{e(x_label)}</text>'
     )
     for si, s in enumerate(series):
         y = TOP + 8 + 22 * si
