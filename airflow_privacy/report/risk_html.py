@@ -80,8 +80,7 @@ def render_risk(s: RiskSection) -> str:
         )
     if s.contributions and not any(c.percent > 0 for c in s.contributions):
         inner.append(
-            "<p>No record has a special unique (SUDA2), so no attribute drives a SUDA "
-            "score.</p>"
+            "<p>No record has a special unique (SUDA2), so no attribute drives a SUDA score.</p>"
         )
     elif s.contributions:
         chart = svg.hbar_chart(
