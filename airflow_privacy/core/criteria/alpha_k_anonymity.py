@@ -56,23 +56,6 @@ NAME = "alpha-k-anonymity"
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
-REFERENCES = (
-    "Wong, Li, Fu, Wang, (alpha, k)-anonymity: an enhanced k-anonymity model for privacy "
-    "preserving data publishing, KDD 2006 (the alpha-deassociation requirement and the "
-    "definition of (alpha,k)-anonymity)",
-)
-
-#: What the class wrapping this criterion declares for the anonymizers (module doc;
-#: each backed by ``tests/test_criteria_alpha_k.py``): monotone under merging groups, not
-#: with a suppression budget, local.
-FACTS = {"merge": True, "suppression": False, "local": True}
-#: Parameters in the front ends' words.
-PARAMETERS = {
-    "alpha": "largest share of a (the designated) sensitive value in any group, in (0, 1]",
-    "k": "smallest group size, an integer >= 1",
-    "sensitive_value": "optional: cap only this value of the sensitive column",
-}
-
 
 def validate_alpha_k(alpha: object, k: object) -> tuple[float, int]:
     """``alpha`` in ``(0, 1]`` and ``k`` an integer ``>= 1`` (integral floats accepted)."""

@@ -79,20 +79,6 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
-REFERENCES = (
-    "Cao, Karras, Publishing microdata with a robust privacy guarantee, PVLDB 5(11), 2012, "
-    "the definitions of basic and enhanced beta-likeness",
-)
-
-#: What the classes wrapping the two criteria declare for the anonymizers (module doc;
-#: each backed by ``tests/test_criteria_beta_likeness.py``).
-BASIC_FACTS = {"merge": True, "suppression": False, "local": True}
-ENHANCED_FACTS = {"merge": True, "suppression": False, "local": True}
-#: Parameters in the front ends' words.
-PARAMETERS = {
-    "beta": "largest relative gain (q - p) / p of any value in any group, a number > 0",
-}
-
 
 def _validate_beta(name: str, beta: object) -> float:
     if isinstance(beta, bool) or not isinstance(beta, numbers.Real):

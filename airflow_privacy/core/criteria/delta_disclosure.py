@@ -57,19 +57,6 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
-REFERENCES = (
-    "Brickell, Shmatikov, The cost of privacy: destruction of data-mining utility in "
-    "anonymized data publishing, KDD 2008 (the definition of delta-disclosure privacy)",
-)
-
-#: What the class wrapping this criterion declares for the anonymizers (module doc; each
-#: backed by ``tests/test_criteria_delta_disclosure.py``).
-FACTS = {"merge": True, "suppression": False, "local": True}
-#: Parameters in the front ends' words.
-PARAMETERS = {
-    "delta": "bound on |ln(q / p)| for every value in every group (strict), a number > 0",
-}
-
 
 def _validate_delta(delta: object) -> float:
     if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
