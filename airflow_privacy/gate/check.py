@@ -202,19 +202,8 @@ def _which_attribute(b: Bucketization, criterion: Criterion, result: dict[str, A
     """A failing result's witness group, merged over each group column in turn: which
     column drives the failure (``witness.attributes``, and the sentence in
     ``details.which_attribute``; :mod:`airflow_privacy.core.criteria.drivers`)."""
-    from airflow_privacy.core.criteria.base import group_test_with
-    from airflow_privacy.core.criteria.drivers import (
-        attribute_drivers,
-        drivers_sentence,
-        witness_group,
-    )
+    from airflow_privacy.core.criteria.drivers import which_attribute
 
-    g = witness_group(result)
-    if g is None or len(b.group_columns) == 0:
-        return
-    drivers = attribute_drivers(b, criterion, g)
-    found = group_test_with(criterion, b.values, b.benign)
-    result["witness"]["attributes"] = drivers
-    result["details"]["which_attribute"] = drivers_sentence(
-        drivers, necessary_only=found is None or not found[1]
-    )
+    found = which_attribute(b, criterion, result)
+    if found is not None:
+        result["witness"]["attributes"], result["details"]["which_attribute"] = found

@@ -22,7 +22,7 @@ Nothing here names a value: columns, record counts and verdicts only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from airflow_privacy.core.criteria.base import Criterion
     from airflow_privacy.core.model import Bucketization
 
-__all__ = ["attribute_drivers", "drivers_sentence", "witness_group"]
+__all__ = ["attribute_drivers", "drivers_sentence", "which_attribute", "witness_group"]
 
 
 def witness_group(result: Mapping[str, Any]) -> int | None:
@@ -51,27 +51,36 @@ def witness_group(result: Mapping[str, Any]) -> int | None:
     return None
 
 
-def _passes_alone(criterion: Criterion, b: Bucketization, merged: Any, mask: Any) -> bool:
+def _judge(criterion: Criterion, b: Bucketization) -> Callable[[Any, Any], bool]:
+    """``passes(merged counts, mask of the merged groups)``: the merged group on its own
+    (module doc), the criterion's test built once for every column."""
+    from airflow_privacy.core.criteria.base import group_test_with
     from airflow_privacy.core.model import Bucketization as B
 
     if criterion.needs_population():
         # decided on the group's records and its population class (k-map against a
         # population table, delta-presence): the merged class is the merged groups' classes
         pop_test = criterion.population_test()
-        if pop_test is None or b.population is None:
-            return False
-        sizes = np.asarray([int(merged.sum())], dtype=np.int64)
-        population = np.asarray([int(b.population[mask].sum())], dtype=np.int64)
-        return bool(pop_test(sizes, population)[0])
-    from airflow_privacy.core.criteria.base import group_test_with
-
+        population = b.population
+        if pop_test is None or population is None:
+            return lambda merged, mask: False
+        return lambda merged, mask: bool(
+            pop_test(
+                np.asarray([int(merged.sum())], dtype=np.int64),
+                np.asarray([int(population[mask].sum())], dtype=np.int64),
+            )[0]
+        )
     found = group_test_with(criterion, b.values, b.benign)
     if found is not None:
         test, _ = found
         totals = b.counts.sum(axis=0)
-        return bool(test(merged[None, :].astype(np.int64), totals)[0])
-    one = B.from_group_counts([merged.tolist()], b.values, b.sensitive).with_benign(b.benign)
-    return bool(criterion.evaluate(one).safe)
+        return lambda merged, mask: bool(test(merged[None, :].astype(np.int64), totals)[0])
+
+    def alone(merged: Any, mask: Any) -> bool:
+        one = B.from_group_counts([merged.tolist()], b.values, b.sensitive).with_benign(b.benign)
+        return bool(criterion.evaluate(one).safe)
+
+    return alone
 
 
 def attribute_drivers(b: Bucketization, criterion: Criterion, group: int) -> list[dict[str, Any]]:
@@ -81,6 +90,7 @@ def attribute_drivers(b: Bucketization, criterion: Criterion, group: int) -> lis
     table, which is what dropping that column would publish."""
     if b.n_groups == 0 or not 0 <= group < b.n_groups:
         return []
+    passes = _judge(criterion, b)
     key = b.groups[group]
     keys = np.asarray(b.groups, dtype=object).reshape(b.n_groups, len(key))
     out: list[dict[str, Any]] = []
@@ -97,10 +107,26 @@ def attribute_drivers(b: Bucketization, criterion: Criterion, group: int) -> lis
                 "column": column,
                 "records": int(merged.sum()),
                 "groups": int(mask.sum()),
-                "passes": _passes_alone(criterion, b, merged, mask),
+                "passes": passes(merged, mask),
             }
         )
     return out
+
+
+def which_attribute(
+    b: Bucketization, criterion: Criterion, result: Mapping[str, Any]
+) -> tuple[list[dict[str, Any]], str] | None:
+    """For a failing result: its witness group's :func:`attribute_drivers` and their
+    sentence (``on its own`` when the criterion's single-group test is only necessary), or
+    ``None`` when the witness names no group."""
+    from airflow_privacy.core.criteria.base import group_test_with
+
+    g = witness_group(result)
+    if g is None or not b.group_columns:
+        return None
+    drivers = attribute_drivers(b, criterion, g)
+    found = group_test_with(criterion, b.values, b.benign)
+    return drivers, drivers_sentence(drivers, necessary_only=found is None or not found[1])
 
 
 def drivers_sentence(drivers: list[dict[str, Any]], necessary_only: bool) -> str:
