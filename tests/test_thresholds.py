@@ -184,3 +184,19 @@ def test_registry_bounds_k_before_anything_is_read() -> None:
         with pytest.raises(InputError, match="at most"):
             validate(name, {"c": 0.5, "k": 1e300})
     assert set(CRITERIA) >= {"ck-safety", "negation-safety", "skyline"}
+
+
+@pytest.mark.parametrize(
+    "limit", [1.0, 0.5, 0.2, 0.05, 0.1, 0.3, 1 / 3, 0.3333, 0.142857, 1e-3, 0.0999, 7e-5]
+)
+def test_smallest_size_at_most_is_the_first_size_whose_inverse_is_at_most(limit: float) -> None:
+    from fractions import Fraction
+
+    from airflow_privacy.core.thresholds import at_most, smallest_size_at_most
+
+    n = smallest_size_at_most(limit)
+    assert at_most(Fraction(1, n), limit)
+    assert n == 1 or not at_most(Fraction(1, n - 1), limit)
+    # the limit as written: 1/3 is above 0.3333 and above 0.3333333333333333
+    assert smallest_size_at_most(0.3333) == 4 and smallest_size_at_most(1 / 3) == 4
+    assert smallest_size_at_most(1e-320) == 10**320

@@ -66,6 +66,7 @@ __all__ = [
     "exact_limit",
     "maxent_safe",
     "near",
+    "smallest_size_at_most",
 ]
 
 #: The stated tolerance of every float comparison: a float value within
@@ -108,6 +109,17 @@ def exact_limit(limit: Limit) -> Fraction:
     if not math.isfinite(x):
         raise ValueError(f"a limit must be finite, got {limit!r}")
     return Fraction(repr(x))
+
+
+def smallest_size_at_most(limit: Limit) -> int:
+    """The smallest whole size ``n >= 1`` whose inverse ``1/n`` is at most ``limit`` read as
+    written (``at_most(Fraction(1, n), limit)``): ``ceil(q/p)`` for ``exact_limit(limit) =
+    p/q``. A re-identification risk ``1/n`` of a group of ``n`` is above the limit exactly
+    for the smaller groups. Exact for any limit, ``1e-320`` included (no float inverse)."""
+    x = exact_limit(limit)
+    if x <= 0:
+        raise ValueError(f"a risk limit must be positive, got {limit!r}")
+    return max(1, -(-x.denominator // x.numerator))
 
 
 def band(limit: float, tolerance: float = TOLERANCE) -> float:

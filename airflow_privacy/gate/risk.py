@@ -244,11 +244,9 @@ def _pct(x: float | Fraction) -> str:
 def _largest_risky_size(tau: float) -> int:
     """The largest class size ``s`` with ``1/s > tau`` (0 when none): the strict comparison
     of ARX, on the decimal ``tau`` is written as."""
-    t = _exact(tau)
-    s = math.ceil(1 / t) - 1
-    while s >= 1 and Fraction(1, s) <= t:
-        s -= 1
-    return max(s, 0)
+    from airflow_privacy.core.thresholds import smallest_size_at_most
+
+    return smallest_size_at_most(tau) - 1
 
 
 def _measure(key: str, label: str, value: Any, explanation: str) -> dict[str, Any]:

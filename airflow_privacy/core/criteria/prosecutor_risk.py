@@ -73,10 +73,7 @@ def smallest_safe_size(highest: float) -> int:
     """The smallest group size ``f`` with ``1 / f`` at most ``highest`` (as written), in
     exact arithmetic: ``1 / 1e-320`` is no float, but ``10**320`` is a group size no release
     reaches."""
-    f = max(1, math.ceil(1 / thresholds.exact_limit(highest)) - 1)
-    while not thresholds.at_most(Fraction(1, f), highest):
-        f += 1
-    return f
+    return thresholds.smallest_size_at_most(highest)
 
 
 def prosecutor_groups_pass(counts: IntArray, highest: float) -> BoolArray:
@@ -132,7 +129,7 @@ def prosecutor_risk_criterion(
     if h is not None:
         params["highest"] = highest
         need = smallest_safe_size(h)
-        at_risk = sum(s for s in sizes if not thresholds.at_most(Fraction(1, s), h))
+        at_risk = sum(s for s in sizes if s < need)  # risk 1/s above highest
         share = Fraction(at_risk, n)
         details.update(
             records_at_risk=float(share),

@@ -56,7 +56,7 @@ from dataclasses import asdict, dataclass
 from fractions import Fraction
 from typing import Any
 
-from airflow_privacy.core.thresholds import exact_limit
+from airflow_privacy.core.thresholds import smallest_size_at_most
 from airflow_privacy.errors import InputError, opt
 
 __all__ = [
@@ -204,11 +204,9 @@ def _at_risk(sample: tuple[int, ...], risk_sizes: tuple[int, ...], t: float | No
     ``1d / groupSize > threshold``), compared exactly on the safe side."""
     if t is None:
         return None
-    # 1/s is at most the limit read as written, L = p/q, iff s >= q/p: one exact threshold
-    # for every class (the same decision as at_most(Fraction(1, s), t), without a Fraction
-    # per class)
-    limit = exact_limit(t)
-    need = -(-limit.denominator // limit.numerator)
+    # one exact size threshold for every class: the same decision as
+    # at_most(Fraction(1, s), t), without a Fraction per class
+    need = smallest_size_at_most(t)
     return sum(f for f, s in zip(sample, risk_sizes, strict=True) if s < need)
 
 
