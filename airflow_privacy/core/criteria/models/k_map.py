@@ -143,11 +143,14 @@ class KMap(Criterion):
             return None  # decided by the population test
 
         kwargs = self._kwargs()
+        needs: dict[int, int] = {}  # records of the table -> k' (ARX's loop, run once per n)
 
         def test(counts: Any, totals: Any) -> Any:
             # the threshold of the whole table (totals): the release the groups belong to
-            need, _, _ = derived_k(int(totals.sum()), **kwargs)
-            return counts.sum(axis=1) >= need
+            n = int(totals.sum())
+            if n not in needs:
+                needs[n] = derived_k(n, **kwargs)[0]
+            return counts.sum(axis=1) >= needs[n]
 
         return test, True
 
