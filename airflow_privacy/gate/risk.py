@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from airflow_privacy.core.thresholds import exact_limit, smallest_size_at_most
 from airflow_privacy.errors import InputError, opt
 from airflow_privacy.gate.attempts import begin_check, record, skipped
 from airflow_privacy.gate.check import columns
@@ -225,12 +226,6 @@ def estimated_population_sizes(sizes: Sequence[int], pi: Fraction) -> list[int]:
     return [max(f, math.floor(Fraction(f) / pi)) for f in sizes]
 
 
-def _exact(x: float) -> Fraction:
-    from airflow_privacy.core.thresholds import exact_limit
-
-    return exact_limit(x)
-
-
 # ------------------------------------------------------------------------------ wording
 def _p(x: float) -> str:
     """A probability as people read it: 4 significant digits."""
@@ -244,8 +239,6 @@ def _pct(x: float | Fraction) -> str:
 def _largest_risky_size(tau: float) -> int:
     """The largest class size ``s`` with ``1/s > tau`` (0 when none): the strict comparison
     of ARX, on the decimal ``tau`` is written as."""
-    from airflow_privacy.core.thresholds import smallest_size_at_most
-
     return smallest_size_at_most(tau) - 1
 
 
@@ -566,7 +559,7 @@ def run_risk(req: RiskRequest, ctx: GateContext) -> Envelope:
             f"{n:,} records in a population of {req.population_size:,}, rounded down"
         )
     elif req.sampling_fraction is not None:
-        pi = _exact(float(req.sampling_fraction))
+        pi = exact_limit(float(req.sampling_fraction))
         source = f"estimated as release size / sampling fraction {float(pi):g}, rounded down"
     total_weight: Fraction | None = None
     if weight_sums is not None:
@@ -712,8 +705,8 @@ def _histogram(
 ) -> list[dict[str, Any]]:
     """Groups by size: how many, their records, each one's prosecutor risk ``1/size`` and
     whether it is above ``tau`` (ARX's strict comparison), for the report's plot."""
-    from airflow_privacy.core.thresholds import at_most
 
+    safe_size = smallest_size_at_most(tau)  # risk 1/size above tau below this size
     by: dict[int, list[int]] = {}
     for i, f in enumerate(sizes):
         by.setdefault(f, []).append(i)
@@ -721,9 +714,7 @@ def _histogram(
     for f in sorted(by):
         idx = by[f]
         journalist_at_risk = (
-            sum(f for i in idx if not at_most(Fraction(1, pop_sizes[i]), tau))
-            if pop_sizes is not None
-            else None
+            sum(f for i in idx if pop_sizes[i] < safe_size) if pop_sizes is not None else None
         )
         out.append(
             {
@@ -731,7 +722,7 @@ def _histogram(
                 "groups": len(idx),
                 "records": f * len(idx),
                 "prosecutor_risk": float(Fraction(1, f)),
-                "at_risk": not at_most(Fraction(1, f), tau),
+                "at_risk": f < safe_size,
                 "journalist_records_at_risk": journalist_at_risk,
             }
         )
