@@ -48,16 +48,37 @@ class Column:
 
 @dataclass(frozen=True)
 class Encoded:
-    """The QI columns and the sensitive column of the input, as codes."""
+    """The QI columns and the sensitive column of the input, as codes.
+
+    Row-level input has ``weights`` ``None``: row ``r`` is one record. Input built from a
+    backend's histogram (:class:`airflow_privacy.core.backends.histogram.Histogram`) has one
+    row per distinct ``(QI..., sensitive)`` tuple and ``weights[r]`` records of it; ``table``
+    then holds only those distinct tuples. Every anonymizer gives the same answer for a
+    table and for its histogram."""
 
     table: pa.Table
     qis: tuple[Column, ...]
     sensitive: Column
     dropped: tuple[str, ...]
+    weights: IntArray | None = None
 
     @property
     def n(self) -> int:
+        """The number of records (the sum of the weights for a histogram)."""
+        if self.weights is not None:
+            return int(self.weights.sum())
         return int(self.sensitive.codes.shape[0])
+
+    @property
+    def rows(self) -> int:
+        """The number of rows of the codes (records, or distinct tuples of a histogram)."""
+        return int(self.sensitive.codes.shape[0])
+
+    def row_weights(self) -> IntArray:
+        """The records of each row: the weights, or ones for row-level input."""
+        if self.weights is not None:
+            return self.weights
+        return np.ones(self.rows, dtype=np.int64)
 
     @property
     def qi_names(self) -> tuple[str, ...]:

@@ -21,6 +21,8 @@ from airflow_privacy.core.criteria.result import CriterionResult
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from airflow_privacy.core.anonymize.plan import Recoding
+
     from airflow_privacy.core.model import Bucketization
 
 MANIFEST_VERSION = 1
@@ -104,7 +106,9 @@ class AnonymizationResult:
     bucketization) and the sensitive column; ``tables`` holds the two-table form of a
     bucketization (``"qit"``, ``"st"``) and is empty otherwise. ``source_rows[r]`` is the
     input row of release row ``r`` (for provenance and tests; never written out).
-    ``bucketization`` is the release's own per-group counts.
+    ``bucketization`` is the release's own per-group counts. ``recoding`` is the decision
+    itself (:class:`~airflow_privacy.core.anonymize.plan.Recoding`): where the records of
+    each distinct input tuple go, which a backend applies where the data lives.
     """
 
     release: pa.Table
@@ -113,3 +117,4 @@ class AnonymizationResult:
     bucketization: Bucketization
     source_rows: npt.NDArray[np.int64]
     tables: dict[str, pa.Table] = field(default_factory=dict)
+    recoding: Recoding | None = None

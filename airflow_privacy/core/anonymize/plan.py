@@ -1,0 +1,54 @@
+"""What an anonymizer decides, apart from the rows it applies to: a recoding of the input.
+
+Every anonymizer decides from the input's sufficient statistics, the histogram of its
+distinct ``(QI..., sensitive)`` tuples with their record counts (LeFevre et al. 2006 and
+Martin et al. 2007, section 2.1, only ever read counts), and its decision is a *recoding*:
+for each histogram row, the published group each of its records goes to, or none
+(suppressed). Applying it is a per-record function of the record's own values, which a
+backend evaluates where the data lives (a join on a mapping table in SQL or DuckDB, a column
+expression in Spark, an Arrow ``take`` in process), so no other step touches rows.
+
+For the lattice and Mondrian every record of a histogram row goes to the same group (the
+QI tuple decides it). A bucketization may spread the records of one ``(QI, sensitive)``
+tuple over several buckets: ``counts`` says how many go to each; the backend numbers the
+records of a tuple (in any order: they are identical in the published columns) and assigns
+them in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Recoding:
+    """Where the records of each histogram row are published.
+
+    ``columns``: the published group columns, in order. ``labels[g]``: the published
+    values of group ``g`` in those columns. ``row``, ``group``, ``count`` (equal lengths,
+    sorted by ``row``): ``count[i]`` records of histogram row ``row[i]`` go to group
+    ``group[i]``; a histogram row's records not listed are suppressed (removed). The
+    sensitive column is published as it is."""
+
+    columns: tuple[str, ...]
+    labels: tuple[tuple[str, ...], ...]
+    row: IntArray
+    group: IntArray
+    count: IntArray
+
+    @property
+    def one_group_per_row(self) -> bool:
+        """True when no histogram row is split over several groups (a join on the row's
+        key applies it)."""
+        r = self.row
+        return bool(r.shape[0] < 2 or np.all(r[1:] != r[:-1]))
+
+    @property
+    def records(self) -> int:
+        """The records published."""
+        return int(self.count.sum())
