@@ -122,7 +122,15 @@ def register(sub: Any) -> None:
         help="seed of the published row order and within-bucket permutations (default: 0)",
     )  # fmt: skip
     p.add_argument("--out", required=True, metavar="RELEASE",
-                   help="release file to write (.csv[.gz] or .parquet)")  # fmt: skip
+                   help="release to write: a file (.csv[.gz] or .parquet), or table:NAME on "
+                   "--conn when INPUT is a table there (written in the database)")  # fmt: skip
+    p.add_argument(
+        "--backend", choices=("auto", "arrow", "duckdb", "sql"), default="auto",
+        help="where the anonymization runs: auto (default: a table in its database, a file "
+        "with DuckDB from 4 MiB of Parquet, else in process), arrow (in process), duckdb "
+        "(out of core: counts and the release written by DuckDB), sql (a table in its "
+        "database) (docs/backends.md)",
+    )  # fmt: skip
     p.add_argument(
         "--manifest", metavar="FILE",
         help="write the manifest (JSON) here (default: RELEASE.manifest.json)",
@@ -259,7 +267,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     env = run_anonymize(
         AnonymizeRequest(
             source=ref(args.input, args),
-            release=ReleaseRef(path=args.out),
+            release=(
+                ref(args.out, args) if args.out.startswith("table:") else ReleaseRef(path=args.out)
+            ),
+            backend=args.backend,
             also_read=[args.criteria_file] if args.criteria_file is not None else [],
             qis=list(args.qis),
             sensitive=args.sensitive,

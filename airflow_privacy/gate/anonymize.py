@@ -60,6 +60,10 @@ class AnonymizeRequest:
     also_read: Sequence[str] = ()
     """Other files the front end read for this request (the command line's
     ``--criteria-file``): no output may overwrite them either."""
+    backend: str = "auto"
+    """Where the anonymization runs (:mod:`airflow_privacy.gate.pushdown`): ``auto``,
+    ``arrow`` (in process), ``duckdb`` (a file, out of core), ``sql`` (a SQL table in its
+    database, the release a table there); recorded in ``details.backend``."""
 
 
 def _options(req: AnonymizeRequest) -> dict[str, Any]:
@@ -194,6 +198,11 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
     )
     options = _options(req)
     seed = _seed(req.seed)
+    if req.release.is_table and req.manifest is None:
+        raise InputError(
+            f"the release {req.release.describe()} is a SQL table: give {opt('manifest')}, the "
+            "file its manifest is written to"
+        )
     manifest_ref = req.manifest or req.release.sibling(MANIFEST_SUFFIX)
     outputs = [("release", req.release), ("manifest", manifest_ref)]
     outputs += [(k, r) for k, r in (("qit", req.qit), ("st", req.st)) if r is not None]
@@ -201,8 +210,9 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
     options_of = {"release": "out", "manifest": "manifest" if req.manifest is not None else "out",
                   "qit": "qit", "st": "st"}  # fmt: skip
     for what, ref in outputs:
-        check_writable(ref, f"the {what}", option=options_of[what],
-                       kind="json" if what == "manifest" else "table")  # fmt: skip
+        if not (what == "release" and ref.is_table):  # a table: written in its database
+            check_writable(ref, f"the {what}", option=options_of[what],
+                           kind="json" if what == "manifest" else "table")  # fmt: skip
         key = ref.describe()
         if req.population is not None and key == req.population.describe():
             raise InputError(f"the {what} would overwrite {opt('population')} {key!r}")
@@ -226,6 +236,21 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
                 f"column {col!r} does not exist in {req.source.name} "
                 f"(columns: {describe_columns(header)})"
             )
+    from airflow_privacy.gate.pushdown import choose
+
+    backend = choose(req.backend, req.source, req.release, ctx, req.fmt)
+    if backend != "arrow":
+        if req.population is not None:
+            raise InputError(
+                f"{opt('population')} is read in process: give {opt('backend')} arrow "
+                f"(a population does not apply to backend {backend})"
+            )
+        if req.qit is not None or req.st is not None:
+            raise InputError(
+                f"{opt('qit')} and {opt('st')} are written in process: give {opt('backend')} arrow"
+            )
+        return _anonymize_pushed(req, ctx, backend, qis, sensitive, criteria, benign,
+                                 hierarchies, options, seed, manifest_ref, outputs)  # fmt: skip
     ctx.progress(f"reading {req.source.describe()}")
     table = read_table(req.source, None, ctx, fmt=req.fmt, delimiter=req.delimiter,
                        sensitive=sensitive, missing_as=req.missing_as)  # fmt: skip
@@ -247,6 +272,72 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
         contents[req.st] = result.tables["st"]
     write_outputs(contents, ctx)
     ctx.progress(f"wrote {req.release.describe()}")
+    extra = (
+        {"population": {"ref": req.population.describe(), "records": population.num_rows}}
+        if req.population is not None and population is not None
+        else {}
+    )
+    return _envelope(req, result, manifest, seed, benign, outputs, {"backend": "arrow", **extra})
+
+
+def _anonymize_pushed(
+    req: AnonymizeRequest,
+    ctx: GateContext,
+    backend: str,
+    qis: Sequence[str],
+    sensitive: str,
+    criteria: Any,
+    benign: Sequence[str],
+    hierarchies: dict[str, Hierarchy],
+    options: dict[str, Any],
+    seed: int,
+    manifest_ref: ReleaseRef,
+    outputs: Sequence[tuple[str, ReleaseRef]],
+) -> Envelope:
+    """The anonymization in the backend (:mod:`airflow_privacy.gate.pushdown`): histogram,
+    decision, the release written by the backend, re-checked on its counts."""
+    from airflow_privacy.core.model import ReleaseSpec
+    from airflow_privacy.gate import pushdown
+    from airflow_privacy.gate.tables import write_outputs
+
+    where = pushdown.Where(backend, req.source, req.fmt, req.delimiter, req.missing_as)
+    hist = pushdown.histogram(where, qis, sensitive, ctx)
+    hierarchies.update(_built(req, hist.keys, qis, None))
+    ctx.progress(
+        f"anonymizing {hist.records:,} records ({hist.keys.num_rows:,} distinct tuples) "
+        f"with {req.method} ({backend})"
+    )
+    result = pushdown.decide(hist, req.method, criteria, hierarchies, seed, benign, options,
+                             ctx.progress)  # fmt: skip
+    assert result.recoding is not None
+    manifest = result.manifest.to_dict()
+    spec = ReleaseSpec(sensitive=sensitive, group_columns=tuple(result.group_columns))
+    if backend == "sql":
+        pushdown.write_table(where, hist, result.recoding, req.release, ctx)
+        try:
+            pushdown.recheck(result, pushdown.count_table(req.release, spec, ctx), criteria,
+                             benign)  # fmt: skip
+            write_outputs({manifest_ref: manifest}, ctx)
+        except BaseException:
+            pushdown.drop_table(req.release, ctx)
+            raise
+    else:
+        with pushdown.written_file(where, hist, result.recoding, req.release, ctx) as path:
+            pushdown.recheck(result, pushdown.count_file(path, spec, ctx), criteria, benign)
+            write_outputs({req.release: path, manifest_ref: manifest}, ctx)
+    ctx.progress(f"wrote {req.release.describe()}")
+    return _envelope(req, result, manifest, seed, benign, outputs, {"backend": backend})
+
+
+def _envelope(
+    req: AnonymizeRequest,
+    result: Any,
+    manifest: Mapping[str, Any],
+    seed: int,
+    benign: Sequence[str],
+    outputs: Sequence[tuple[str, ReleaseRef]],
+    extra: Mapping[str, Any],
+) -> Envelope:
     m = result.manifest
     written = {what: ref.describe() for what, ref in outputs}
     return Envelope(
@@ -278,11 +369,7 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
             "seed": seed,
             "method_details": _method_details(manifest),
             **benign_details(benign, result.bucketization.values),
-            **(
-                {"population": {"ref": req.population.describe(), "records": population.num_rows}}
-                if req.population is not None and population is not None
-                else {}
-            ),
+            **extra,
         },
         outputs=written,
     )

@@ -45,6 +45,8 @@ def has_manifest(ref: ReleaseRef, ctx: GateContext) -> bool:
     """Whether a manifest lies beside the release file ``ref`` (local or object store)."""
     from airflow_privacy.core.io import is_regular_file
 
+    if ref.is_table:
+        return False
     m = ref.sibling(MANIFEST_SUFFIX)
     if m.is_uri:
         return ctx.connections.exists(str(m.path), m.conn)
@@ -69,7 +71,7 @@ def read_candidate(
     from airflow_privacy.gate.tables import local_copy
 
     if ref.is_table:
-        raise InputError(f"{ref.describe()}: the ledger records release files, not tables")
+        return _table_candidate(ref, ctx, qis, sensitive, kind, bucket, manifest)
     with contextlib.ExitStack() as stack:
         path = stack.enter_context(local_copy(ref, ctx))
         m: Path | None = None
@@ -82,6 +84,51 @@ def read_candidate(
             path, qis=qis, sensitive=sensitive, kind=kind, bucket=bucket, manifest=m,
             name=ref.name, fmt=fmt, delimiter=delimiter,
         )  # fmt: skip
+
+
+def _table_candidate(
+    ref: ReleaseRef,
+    ctx: GateContext,
+    qis: Sequence[str] | None,
+    sensitive: str | None,
+    kind: str | None,
+    bucket: str | None,
+    manifest: ReleaseRef | None,
+) -> ReleaseFile:
+    """A release table as the ledger records it: its groups counted in its database (only
+    the counts travel), the columns from the arguments or the manifest file."""
+    from airflow_privacy.core.composition.files import ReleaseFile, read_json, resolve_columns
+    from airflow_privacy.core.composition.release import PublishedRelease
+    from airflow_privacy.gate.sql_releases import group_counts
+    from airflow_privacy.gate.tables import local_copy
+
+    mdata: Any = None
+    if manifest is not None:
+        with local_copy(manifest, ctx) as m:
+            mdata = read_json(m, "manifest")
+        if not isinstance(mdata, dict):
+            raise InputError(f"manifest {manifest.describe()!r} is not a JSON object")
+    q, s, k, _ = resolve_columns(mdata, qis, sensitive, kind, bucket, ref.describe())
+    if k != "generalized":
+        raise InputError(
+            f"{ref.describe()}: a release table is recorded as generalized groups; a "
+            f"{k} release is recorded from a file"
+        )
+    groups: dict[tuple[str, ...], dict[str, int]] = {}
+    for row in group_counts(ref, [*q, s], ctx):
+        *labels, value, n = row
+        if value is None or any(v is None for v in labels):
+            raise InputError(
+                f"{ref.describe()}: column {s if value is None else 'of a group'!r} has missing "
+                "values; a release table must be complete"
+            )
+        key = tuple(str(v) for v in labels)
+        cell = groups.setdefault(key, {})
+        cell[str(value)] = cell.get(str(value), 0) + int(n)
+    if not groups:
+        raise InputError(f"{ref.describe()} is empty (0 records)")
+    release = PublishedRelease.from_groups(q, s, list(groups.items()), k)
+    return ReleaseFile(release, mdata, None)
 
 
 def member_hashes(
@@ -232,7 +279,9 @@ def content_digest(ref: ReleaseRef, ctx: GateContext) -> str | None:
     import hashlib
 
     if ref.is_table:
-        return None
+        from airflow_privacy.gate.sql_releases import table_digest
+
+        return table_digest(ref, ctx)
     if ref.is_uri:
         return (
             "sha256:"
@@ -391,6 +440,10 @@ def _destination(req: PublishRequest) -> ReleaseRef | None:
         return None
     if not isinstance(req.destination, str) or not req.destination.strip("/ "):
         raise InputError(f"{opt('to')} is empty")
+    if req.release.is_table:
+        from airflow_privacy.gate.sql_releases import destination
+
+        return destination(req.release, req.destination)
     base = req.destination.rstrip("/")
     return ReleaseRef(path=f"{base}/{req.release.name}", conn=req.conn)
 
@@ -405,7 +458,11 @@ def _snapshot(ref: ReleaseRef, ctx: GateContext) -> Iterator[ReleaseRef]:
     from airflow_privacy.gate.tables import local_copy
 
     if ref.is_table:
-        raise InputError(f"{ref.describe()}: only release files are published, not tables")
+        from airflow_privacy.gate.sql_releases import snapshot
+
+        with snapshot(ref, ctx) as snap_table:
+            yield snap_table
+        return
     folder = Path(tempfile.mkdtemp(prefix="airflow-privacy-publish-"))
     try:
         snap = ReleaseRef(path=str(folder / ref.name))
@@ -430,6 +487,11 @@ def _snapshot(ref: ReleaseRef, ctx: GateContext) -> Iterator[ReleaseRef]:
 def _check_target(snap: ReleaseRef, target: ReleaseRef, ctx: GateContext) -> None:
     """The destination may receive the release: no other file is there, and (local) its
     folder can be made."""
+    if target.is_table:
+        from airflow_privacy.gate.sql_releases import check_target
+
+        check_target(snap, target, ctx)
+        return
     if target.is_uri:
         if not ctx.connections.exists(str(target.path), target.conn):
             return
@@ -455,6 +517,11 @@ def _copy(src: ReleaseRef, dst: ReleaseRef, ctx: GateContext) -> None:
     from airflow_privacy.errors import PrivacyGateError, StorageUnavailable
     from airflow_privacy.gate.tables import copy_files
 
+    if src.is_table:
+        from airflow_privacy.gate.sql_releases import copy
+
+        copy(src, dst, ctx)
+        return
     pairs = [(src, dst)]
     if has_manifest(src, ctx):
         pairs.append((src.sibling(MANIFEST_SUFFIX), dst.sibling(MANIFEST_SUFFIX)))

@@ -39,8 +39,9 @@ class Connections(Protocol):
 
     def exists(self, uri: str, conn: str | None) -> bool: ...
 
-    def sql_engine(self, conn: str) -> Engine:
-        """A SQLAlchemy engine for a SQL reference's connection."""
+    def sql_engine(self, conn: str, *, write: bool = False) -> Engine:
+        """A SQLAlchemy engine for a SQL reference's connection (``write``: one that may
+        create tables, for a release written or published in the database)."""
 
 
 class LocalConnections:
@@ -81,7 +82,7 @@ class LocalConnections:
         fs, path = self._fs(uri)
         return bool(fs.get_file_info(path).type != pafs.FileType.NotFound)
 
-    def sql_engine(self, conn: str) -> Engine:
+    def sql_engine(self, conn: str, *, write: bool = False) -> Engine:
         from sqlalchemy import create_engine
         from sqlalchemy.engine import make_url
         from sqlalchemy.exc import ArgumentError, NoSuchModuleError
@@ -107,7 +108,7 @@ class LocalConnections:
                     )
                 url = url.set(
                     database=f"file:{url.database}",
-                    query={**url.query, "mode": "ro", "uri": "true"},
+                    query={**url.query, "mode": "rw" if write else "ro", "uri": "true"},
                 )
             return create_engine(url)
         except InputError:

@@ -159,13 +159,13 @@ def _sql_entity_counts(
     no dialect-specific function (the multisets are built here)."""
     import sqlalchemy as sa
 
-    from airflow_privacy.gate.tables import _database, _sql_columns
+    from airflow_privacy.gate.tables import _sql_columns, database_errors
 
     engine, table = _sql_columns(ref, ctx, list(cols))
     c = [table.c[x] for x in cols]
     query = sa.select(*c, sa.func.count()).select_from(table).group_by(*c)
     ctx.progress(f"counting {ref.describe()} by entity in the database (GROUP BY)")
-    with _database(ref), engine.connect() as conn:
+    with database_errors(ref), engine.connect() as conn:
         rows = [tuple(row) for row in conn.execute(query)]
     if not rows:
         raise InputError("the release is empty (0 records)")

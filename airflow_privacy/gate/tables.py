@@ -190,7 +190,7 @@ def read_counts_by(
 
 
 @contextlib.contextmanager
-def _database(ref: ReleaseRef) -> Iterator[None]:
+def database_errors(ref: ReleaseRef) -> Iterator[None]:
     """Errors of the database behind a SQL reference as bad input naming the table and the
     database (never its password): not a database, no such schema, unreachable."""
     from sqlalchemy.exc import NoSuchTableError, SQLAlchemyError
@@ -216,13 +216,21 @@ def _sql_parts(name: str) -> tuple[str | None, str]:
     return (schema or None), table
 
 
+def sql_target(ref: ReleaseRef, ctx: GateContext, *, write: bool = False) -> tuple[Any, str]:
+    """The SQLAlchemy engine of a SQL table reference and the table's name
+    (``schema.table`` or ``table``); ``write``: an engine that may create tables."""
+    if ref.sql_table is None or ref.conn is None:
+        raise InputError(f"{ref.describe()} is not a SQL table")
+    return ctx.connections.sql_engine(ref.conn, write=write), ref.sql_table
+
+
 def _sql_column_names(ref: ReleaseRef, ctx: GateContext) -> list[str]:
     import sqlalchemy as sa
 
     assert ref.sql_table is not None and ref.conn is not None
     engine = ctx.connections.sql_engine(ref.conn)
     schema, table = _sql_parts(ref.sql_table)
-    with _database(ref):
+    with database_errors(ref):
         return [str(c["name"]) for c in sa.inspect(engine).get_columns(table, schema)]
 
 
@@ -251,7 +259,7 @@ def _sql_group_counts(
     c = [table.c[x] for x in cols]
     query = sa.select(*c, sa.func.count()).select_from(table).group_by(*c)
     ctx.progress(f"counting {ref.describe()} in the database (GROUP BY)")
-    with _database(ref), engine.connect() as conn:
+    with database_errors(ref), engine.connect() as conn:
         return [tuple(row) for row in conn.execute(query)]
 
 
@@ -261,7 +269,7 @@ def _sql_table(ref: ReleaseRef, columns: Sequence[str] | None, ctx: GateContext)
 
     cols = list(columns) if columns is not None else _sql_column_names(ref, ctx)
     engine, table = _sql_columns(ref, ctx, cols)
-    with _database(ref), engine.connect() as conn:
+    with database_errors(ref), engine.connect() as conn:
         rows = conn.execute(sa.select(*[table.c[c] for c in cols])).all()
     return pa.table(
         {

@@ -67,7 +67,7 @@ class AirflowConnections:
     def exists(self, uri: str, conn: str | None) -> bool:
         return bool(self._path(uri, conn).exists())
 
-    def sql_engine(self, conn: str) -> Engine:
+    def sql_engine(self, conn: str, *, write: bool = False) -> Engine:
         from airflow.sdk import BaseHook
         from airflow.sdk.exceptions import AirflowNotFoundException
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from airflow_privacy.gate.pushdown import ANONYMIZE_BACKENDS
 from airflow_privacy.providers.airflow.operators.base import PrivacyOperator
 from airflow_privacy.providers.airflow.params import (
     Args,
@@ -29,7 +30,7 @@ class _AnonymizeBase(PrivacyOperator):
     template_fields: Sequence[str] = (
         "source", "source_table", "source_conn_id", "release", "release_conn_id", "qis",
         "sensitive", "criteria", "hierarchies", "seed", "missing_as", "benign_values",
-        "population",
+        "population", "release_table", "manifest", "backend",
     )  # fmt: skip
     template_fields_renderers: ClassVar[dict[str, str]] = {"criteria": "json"}
     method: ClassVar[str] = ""
@@ -37,7 +38,6 @@ class _AnonymizeBase(PrivacyOperator):
     def __init__(
         self,
         *,
-        release: str,
         qis: Sequence[str],
         sensitive: str,
         criteria: Sequence[Mapping[str, Any] | str],
@@ -53,9 +53,16 @@ class _AnonymizeBase(PrivacyOperator):
         missing_as: str | None = None,
         benign_values: Sequence[str] = (),
         population: str | None = None,
+        release: str | None = None,
+        release_table: str | None = None,
+        manifest: str | None = None,
+        backend: str = "auto",
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.release_table = release_table
+        self.manifest = manifest
+        self.backend = backend
         self.benign_values = benign_values
         self.population = population
         self.source = source
@@ -88,7 +95,10 @@ class _AnonymizeBase(PrivacyOperator):
             "source": a.text("source", optional=True),
             "source_table": a.text("source_table", optional=True),
             "source_conn_id": a.text("source_conn_id", optional=True),
-            "release": a.text("release"),
+            "release": a.text("release", optional=True),
+            "release_table": a.text("release_table", optional=True),
+            "manifest": a.text("manifest", optional=True),
+            "backend": a.choice("backend", ANONYMIZE_BACKENDS),
             "release_conn_id": a.text("release_conn_id", optional=True),
             "qis": a.names("qis"),
             "sensitive": a.text("sensitive"),
@@ -108,6 +118,15 @@ class _AnonymizeBase(PrivacyOperator):
             raise InputError("give exactly one of source and source_table")
         if self.source_table is not None and self.source_conn_id is None:
             raise InputError("source_table needs source_conn_id: the SQL connection of the table")
+        if (self.release is None) == (self.release_table is None):
+            raise InputError("give exactly one of release and release_table")
+        if self.release_table is not None and self.source_table is None:
+            raise InputError(
+                "release_table is written in the database of source_table: give source_table "
+                "(a file source is written to release)"
+            )
+        if self.release_table is not None and self.manifest is None:
+            raise InputError("release_table needs manifest: the file its manifest is written to")
         built = {"hierarchies": out["hierarchies"], "intervals": out["intervals"],
                  "masks": out["masks"]}  # fmt: skip
         qis = out["qis"] if isinstance(out["qis"], list) and not templated(self.qis) else None
@@ -152,7 +171,17 @@ class _AnonymizeBase(PrivacyOperator):
             return run_anonymize(
                 AnonymizeRequest(
                     source=source,
-                    release=ReleaseRef(path=a["release"], conn=a["release_conn_id"]),
+                    release=(
+                        ReleaseRef(sql_table=a["release_table"], conn=a["source_conn_id"])
+                        if a["release_table"] is not None
+                        else ReleaseRef(path=a["release"], conn=a["release_conn_id"])
+                    ),
+                    manifest=(
+                        ReleaseRef(path=a["manifest"], conn=a["release_conn_id"])
+                        if a["manifest"] is not None
+                        else None
+                    ),
+                    backend=a["backend"],
                     qis=a["qis"],
                     sensitive=a["sensitive"],
                     method=a["method"],
@@ -185,8 +214,18 @@ class BucketizeOperator(_AnonymizeBase):
     :param source_table: instead of ``source``, a SQL table on ``source_conn_id``
     :param source_conn_id: the connection of a source URI or table
     :param release: path/URI of the release to write (CSV, ``.csv.gz`` or Parquet by name);
-        its manifest goes beside it as ``<release>.manifest.json``
-    :param release_conn_id: the connection of a release URI
+        its manifest goes beside it as ``<release>.manifest.json`` (or to ``manifest``)
+    :param release_table: instead of ``release``, a SQL table on ``source_conn_id`` (the
+        source must be a table there): the release is created in the database
+        (``CREATE TABLE ... AS SELECT``), its rows never leave it; needs ``manifest``
+    :param manifest: path/URI (through ``release_conn_id``) of the manifest (default: beside
+        ``release``; required with ``release_table``)
+    :param release_conn_id: the connection of a release or manifest URI
+    :param backend: where the anonymization runs: ``"auto"`` (default: a table in its
+        database; a file with DuckDB from 4 MiB of Parquet, in process below), ``"arrow"``
+        (in process), ``"duckdb"`` (out of core: the distinct tuples counted and the release
+        written by DuckDB), ``"sql"`` (a ``source_table`` in its database); recorded in
+        ``details.backend`` (docs/backends.md)
     :param qis: the quasi-identifier columns (a list)
     :param sensitive: the sensitive column
     :param criteria: criteria every release must pass (all), as for ``CheckSafetyOperator``
@@ -231,8 +270,9 @@ class AnonymizeLatticeOperator(_AnonymizeBase):
         checked when the DAG is parsed); the manifest's results count it at the published
         node
     Other parameters as :class:`BucketizeOperator`: ``source``, ``source_table``,
-    ``source_conn_id``, ``release``, ``release_conn_id``, ``qis``, ``sensitive``,
-    ``criteria``, ``intervals``, ``masks``, ``seed``, ``missing_as``, ``benign_values``. An
+    ``source_conn_id``, ``release``, ``release_table``, ``manifest``, ``release_conn_id``,
+    ``backend``, ``qis``, ``sensitive``, ``criteria``, ``intervals``, ``masks``, ``seed``,
+    ``missing_as``, ``benign_values``. An
     anonymizer works outside the ledger: it takes no ``attempt``, ``check_name`` or ledger
     connection.
     """

@@ -33,7 +33,12 @@ class OpenAttemptOperator(LedgerOperator):
         keyed hashes of its people are stored, so that a later audit can use
         ``overlap="known"``
     :param id_column: the identifier column of ``population``
-    :param conn_id: the connection of URIs
+    :param sql_table: instead of ``release``, a release table on the SQL connection
+        ``conn_id`` (one written by an anonymize operator's ``release_table``): its groups are
+        counted in its database and its content digest is that of its rows as a multiset
+    :param manifest: path of the release's manifest (default: beside ``release``; needed
+        with ``sql_table`` unless the columns are known otherwise)
+    :param conn_id: the connection of URIs, or of ``sql_table``
     Also ``privacy_ledger_conn_id`` (see :class:`LedgerOperator`).
 
     Returns (XCom) the report envelope (step ``attempt``); ``attempt.uuid`` names the
@@ -44,6 +49,7 @@ class OpenAttemptOperator(LedgerOperator):
 
     template_fields: Sequence[str] = (
         "release", "dataset", "version", "first_release", "population", "id_column",
+        "sql_table", "manifest",
     )  # fmt: skip
     ui_color = "#eef0fb"
     blank_means_default = frozenset({"version"})
@@ -51,9 +57,11 @@ class OpenAttemptOperator(LedgerOperator):
     def __init__(
         self,
         *,
-        release: str,
         dataset: str,
         required_checks: Sequence[str],
+        release: str | None = None,
+        sql_table: str | None = None,
+        manifest: str | None = None,
         version: str | None = None,
         first_release: bool | str = False,
         population: str | None = None,
@@ -63,6 +71,8 @@ class OpenAttemptOperator(LedgerOperator):
     ) -> None:
         super().__init__(**kwargs)
         self.release = release
+        self.sql_table = sql_table
+        self.manifest = manifest
         self.dataset = dataset
         self.required_checks = required_checks
         self.version = version
@@ -78,7 +88,9 @@ class OpenAttemptOperator(LedgerOperator):
 
         a = Args(self, parsing)
         out = {
-            "release": a.text("release"),
+            "release": a.text("release", optional=True),
+            "sql_table": a.text("sql_table", optional=True),
+            "manifest": a.text("manifest", optional=True),
             "dataset": a.label("dataset"),
             "required_checks": a.names("required_checks", noun="check name", unique=True),
             "version": a.label("version", optional=True),
@@ -91,6 +103,10 @@ class OpenAttemptOperator(LedgerOperator):
             label(check, f"required_checks: {check[:40]!r}")
         if (self.population is None) != (self.id_column is None):
             raise InputError("population and id_column go together")
+        if (self.release is None) == (self.sql_table is None):
+            raise InputError("give exactly one of release and sql_table")
+        if self.sql_table is not None and self.conn_id is None:
+            raise InputError("sql_table needs conn_id: the SQL connection of the table")
         return out
 
     def execute(self, context: Any) -> dict[str, Any]:
@@ -102,7 +118,12 @@ class OpenAttemptOperator(LedgerOperator):
             pop = a["population"]
             return open_attempt(
                 AttemptRequest(
-                    release=ReleaseRef(path=a["release"], conn=a["conn_id"]),
+                    release=(
+                        ReleaseRef(sql_table=a["sql_table"], conn=a["conn_id"])
+                        if a["sql_table"] is not None
+                        else ReleaseRef(path=a["release"], conn=a["conn_id"])
+                    ),
+                    manifest=ReleaseRef(path=a["manifest"]) if a["manifest"] else None,
                     dataset=a["dataset"],
                     required=a["required_checks"],
                     version=a["version"],

@@ -116,9 +116,15 @@ class PublishReleaseOperator(AttemptOperator):
 
     :param release: the release file that was checked (path/URI); it is verified to be the
         content the attempt recorded, then copied with its manifest to ``publish_to``
-    :param publish_to: the folder (or URI prefix) the release is published into; give each
-        release its own (e.g. per run), so that none overwrites another's published files
-    :param conn_id: the connection of URIs
+    :param sql_table: instead of ``release``, the release table that was checked, on the SQL
+        connection ``conn_id``: it is copied inside its database into a private snapshot,
+        verified against the attempt's content digest and copied to the table ``publish_to``
+        (``CREATE TABLE ... AS SELECT``; an existing table with other content is never
+        replaced)
+    :param publish_to: the folder (or URI prefix) the release is published into, or with
+        ``sql_table`` the name of the published table; give each release its own (e.g. per
+        run), so that none overwrites another's published files
+    :param conn_id: the connection of URIs, or of ``sql_table``
     :param attempt: / :param attempt_task_id: the attempt to decide (see :class:`AttemptOperator`)
     Also ``privacy_ledger_conn_id``. The gate always fails when it does not publish. The
     trigger rule defaults to ``all_done``.
@@ -129,15 +135,28 @@ class PublishReleaseOperator(AttemptOperator):
     is in XCom under ``privacy_report``.
     """
 
-    template_fields: Sequence[str] = ("release", "publish_to", "attempt")
+    template_fields: Sequence[str] = ("release", "publish_to", "attempt", "sql_table")
     ui_color = "#fde9d9"
 
     def __init__(
-        self, *, release: str, publish_to: str, conn_id: str | None = None, **kwargs: Any
+        self,
+        *,
+        publish_to: str,
+        release: str | None = None,
+        sql_table: str | None = None,
+        conn_id: str | None = None,
+        **kwargs: Any,
     ) -> None:
         kwargs.setdefault("trigger_rule", "all_done")
         super().__init__(**kwargs)
+        from airflow_privacy.errors import InputError
+
+        if (release is None) == (sql_table is None):
+            raise InputError("give exactly one of release and sql_table")
+        if sql_table is not None and conn_id is None:
+            raise InputError("sql_table needs conn_id: the SQL connection of the table")
         self.release = release
+        self.sql_table = sql_table
         self.publish_to = publish_to
         self.conn_id = conn_id
         if self.attempt is None and self.attempt_task_id is None:
@@ -168,7 +187,11 @@ class PublishReleaseOperator(AttemptOperator):
             return publish(
                 PublishRequest(
                     attempt=opened,
-                    release=ReleaseRef(path=text(self.release, "release"), conn=self.conn_id),
+                    release=(
+                        ReleaseRef(sql_table=text(self.sql_table, "sql_table"), conn=self.conn_id)
+                        if self.sql_table is not None
+                        else ReleaseRef(path=text(self.release, "release"), conn=self.conn_id)
+                    ),
                     destination=text(self.publish_to, "publish_to"),
                     failed_tasks=failed,
                     name=self.name,

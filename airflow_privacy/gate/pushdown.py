@@ -1,0 +1,234 @@
+"""Anonymizing where the data lives: the one row-level pass in the backend, the decision
+from counts, the release written back by the backend and re-checked on its counts.
+
+An anonymization reads its input once, as the histogram of distinct
+``(QI..., sensitive)`` tuples with their record counts (the sufficient statistics every
+anonymizer decides from; :mod:`airflow_privacy.core.anonymize.plan`), computed by the
+backend where the data is: DuckDB over a Parquet/CSV file, the database of a SQL table.
+The decision (a :class:`~airflow_privacy.core.anonymize.plan.Recoding`) is applied by the
+same backend (a join on a mapping table), which writes the release: a file through DuckDB's
+``COPY``, a table through ``CREATE TABLE ... AS SELECT`` in the database. Rows never pass
+through Python. Before the step reports success, the written release is counted again by the
+backend and every criterion re-checked on those counts; the counts must equal the ones the
+decision promised. A failure there is a bug (exit 3) and leaves no release behind.
+
+Which backend runs (:func:`choose`): a SQL table source is anonymized in its database when
+the release is a table on the same connection; a file is anonymized by DuckDB from the size
+at which DuckDB counts faster than the in-process path (``auto``), or as asked
+(``backend``); everything else runs in process (the Arrow path of
+:func:`airflow_privacy.core.anonymize.anonymize`, which decides from the same histogram).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from airflow_privacy.errors import InputError, opt
+from airflow_privacy.gate.context import GateContext
+from airflow_privacy.gate.refs import ReleaseRef
+
+if TYPE_CHECKING:
+    from airflow_privacy.core.anonymize.manifest import AnonymizationResult
+    from airflow_privacy.core.anonymize.plan import Recoding
+    from airflow_privacy.core.backends.histogram import Histogram
+    from airflow_privacy.core.model import Bucketization, ReleaseSpec
+
+ANONYMIZE_BACKENDS: tuple[str, ...] = ("auto", "arrow", "duckdb", "sql")
+"""The values of ``backend`` for the anonymize step: ``sql`` is the database of a SQL
+table (``auto`` picks it for a table source written to a table)."""
+
+
+def choose(requested: str, source: ReleaseRef, release: ReleaseRef, ctx: GateContext,
+           fmt: Any = None) -> str:  # fmt: skip
+    """The backend that anonymizes ``source`` into ``release`` (module doc)."""
+    if not isinstance(requested, str) or requested not in ANONYMIZE_BACKENDS:
+        raise InputError(
+            f"{opt('backend')} must be one of {', '.join(ANONYMIZE_BACKENDS)}, got {requested!r}"
+        )
+    if source.is_table or release.is_table:
+        if not (source.is_table and release.is_table):
+            if requested == "sql" or release.is_table:
+                raise InputError(
+                    f"{opt('backend')} sql writes a table from a table: "
+                    + (
+                        f"the release {release.describe()} is a table but the input "
+                        f"{source.describe()} is not"
+                        if release.is_table
+                        else f"the release {release.describe()} is a file"
+                    )
+                )
+            if requested == "duckdb":
+                raise InputError(f"{opt('backend')} duckdb reads files, not {source.describe()}")
+            return "arrow"
+        if requested in ("arrow", "duckdb"):
+            raise InputError(
+                f"{opt('backend')} {requested} does not apply to {source.describe()}: a table "
+                f"is anonymized in its own database (leave {opt('backend')} at auto)"
+            )
+        if source.conn != release.conn:
+            raise InputError(
+                f"the release {release.describe()} must be on the input's connection: the "
+                "data never leaves its database"
+            )
+        return "sql"
+    if requested == "sql":
+        raise InputError(f"{opt('backend')} sql applies to SQL tables, not {source.describe()}")
+    if requested in ("arrow", "duckdb"):
+        return requested
+    if source.is_uri:
+        return "arrow"
+    from airflow_privacy.core.backends import choose as choose_file
+
+    return choose_file("auto", source.local, fmt)
+
+
+@dataclass(frozen=True)
+class Where:
+    """How the backend reaches the input (file options included)."""
+
+    backend: str
+    source: ReleaseRef
+    fmt: Any = None
+    delimiter: str | None = None
+    missing_as: str | None = None
+
+
+def histogram(where: Where, qis: Sequence[str], sensitive: str, ctx: GateContext) -> Histogram:
+    """The input's histogram of distinct ``(qis..., sensitive)`` tuples, counted by the
+    backend."""
+    ctx.progress(f"counting the distinct tuples of {where.source.describe()} ({where.backend})")
+    if where.backend == "sql":
+        from airflow_privacy.core.backends import sql
+        from airflow_privacy.gate.tables import sql_target
+
+        engine, table = sql_target(where.source, ctx)
+        return sql.histogram(engine, table, qis, sensitive, missing_as=where.missing_as,
+                             progress=ctx.progress)  # fmt: skip
+    from airflow_privacy.core.backends.duck import DuckDBBackend
+
+    return DuckDBBackend().histogram(
+        where.source.local, qis, sensitive, fmt=where.fmt, delimiter=where.delimiter,
+        missing_as=where.missing_as, progress=ctx.progress,
+    )  # fmt: skip
+
+
+@contextlib.contextmanager
+def written_file(
+    where: Where, hist: Histogram, recoding: Recoding, release: ReleaseRef, ctx: GateContext
+) -> Iterator[Path]:
+    """The release written by DuckDB into a private temporary file named like the release
+    (so its format is the release's); removed afterwards."""
+    from airflow_privacy.core.backends.duck import DuckDBBackend
+    from airflow_privacy.core.io import detect_format
+
+    folder = Path(tempfile.mkdtemp(prefix="airflow-privacy-release-"))
+    try:
+        target = folder / release.name
+        kind = detect_format(target)
+        if kind != "parquet" and release.name.lower().endswith(".gz"):
+            raise InputError(
+                f"{opt('out')} {release.describe()}: backend duckdb writes .parquet or .csv "
+                "releases"
+            )
+        ctx.progress(f"writing the release with DuckDB ({kind})")
+        DuckDBBackend().write_release(
+            where.source.local, hist, recoding, target, fmt=where.fmt,
+            delimiter=where.delimiter, missing_as=where.missing_as, output_format=str(kind),
+            progress=ctx.progress,
+        )  # fmt: skip
+        yield target
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def count_file(path: Path, spec: ReleaseSpec, ctx: GateContext) -> Bucketization:
+    """The written release's counts, by DuckDB (the re-check)."""
+    from airflow_privacy.core.backends.duck import DuckDBBackend
+
+    return DuckDBBackend().count(path, spec, progress=ctx.progress).normalized()
+
+
+def write_table(
+    where: Where, hist: Histogram, recoding: Recoding, release: ReleaseRef, ctx: GateContext
+) -> int:
+    """The release created in the input's database (``CREATE TABLE ... AS SELECT``)."""
+    from airflow_privacy.core.backends import sql
+    from airflow_privacy.gate.tables import sql_target
+
+    engine, source = sql_target(where.source, ctx, write=True)
+    _, target = sql_target(release, ctx)
+    ctx.progress(f"writing {release.describe()} in the database (CREATE TABLE AS SELECT)")
+    return sql.write_release(engine, source, hist, recoding, target,
+                             missing_as=where.missing_as, progress=ctx.progress)  # fmt: skip
+
+
+def count_table(release: ReleaseRef, spec: ReleaseSpec, ctx: GateContext) -> Bucketization:
+    """The written table's counts, in its database (the re-check)."""
+    from airflow_privacy.core.backends import sql
+    from airflow_privacy.gate.tables import sql_target
+
+    engine, table = sql_target(release, ctx)
+    return sql.count(engine, table, spec, progress=ctx.progress).normalized()
+
+
+def drop_table(release: ReleaseRef, ctx: GateContext) -> None:
+    """Remove a written table that failed its re-check."""
+    from airflow_privacy.core.backends import sql
+    from airflow_privacy.gate.tables import sql_target
+
+    engine, table = sql_target(release, ctx, write=True)
+    sql.drop_table(engine, table)
+
+
+def recheck(
+    result: AnonymizationResult,
+    counted: Bucketization,
+    criteria: Sequence[tuple[str, Mapping[str, Any]]],
+    benign: Sequence[str],
+) -> None:
+    """The written release's counts equal the decision's and pass every criterion again;
+    anything else is a bug (the release is not kept)."""
+    from airflow_privacy.core.anonymize.criteria import CriteriaSet
+
+    promised = result.bucketization.normalized()
+    if (
+        promised.groups != counted.groups
+        or promised.values != counted.values
+        or promised.counts.tolist() != counted.counts.tolist()
+    ):
+        raise RuntimeError(
+            "the release the backend wrote does not have the counts the anonymizer decided "
+            f"({counted.n_records:,} records in {counted.n_groups:,} groups written, "
+            f"{promised.n_records:,} in {promised.n_groups:,} decided)"
+        )
+    failure = CriteriaSet.parse(criteria, tuple(benign)).first_failure(counted)
+    if failure is not None:
+        raise RuntimeError(
+            f"the written release fails criterion {failure.criterion} on the backend's counts"
+        )
+
+
+def decide(
+    hist: Histogram,
+    method: str,
+    criteria: Any,
+    hierarchies: Mapping[str, Any],
+    seed: int,
+    benign: Sequence[str],
+    options: Mapping[str, Any],
+    progress: Callable[[str], None],
+) -> AnonymizationResult:
+    """The anonymizer's decision from the histogram (the safe lattice mode supplied)."""
+    from airflow_privacy.core.algorithm_aware.lattice_mode import safe_lattice_choice
+    from airflow_privacy.core.anonymize import anonymize_histogram
+
+    return anonymize_histogram(
+        hist, method, criteria, hierarchies, seed,  # type: ignore[arg-type]
+        chooser=safe_lattice_choice, benign=benign, progress=progress, **options,
+    )  # fmt: skip

@@ -1,0 +1,170 @@
+"""Releases that are SQL tables go through the gate like files: the attempt records their
+groups (counted in the database), the checks read them there, the gate verifies the
+content digest of a snapshot and publishes it as a table, and never replaces other content.
+On SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from airflow_privacy.errors import InputError, ReleaseBlocked
+from airflow_privacy.gate.attempts import (
+    AttemptRequest,
+    PublishRequest,
+    content_digest,
+    open_attempt,
+    publish,
+)
+from airflow_privacy.gate.check import CheckRequest, run_check
+from airflow_privacy.gate.context import GateContext
+from airflow_privacy.gate.refs import ReleaseRef
+from airflow_privacy.ledger import ReleaseLedger
+from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)
+from tests.gate.conftest import Workspace
+
+ROWS: list[tuple[str, str, str]] = (
+    [("30-39", "M", "flu")] * 3
+    + [("30-39", "M", "cold")] * 2
+    + [("40-49", "F", "flu")] * 2
+    + [("40-49", "F", "asthma")] * 3
+)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request: pytest.FixtureRequest, ws: Workspace) -> Iterator[str]:
+    if request.param == "postgresql":
+        yield request.getfixturevalue("pg_url")
+    else:
+        yield f"sqlite:///{ws.root / 'warehouse.db'}"
+
+
+def write(url: str, name: str, rows: list[tuple[str, str, str]]) -> None:
+    engine = sa.create_engine(url)
+    md = sa.MetaData()
+    t = sa.Table(name, md, sa.Column("age", sa.Text), sa.Column("sex", sa.Text),
+                 sa.Column("disease", sa.Text))  # fmt: skip
+    with engine.begin() as conn:
+        md.drop_all(conn)
+        md.create_all(conn)
+        conn.execute(t.insert(), [{"age": a, "sex": s, "disease": d} for a, s, d in rows])
+    engine.dispose()
+
+
+def rows_of(url: str, name: str) -> Counter[tuple[Any, ...]]:
+    engine = sa.create_engine(url)
+    with engine.connect() as conn:
+        out = Counter(tuple(r) for r in conn.execute(sa.text(f'SELECT * FROM "{name}"')))
+    engine.dispose()
+    return out
+
+
+def expected_digest(rows: list[tuple[str, str, str]]) -> str:
+    """The definition: SHA-256 of the column names and the sorted canonical groups."""
+    h = hashlib.sha256(json.dumps(["age", "sex", "disease"]).encode())
+    for line in sorted(json.dumps([*k, n]) for k, n in Counter(rows).items()):
+        h.update(b"\n" + line.encode())
+    return "sha256:" + h.hexdigest()
+
+
+def ref(url: str, name: str) -> ReleaseRef:
+    return ReleaseRef(sql_table=name, conn=url)
+
+
+def manifest(ws: Workspace) -> ReleaseRef:
+    path = ws.root / "release.manifest.json"
+    path.write_text(json.dumps({"qis": ["age", "sex"], "sensitive": "disease",
+                                "method": "lattice", "group_columns": ["age", "sex"]}))  # fmt: skip
+    return ReleaseRef(path=str(path))
+
+
+def opened(ws: Workspace, ctx: GateContext, url: str, name: str = "release_v1") -> str:
+    env = open_attempt(
+        AttemptRequest(release=ref(url, name), dataset="clinic", required=["k"],
+                       first_release=True, ledger=ws.ledger, manifest=manifest(ws)),
+        ctx,
+    )  # fmt: skip
+    assert env.outcome == "opened" and env.attempt is not None
+    assert env.release is not None and env.release.records == len(ROWS)
+    return env.attempt.uuid
+
+
+def checked(ws: Workspace, ctx: GateContext, url: str, uuid: str, k: int) -> bool:
+    env = run_check(
+        CheckRequest(release=ref(url, "release_v1"), sensitive="disease",
+                     group_columns=["age", "sex"], criteria=[f"k-anonymity:k={k}"], name="k",
+                     attempt=uuid, ledger=ws.ledger),
+        ctx,
+    )  # fmt: skip
+    return bool(env.safe)
+
+
+def gate(ws: Workspace, ctx: GateContext, url: str, uuid: str, to: str) -> Any:
+    return publish(
+        PublishRequest(attempt=uuid, release=ref(url, "release_v1"), destination=to,
+                       ledger=ws.ledger),
+        ctx,
+    )  # fmt: skip
+
+
+def test_table_digest_is_its_rows_as_a_multiset(ws: Workspace, db: str) -> None:
+    ctx = GateContext()
+    write(db, "release_v1", ROWS)
+    assert content_digest(ref(db, "release_v1"), ctx) == expected_digest(ROWS)
+    write(db, "release_v1", list(reversed(ROWS)))  # row order is not content
+    assert content_digest(ref(db, "release_v1"), ctx) == expected_digest(ROWS)
+    write(db, "release_v1", [*ROWS[:-1], ("40-49", "F", "flu")])
+    assert content_digest(ref(db, "release_v1"), ctx) != expected_digest(ROWS)
+
+
+def test_a_checked_table_is_published_as_a_table(ws: Workspace, db: str) -> None:
+    ctx = GateContext()
+    write(db, "release_v1", ROWS)
+    uuid = opened(ws, ctx, db)
+    assert checked(ws, ctx, db, uuid, k=5)
+    env = gate(ws, ctx, db, uuid, "table:published_v1")
+    assert env.outcome == "published"
+    assert rows_of(db, "published_v1") == Counter(ROWS)
+    with ReleaseLedger(ws.ledger, create=False) as ledger:
+        assert ledger.attempt(uuid).status == "published"
+    # no snapshot table left behind
+    names = sa.inspect(sa.create_engine(db)).get_table_names()
+    assert not [n for n in names if n.startswith("airflow_privacy_snapshot_")]
+
+
+def test_a_failed_check_blocks_and_nothing_is_published(ws: Workspace, db: str) -> None:
+    ctx = GateContext()
+    write(db, "release_v1", ROWS)
+    uuid = opened(ws, ctx, db)
+    assert not checked(ws, ctx, db, uuid, k=6)
+    with pytest.raises(ReleaseBlocked):
+        gate(ws, ctx, db, uuid, "table:published_v1")
+    assert not sa.inspect(sa.create_engine(db)).has_table("published_v1")
+
+
+def test_a_table_changed_after_its_checks_is_not_published(ws: Workspace, db: str) -> None:
+    ctx = GateContext()
+    write(db, "release_v1", ROWS)
+    uuid = opened(ws, ctx, db)
+    assert checked(ws, ctx, db, uuid, k=5)
+    write(db, "release_v1", [*ROWS, ("50-59", "M", "flu")])  # a row added after the check
+    with pytest.raises(ReleaseBlocked, match="not the file attempt"):
+        gate(ws, ctx, db, uuid, "table:published_v1")
+    assert not sa.inspect(sa.create_engine(db)).has_table("published_v1")
+
+
+def test_other_content_at_the_destination_is_never_replaced(ws: Workspace, db: str) -> None:
+    ctx = GateContext()
+    write(db, "release_v1", ROWS)
+    write(db, "published_v1", ROWS[:4])
+    uuid = opened(ws, ctx, db)
+    assert checked(ws, ctx, db, uuid, k=5)
+    with pytest.raises(InputError, match="already exists with other content"):
+        gate(ws, ctx, db, uuid, "table:published_v1")
+    assert rows_of(db, "published_v1") == Counter(ROWS[:4])
