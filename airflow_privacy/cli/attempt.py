@@ -79,7 +79,7 @@ def register(sub: Any) -> None:
     p.add_argument("--id-column", metavar="COL", help="the identifier column of --population")
     add_release_file_args(p)
     add_ledger_arg(p)
-    add_input_args(p, tables=False)  # the ledger records release files, not SQL tables
+    add_input_args(p)  # a release file, or table:NAME on --conn (counted in its database)
     add_output_args(p)
 
 

@@ -36,9 +36,14 @@ def register(sub: Any) -> None:
         "content that was checked; otherwise block the attempt with every reason. Without "
         "RELEASE and --to, only the ledger is updated. Exit 0 = published, 1 = blocked.",
     )
-    p.add_argument("release", metavar="RELEASE", nargs="?", help="the release file to publish")
+    p.add_argument("release", metavar="RELEASE", nargs="?",
+                   help="the release file to publish, or table:NAME on --conn")  # fmt: skip
     p.add_argument("--attempt", required=True, metavar="UUID", help="the attempt to decide")
-    p.add_argument("--to", metavar="DIR", help="the folder (or URI prefix) to publish into")
+    p.add_argument("--to", metavar="DIR",
+                   help="the folder (or URI prefix) to publish into; for table:NAME, the name "
+                   "of the published table (created in the same database)")  # fmt: skip
+    p.add_argument("--conn", default=None, metavar="URL",
+                   help="database URL of a table:SCHEMA.NAME release")  # fmt: skip
     add_ledger_arg(p)
     add_output_args(p)
 
@@ -49,7 +54,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
     req = PublishRequest(
         attempt=args.attempt,
-        release=ReleaseRef.parse(args.release) if args.release is not None else None,
+        release=ReleaseRef.parse(args.release, args.conn) if args.release is not None else None,
         destination=args.to,
         ledger=args.ledger,
     )

@@ -68,11 +68,18 @@ def _env(home: Path, dags: Path) -> dict[str, str]:
 
 
 def drive(
-    home: Path, dags: Path, dag_id: str, out: Path, ledger: str, confs: list[dict[str, Any]]
+    home: Path,
+    dags: Path,
+    dag_id: str,
+    out: Path,
+    ledger: str,
+    confs: list[dict[str, Any]],
+    extra_env: dict[str, str] | None = None,
 ) -> tuple[list[dict[str, Any]], str]:
     """Run ``confs`` one after the other in one process; each run's result and all output."""
     conn = json.dumps({"conn_type": "privacyledger", "extra": {"url": ledger}})
-    item_env = {"AIRFLOW_PRIVACY_OUTPUT_DIR": str(out), "AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT": conn}
+    item_env = {"AIRFLOW_PRIVACY_OUTPUT_DIR": str(out), "AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT": conn,
+                **(extra_env or {})}  # fmt: skip
     items = [{"conf": c, "env": item_env} for c in confs]
     proc = subprocess.run(
         [sys.executable, "-m", "tests.airflow.dag_driver", dag_id, json.dumps(items)],
