@@ -18,6 +18,7 @@ from airflow_privacy.cli.common import (
     add_output_args,
     context,
     emit,
+    population_ref,
     ref,
 )
 
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             required=list(args.required),
             version=args.version,
             first_release=bool(args.first_release),
-            population=ReleaseRef(path=args.population) if args.population is not None else None,
+            population=population_ref(args),
             id_column=args.id_column,
             qis=args.qis,
             sensitive=args.sensitive,

@@ -19,6 +19,7 @@ from airflow_privacy.cli.common import (
     context,
     emit,
     number,
+    population_ref,
     ref,
     wrap,
 )
@@ -141,7 +142,7 @@ def register(sub: Any) -> None:
         "shows an individual's values)",
     )  # fmt: skip
     add_benign_arg(p)
-    add_input_args(p, tables=False)  # the audit reads release files, never SQL tables
+    add_input_args(p)  # release files; a population may be table:NAME on --conn
     add_attempt_args(p, NAME)
     add_report_arg(p)
     add_output_args(p)
@@ -156,7 +157,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     env = run_audit(
         AuditRequest(
             candidate=ref(args.candidate, args),
-            population=ReleaseRef(path=args.population) if args.population is not None else None,
+            population=population_ref(args),
             qis=args.qis,
             sensitive=args.sensitive,
             kind=args.kind,

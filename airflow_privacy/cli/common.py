@@ -151,6 +151,18 @@ def ref(text: str, args: argparse.Namespace) -> ReleaseRef:
     return ReleaseRef.parse(text, getattr(args, "conn", None), tables=hasattr(args, "conn"))
 
 
+def population_ref(args: argparse.Namespace) -> ReleaseRef | None:
+    """``--population``: a file or URI, or ``table:NAME`` on ``--conn`` (its identifiers are
+    hashed in the database)."""
+    from airflow_privacy.gate.refs import ReleaseRef
+
+    if args.population is None:
+        return None
+    if str(args.population).startswith("table:"):
+        return ref(args.population, args)
+    return ReleaseRef(path=args.population)
+
+
 # --------------------------------------------------------------- criteria, hierarchies
 def criterion_flags() -> list[tuple[str, Any]]:
     """``(parameter name, its declaration)`` of every flag :func:`add_criterion_flags` adds:

@@ -148,6 +148,11 @@ def member_hashes(
     from airflow_privacy.gate.tables import local_copy
 
     key = key_from_env(key_env)
+    if population.is_table:
+        from airflow_privacy.gate.members import table_population
+
+        pop = table_population(population, (), id_column, key, ctx)
+        return list(pop.id_hashes or ())
     with local_copy(population, ctx) as path:
         pop = read_population_file(path, (), id_column=id_column, hash_key=key)
     ctx.progress(f"hashed {len(set(pop.id_hashes or ())):,} identifiers of {population.describe()}")

@@ -221,11 +221,16 @@ def run_audit(req: AuditRequest, ctx: GateContext) -> Envelope:
 
     qis = list(dict.fromkeys([*candidate.qis, *(q for r in priors for q in r.qis)]))
     ctx.progress(f"reading the population {pop_ref.describe()}")
-    with local_copy(pop_ref, ctx) as path:
-        population = read_population_file(
-            path, qis, id_column=req.id_column, hash_key=key,
-            fmt=req.fmt if pop_ref == req.candidate else None,
-        )  # fmt: skip
+    if pop_ref.is_table:
+        from airflow_privacy.gate.members import table_population
+
+        population = table_population(pop_ref, qis, req.id_column, key, ctx)
+    else:
+        with local_copy(pop_ref, ctx) as path:
+            population = read_population_file(
+                path, qis, id_column=req.id_column, hash_key=key,
+                fmt=req.fmt if pop_ref == req.candidate else None,
+            )  # fmt: skip
     ctx.progress(f"locating {population.n:,} people in {len(priors) + 1} releases")
     result = composition_audit(
         population,

@@ -52,7 +52,8 @@ with DAG(
         run = "".join(ch if ch.isalnum() else "_" for ch in str(get_current_context()["run_id"]))
         folder = Path(os.environ["AIRFLOW_PRIVACY_OUTPUT_DIR"]) / run
         folder.mkdir(parents=True, exist_ok=True)
-        engine = BaseHook.get_connection("warehouse").get_hook().get_sqlalchemy_engine()
+        hook = BaseHook.get_connection("warehouse").get_hook()  # type: ignore[no-untyped-call]
+        engine = hook.get_sqlalchemy_engine()
         table = load_adult().slice(0, int(p["records"])).select([*QIS, "occupation"])
         table.to_pandas().to_sql(f"input_{run}", engine, index=False, if_exists="replace")
         return {
