@@ -241,3 +241,43 @@ def test_replicated_table_has_no_special_uniques() -> None:
     rows = [("a", "x", "1"), ("a", "y", "2"), ("b", "x", "2")]
     assert suda2(rows, ["p", "q", "r"]).records  # every record is unique somewhere
     assert not suda2(rows * 3, ["p", "q", "r"]).records
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=tables(max_cols=5, max_rows=30), weighting=st.sampled_from(["elliot", "ihsn"]))
+def test_from_class_counts_against_brute_force(rows: list[Row], weighting: str) -> None:
+    """suda2_counts (only the classes and their sizes, as a database's GROUP BY gives them)
+    against the brute force on the rows: the same special uniques, scores, DIS and
+    contributions, each reported under its class's number."""
+    from airflow_privacy.core.risk.suda import suda2_counts
+
+    m = len(rows[0])
+    names = [f"q{j}" for j in range(m)]
+    sizes = Counter(rows)
+    classes = list(sizes)
+    got = suda2_counts(classes, [sizes[c] for c in classes], names, weighting=weighting)  # type: ignore[arg-type]
+    expected = brute_msus(rows, m)
+    row_of_class = {c: rows.index(c) for c in classes}
+    by_row = {row_of_class[classes[r.row]]: r for r in got.records}
+    assert {
+        i: {tuple(names.index(a) for a in msu) for msu in r.msus} for i, r in by_row.items()
+    } == expected
+    scores = {
+        i: sum((brute_weight(m, len(s), weighting) for s in ss), Fraction(0))
+        for i, ss in expected.items()
+    }
+    assert {i: r.score for i, r in by_row.items()} == scores
+    dis = brute_dis(rows, scores, 0.01)
+    for i, r in by_row.items():
+        assert r.dis_score == pytest.approx(dis[i], rel=1e-9, abs=1e-12)
+    assert got.n_records == len(rows)
+    assert got.sample_uniques == sum(1 for c in classes if sizes[c] == 1)
+
+
+def test_from_class_counts_refuses_bad_classes() -> None:
+    from airflow_privacy.core.risk.suda import suda2_counts
+
+    with pytest.raises(InputError, match="two classes"):
+        suda2_counts([("a",), ("a",)], [1, 2], ["q"])
+    with pytest.raises(InputError, match="at least 1"):
+        suda2_counts([("a",)], [0], ["q"])

@@ -201,7 +201,7 @@ def _check_population_size(
 
 
 # ------------------------------------------------------------------------------ counting
-def _key(values: Sequence[Any]) -> tuple[str | None, ...]:
+def class_key(values: Sequence[Any]) -> tuple[str | None, ...]:
     """A class's QI combination, compared as text (a CSV reads text, Parquet keeps types)."""
     return tuple(None if v is None else str(v) for v in values)
 
@@ -215,7 +215,7 @@ def class_counts(table: pa.Table, qis: Sequence[str]) -> dict[tuple[str | None, 
     counts = grouped.column("count_all").to_pylist()
     out: dict[tuple[str | None, ...], int] = {}
     for i, c in enumerate(counts):
-        k = _key([col[i] for col in keys])
+        k = class_key([col[i] for col in keys])
         out[k] = out.get(k, 0) + int(c)
     return out
 
@@ -503,17 +503,29 @@ def run_risk(req: RiskRequest, ctx: GateContext) -> Envelope:
                 f"{opt(role)} column {q!r} does not exist in {req.release.describe()} "
                 f"(columns: {describe_columns(present)})"
             )
-    ctx.progress(f"reading {req.release.describe()}")
-    table = read_table(
-        req.release, [*qis, *(c for c, _ in extra)], ctx, fmt=req.fmt, delimiter=req.delimiter
-    )
     weight_sums = None
     entity_facts = None
-    if extra:
-        from airflow_privacy.gate.entities import reduce_risk_table
+    table: pa.Table | None = None
+    if req.release.is_table and not extra and req.records is None:
+        # only the class sizes leave the database (a GROUP BY there)
+        from airflow_privacy.gate.sql_releases import group_counts
 
-        table, weight_sums, entity_facts = reduce_risk_table(table, qis, req.entity, req.weight)
-    classes = class_counts(table, qis)
+        ctx.progress(f"counting the classes of {req.release.describe()} in the database")
+        classes: dict[tuple[str | None, ...], int] = {}
+        for row in group_counts(req.release, list(qis), ctx):
+            k = class_key(row[:-1])
+            classes[k] = classes.get(k, 0) + int(row[-1])
+    else:
+        ctx.progress(f"reading {req.release.describe()}")
+        table = read_table(
+            req.release, [*qis, *(c for c, _ in extra)], ctx, fmt=req.fmt,
+            delimiter=req.delimiter,
+        )  # fmt: skip
+        if extra:
+            from airflow_privacy.gate.entities import reduce_risk_table
+
+            table, weight_sums, entity_facts = reduce_risk_table(table, qis, req.entity, req.weight)
+        classes = class_counts(table, qis)
     if not classes:
         raise InputError(f"{req.release.describe()} has no records: there is no risk to measure")
     keys = list(classes)
@@ -608,7 +620,12 @@ def run_risk(req: RiskRequest, ctx: GateContext) -> Envelope:
             dis_f = float(pi) if pi is not None else DEFAULT_DIS_FRACTION
         k_max = req.suda_max_size or len(qis)
         ctx.progress(f"SUDA2: special uniques of up to {k_max} attribute(s)")
-        s = suda2(table, qis, k_max=k_max, dis_fraction=dis_f)
+        if table is not None:
+            s = suda2(table, qis, k_max=k_max, dis_fraction=dis_f)
+        else:
+            from airflow_privacy.core.risk.suda import suda2_counts
+
+            s = suda2_counts(keys, sizes, qis, k_max=k_max, dis_fraction=dis_f)
         measures += _suda_measures(s, qis)
         suda = {
             "k_max": s.k_max,

@@ -21,6 +21,7 @@ from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.envelope import STEPS, Envelope
 from airflow_privacy.gate.refs import ReleaseRef
 from airflow_privacy.gate.risk import DEFAULT_THRESHOLD, RiskRequest, run_risk
+from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)
 
 TOL = 1e-9
 QIS = ["age", "sex", "zip"]
@@ -263,3 +264,40 @@ def test_records_file_checked_before_any_work(release: Path, tmp_path: Path) -> 
     with pytest.raises(InputError, match="--records"):
         run(release, records=ReleaseRef(path=str(tmp_path / "s.csv")), suda=False)
     assert not (tmp_path / "s.csv").exists()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_a_table_is_counted_in_its_database(
+    release: Path, tmp_path: Path, kind: str, request: pytest.FixtureRequest
+) -> None:
+    """A release and a population that are SQL tables: only the class sizes leave the
+    database (GROUP BY), and every number equals the file's."""
+    import sqlalchemy as sa
+
+    if kind == "postgresql":
+        url = request.getfixturevalue("pg_url")
+    else:
+        url = f"sqlite:///{tmp_path / 'w.db'}"
+    engine = sa.create_engine(url)
+    md = sa.MetaData()
+    tables = {
+        name: sa.Table(name, md, *[sa.Column(c, sa.Text) for c in [*QIS, "disease"]])
+        for name in ("rel", "pop")
+    }
+    with engine.begin() as conn:
+        md.create_all(conn)
+        for name, rows in (("rel", ROWS), ("pop", POPULATION)):
+            conn.execute(
+                tables[name].insert(),
+                [dict(zip([*QIS, "disease"], [*r, "flu"], strict=True)) for r in rows],
+            )
+    engine.dispose()
+    pop_file = write(tmp_path / "pop.csv", POPULATION)
+    from_file = run(release, population=ReleaseRef(path=str(pop_file)))
+    from_db = run_risk(
+        RiskRequest(release=ReleaseRef(sql_table="rel", conn=url), qis=QIS,
+                    population=ReleaseRef(sql_table="pop", conn=url)),
+        GateContext(),
+    )  # fmt: skip
+    assert from_db.details["measures"] == from_file.details["measures"]
+    assert from_db.details["suda"] == from_file.details["suda"]

@@ -267,6 +267,64 @@ def suda2(
     # the distinct QI combinations and how many records hold each: the MSUs of a record are
     # those of its combination, and only a combination held once can have any
     distinct, first, counts = _distinct_rows(codes)
+    return _suda(names, distinct, first, counts, n, k_max, weighting, dis_fraction)
+
+
+def suda2_counts(
+    classes: Sequence[Sequence[Hashable]],
+    sizes: Sequence[int],
+    qis: Sequence[str],
+    *,
+    k_max: int | None = None,
+    weighting: Weighting = "elliot",
+    dis_fraction: float = DEFAULT_DIS_FRACTION,
+) -> SudaResult:
+    """SUDA2 from the equivalence classes alone: ``classes[c]`` a distinct QI combination
+    (values in the order of ``qis``) held by ``sizes[c]`` records. The result is
+    :func:`suda2`'s on any table with those classes, except that a record's ``row`` is the
+    number ``c`` of its class (a special unique is the one record of its class): the counts
+    are SUDA2's sufficient statistics (only a combination held once has MSUs, and the DIS
+    needs the numbers of uniques and pairs)."""
+    names = tuple(qis)
+    if not names:
+        raise InputError(f"{opt('qi')} names no column: SUDA needs at least one")
+    if len(set(names)) != len(names):
+        raise InputError(f"{opt('qi')} names a column twice")
+    m = len(names)
+    if k_max is None:
+        k_max = m
+    if isinstance(k_max, bool) or not isinstance(k_max, int) or not 1 <= k_max <= m:
+        raise InputError(f"{opt('k_max')} must be an integer from 1 to {m}, got {k_max!r}")
+    if weighting not in WEIGHTINGS:
+        raise InputError(f"{opt('weighting')} must be one of {', '.join(WEIGHTINGS)}")
+    if isinstance(dis_fraction, bool) or not 0 < dis_fraction <= 1:
+        raise InputError(f"{opt('dis_fraction')} must be in (0, 1], got {dis_fraction!r}")
+    counts = np.asarray(list(sizes), dtype=np.int64)
+    if len(classes) != counts.shape[0] or (counts.size and int(counts.min()) < 1):
+        raise InputError("every class needs one size of at least 1")
+    if not counts.size:
+        raise InputError(f"{opt('input')} has no records: SUDA needs at least one")
+    distinct = _codes_from_rows(classes, m)
+    if _distinct_rows(distinct)[0].shape[0] != distinct.shape[0]:
+        raise InputError("a QI combination is given as two classes")
+    first = np.arange(distinct.shape[0], dtype=np.int64)
+    return _suda(names, distinct, first, counts, int(counts.sum()), k_max, weighting,
+                 dis_fraction)  # fmt: skip
+
+
+def _suda(
+    names: tuple[str, ...],
+    distinct: IntArray,
+    first: IntArray,
+    counts: IntArray,
+    n: int,
+    k_max: int,
+    weighting: Weighting,
+    dis_fraction: float,
+) -> SudaResult:
+    """SUDA2 on the distinct QI combinations (``first[c]``: the row reported for class
+    ``c``; ``counts[c]``: its records)."""
+    m = len(names)
     found = {
         subset: np.sort(first[rows])
         for subset, rows in find_msus(distinct, k_max, counts.astype(np.int64)).items()
