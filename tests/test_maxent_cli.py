@@ -269,3 +269,35 @@ def test_parquet_joint_and_console_script(files: dict[str, Path], tmp_path: Path
     a, b = json.loads(split.stdout), json.loads(joint.stdout)
     assert a["details"]["max_posterior"] == pytest.approx(b["details"]["max_posterior"], abs=1e-12)
     assert b["details"]["solver"]["buckets_solved"] == 3
+
+
+def test_a_release_table_is_counted_in_its_database(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same release as a SQLite table (only its GROUP BY counts are read) gives the same
+    posteriors, verdict and details as the file, with knowledge."""
+    import sqlalchemy as sa
+
+    url = f"sqlite:///{files['dir'] / 'w.db'}"
+    engine = sa.create_engine(url)
+    md = sa.MetaData()
+    t = sa.Table("rel", md, *[sa.Column(c, sa.Text) for c in ("gender", "degree", "disease",
+                                                              "bucket")])  # fmt: skip
+    with engine.begin() as conn:
+        md.create_all(conn)
+        conn.execute(t.insert(), [dict(zip(("gender", "degree", "disease", "bucket"),
+                                           (g, d, s, str(b)), strict=True))
+                                  for g, d, s, b in RELEASE_ROWS])  # fmt: skip
+    engine.dispose()
+    tail = ["--sensitive", "disease", "--bucket", "bucket", "--quiet", "--knowledge",
+            str(files["knowledge"]), "--c", "0.9", "--format", "json"]  # fmt: skip
+    c1, from_file, _ = run(["maxent", str(files["release"]), *tail], capsys)
+    c2, from_db, _ = run(["maxent", "table:rel", "--conn", url, *tail], capsys)
+    a, b = json.loads(from_file), json.loads(from_db)
+    assert c1 == c2
+    for key in ("safe", "outcome", "results"):
+        assert a[key] == b[key]
+    for d in (a["details"], b["details"]):
+        d.pop("release", None)
+        d["solver"].pop("seconds")  # time taken
+    assert a["details"] == b["details"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.errors import InputError, opt
 from airflow_privacy.gate.attempts import begin_check, record, skipped
@@ -20,6 +20,9 @@ from airflow_privacy.gate.check import column, columns
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.envelope import Envelope, ReleaseFacts
 from airflow_privacy.gate.refs import ReleaseRef
+
+if TYPE_CHECKING:
+    from airflow_privacy.core.maxent import BucketRelease
 
 HEATMAP_ROWS = 10
 
@@ -114,11 +117,14 @@ def run_maxent(req: MaxEntRequest, ctx: GateContext) -> Envelope:
     qis = (
         columns(req.qis, "qi") if req.qis else [c for c in present if c not in (sensitive, bucket)]
     )
-    ctx.progress(f"reading {req.release.describe()}")
-    table = read_table(req.release, [*qis, bucket, sensitive], ctx, fmt=req.fmt,
-                       delimiter=req.delimiter, sensitive=sensitive,
-                       missing_as=req.missing_as)  # fmt: skip
-    release = BucketRelease.from_arrow(table, qis, sensitive, bucket)
+    if req.release.is_table:  # only the counts leave the database (a GROUP BY there)
+        release = _table_release(req, qis, bucket, sensitive, ctx)
+    else:
+        ctx.progress(f"reading {req.release.describe()}")
+        table = read_table(req.release, [*qis, bucket, sensitive], ctx, fmt=req.fmt,
+                           delimiter=req.delimiter, sensitive=sensitive,
+                           missing_as=req.missing_as)  # fmt: skip
+        release = BucketRelease.from_arrow(table, qis, sensitive, bucket)
     ctx.progress(
         f"{release.n_records:,} records in {release.n_buckets:,} buckets, "
         f"{len(release.qi_values):,} QI values, {len(release.values)} sensitive values"
@@ -212,3 +218,39 @@ def run_maxent(req: MaxEntRequest, ctx: GateContext) -> Envelope:
         outputs=outputs,
     )
     return record(env, start, req.ledger, ctx)
+
+
+def _table_release(
+    req: MaxEntRequest, qis: list[str], bucket: str, sensitive: str, ctx: GateContext
+) -> BucketRelease:
+    """A bucketized release table from its ``GROUP BY qis, bucket, sensitive`` counts; a
+    missing value is refused as in a file (a blank sensitive value, unless
+    ``missing_as``)."""
+    from airflow_privacy.core.maxent import BucketRelease
+    from airflow_privacy.gate.sql_releases import group_counts
+
+    import pyarrow as pa
+
+    from airflow_privacy.core.io import blank_mask
+
+    ctx.progress(f"counting {req.release.describe()} in the database (GROUP BY)")
+    counted = group_counts(req.release, [*qis, bucket, sensitive], ctx)
+    # blank sensitive cells by the one definition every backend uses
+    texts = pa.array([None if r[-2] is None else str(r[-2]) for r in counted], pa.string())
+    blank = blank_mask(texts)[1].to_pylist() if counted else []
+    rows = []
+    for row, is_blank in zip(counted, blank, strict=True):
+        *q, b, v, n = row
+        if is_blank:
+            if req.missing_as is None:
+                raise InputError(
+                    f"column {sensitive!r} of {req.release.describe()} has missing values: "
+                    f"give {opt('missing_as')} to publish them as a value"
+                )
+            v = req.missing_as
+        if b is None or any(x is None for x in q):
+            raise InputError(
+                f"{req.release.describe()} has missing values in its QI or bucket columns"
+            )
+        rows.append((q, b, v, int(n)))
+    return BucketRelease.from_counts(qis, rows, sensitive, bucket)

@@ -177,6 +177,49 @@ class BucketRelease:
         )
 
     @classmethod
+    def from_counts(
+        cls,
+        qi_columns: Sequence[str],
+        rows: Iterable[tuple[Sequence[str], str, str, int]],
+        sensitive: str = "sensitive",
+        bucket_column: str = "bucket",
+    ) -> BucketRelease:
+        """Build from ``(qi tuple, bucket label, sensitive value, records)`` rows, the
+        ``GROUP BY qis, bucket, sensitive`` of a release (a database's counts): the same
+        release as :meth:`from_records` on the records they count."""
+        qi_cols = _check_columns(qi_columns, sensitive, bucket_column)
+        merged: dict[tuple[tuple[str, ...], str, str], int] = {}
+        for i, (q, b, v, n) in enumerate(rows):
+            key = (tuple(str(x) for x in q), str(b), str(v))
+            if len(key[0]) != len(qi_cols):
+                raise InputError(f"row {i} has {len(key[0])} QI values, expected {len(qi_cols)}")
+            if isinstance(n, bool) or int(n) < 1:
+                raise InputError(f"row {i} counts {n!r} records; a count is at least 1")
+            merged[key] = merged.get(key, 0) + int(n)
+        if not merged:
+            raise InputError("the release has no records")
+        qis = sorted({q for q, _, _ in merged})
+        buckets = sorted({b for _, b, _ in merged}, key=_natural)
+        values = sorted({v for _, _, v in merged})
+        qpos = {q: i for i, q in enumerate(qis)}
+        bpos = {b: i for i, b in enumerate(buckets)}
+        vpos = {v: i for i, v in enumerate(values)}
+        keys = list(merged)
+        weights = np.array([merged[k] for k in keys], dtype=np.int64)
+        return cls._from_codes(
+            qi_cols,
+            sensitive,
+            bucket_column,
+            tuple(qis),
+            tuple(buckets),
+            tuple(values),
+            np.array([qpos[q] for q, _, _ in keys], dtype=np.int64),
+            np.array([bpos[b] for _, b, _ in keys], dtype=np.int64),
+            np.array([vpos[v] for _, _, v in keys], dtype=np.int64),
+            weights,
+        )
+
+    @classmethod
     def from_arrow(
         cls,
         table: pa.Table,
@@ -247,16 +290,30 @@ class BucketRelease:
         q_idx: IntArray,
         b_idx: IntArray,
         s_idx: IntArray,
+        weights: IntArray | None = None,
     ) -> BucketRelease:
+        """``weights[r]``: the records of row ``r`` (one each when ``None``)."""
         nq, nb, nv = len(qis), len(buckets), len(values)
-        qb_flat = np.bincount(b_idx * nq + q_idx, minlength=nb * nq) if nb * nq < 1 << 26 else None
-        if qb_flat is not None:
-            nz = np.flatnonzero(qb_flat)
-            qb = np.stack([nz % nq, nz // nq, qb_flat[nz]], axis=1)
+        if weights is None:
+            qb_flat = (
+                np.bincount(b_idx * nq + q_idx, minlength=nb * nq) if nb * nq < 1 << 26 else None
+            )
+            if qb_flat is not None:
+                nz = np.flatnonzero(qb_flat)
+                qb = np.stack([nz % nq, nz // nq, qb_flat[nz]], axis=1)
+            else:
+                keys, cnt = np.unique(b_idx * nq + q_idx, return_counts=True)
+                qb = np.stack([keys % nq, keys // nq, cnt], axis=1)
+            sb = np.bincount(b_idx * nv + s_idx, minlength=nb * nv).reshape(nb, nv)
         else:
-            keys, cnt = np.unique(b_idx * nq + q_idx, return_counts=True)
+            keys, inverse = np.unique(b_idx * nq + q_idx, return_inverse=True)
+            cnt = np.bincount(inverse.ravel(), weights=weights).astype(np.int64)
             qb = np.stack([keys % nq, keys // nq, cnt], axis=1)
-        sb = np.bincount(b_idx * nv + s_idx, minlength=nb * nv).reshape(nb, nv)
+            sb = (
+                np.bincount(b_idx * nv + s_idx, weights=weights, minlength=nb * nv)
+                .astype(np.int64)
+                .reshape(nb, nv)
+            )
         return cls(qi_cols, sensitive, bucket_column, qis, buckets, values, qb, sb)
 
 
