@@ -63,9 +63,11 @@ _AIRFLOW_NAMES: dict[str, str] = {
     "bucket": "bucket_column",
     "rule_width": "rule_widths",
     "benign": "benign_values",
+    "report-out": "report_path",
 }
 _CLI_NAMES: dict[str, str] = {
     "c-threshold": "c",
+    "report-out": "out",
 }
 
 

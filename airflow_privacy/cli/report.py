@@ -98,7 +98,14 @@ def register(sub: Any) -> None:
         "the numbers, not a publication decision. Exit 0 = written and published (or every "
         "check passed); 1 = written, not published (or a check did not pass); 2 = bad input.",
     )
-    p.add_argument("release", metavar="RELEASE", help="release file (.csv[.gz] or .parquet)")
+    p.add_argument("release", metavar="RELEASE",
+                   help="release file (.csv[.gz] or .parquet), or table:NAME on --conn "
+                   "(counted in its database; give --out and --manifest)")  # fmt: skip
+    p.add_argument(
+        "--manifest",
+        metavar="FILE",
+        help="the release's manifest (default: RELEASE.manifest.json beside a file)",
+    )
     p.add_argument("--attempt", metavar="UUID", help="the attempt whose report this is")
     add_ledger_arg(p)
     p.add_argument(
@@ -127,7 +134,7 @@ def register(sub: Any) -> None:
         "--skyline-c", type=number(float, "--skyline-c"), help="confidence of the skyline"
     )
     add_missing_arg(p)
-    add_input_args(p, tables=False)  # a report reads a release file and its manifest
+    add_input_args(p)
     add_output_args(p)
 
 
@@ -161,6 +168,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             missing_as=args.missing_as,
             fmt=args.input_format,
             delimiter=args.delimiter,
+            manifest=ReleaseRef(path=args.manifest) if args.manifest is not None else None,
         ),
         context(args),
     )

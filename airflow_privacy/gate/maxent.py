@@ -226,12 +226,11 @@ def _table_release(
     """A bucketized release table from its ``GROUP BY qis, bucket, sensitive`` counts; a
     missing value is refused as in a file (a blank sensitive value, unless
     ``missing_as``)."""
-    from airflow_privacy.core.maxent import BucketRelease
-    from airflow_privacy.gate.sql_releases import group_counts
-
     import pyarrow as pa
 
     from airflow_privacy.core.io import blank_mask
+    from airflow_privacy.core.maxent import BucketRelease
+    from airflow_privacy.gate.sql_releases import group_counts
 
     ctx.progress(f"counting {req.release.describe()} in the database (GROUP BY)")
     counted = group_counts(req.release, [*qis, bucket, sensitive], ctx)

@@ -14,6 +14,7 @@ checks given and is marked "checked": a look at the numbers, not a publication d
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,7 @@ class ReportRequest:
     missing_as: str | None = None  # blank sensitive cells counted as this (else refused)
     fmt: Any = None  # the release's format, "csv" or "parquet" (default: from its name)
     delimiter: str | None = None  # its CSV delimiter (default: detected)
+    manifest: ReleaseRef | None = None  # a release table's manifest file
 
 
 def status_of(info: AttemptInfo, failed_tasks: Mapping[str, str]) -> tuple[str, list[str]]:
@@ -78,17 +80,19 @@ def status_of(info: AttemptInfo, failed_tasks: Mapping[str, str]) -> tuple[str, 
     return "not-published", reasons
 
 
-def report_target(release: ReleaseRef, out: ReleaseRef | None, option: str = "out") -> ReleaseRef:
+def report_target(
+    release: ReleaseRef, out: ReleaseRef | None, option: str = "report-out"
+) -> ReleaseRef:
     """Where the report of ``release`` goes (``out``, else ``RELEASE.report.html`` beside
     it), checked before any work: ``release`` is a file (a report reads it and the manifest
     beside it; a SQL table has neither), and the target is an ``.html`` file in a folder
     that exists. ``option`` names the parameter that set ``out`` in messages."""
     from airflow_privacy.gate.tables import check_writable
 
-    if release.is_table:
+    if release.is_table and out is None:
         raise InputError(
-            f"{release.describe()} is a SQL table: a report ({opt(option)}) reads a release "
-            "file (a path or URI) and the manifest beside it"
+            f"{release.describe()} is a SQL table: give {opt(option)}, the file the report is "
+            "written to"
         )
     target = out or release.sibling(REPORT_SUFFIX)
     check_writable(target, "the report", option=option, kind="html")
@@ -114,9 +118,16 @@ def run_report(req: ReportRequest, ctx: GateContext) -> Envelope:
         failed = [c for c in checks if c.safe is not True and c.outcome != "already-published"]
         status = "checked"
         reasons = [r for c in failed for r in (c.reasons or [f"{c.name}: {c.summary}"])]
-    with local_copy(req.release, ctx) as path:
+    with contextlib.ExitStack() as stack:
+        table_args: dict[str, Any] = {}
+        if req.release.is_table:
+            table_args = _table_report_args(req, ctx)
+            path: Any = req.release.describe()
+        else:
+            path = stack.enter_context(local_copy(req.release, ctx))
         report = build_release_report(
             path,
+            **table_args,
             sensitive=req.sensitive,
             group_columns=list(req.group_columns) if req.group_columns else None,
             dataset=dataset,
@@ -136,7 +147,12 @@ def run_report(req: ReportRequest, ctx: GateContext) -> Envelope:
     report = _with_path(report, req.release.describe())
     html = render_html(report)
     targets = [out]
-    if info is not None and info.status == "published" and info.destination:
+    if (
+        info is not None
+        and info.status == "published"
+        and info.destination
+        and not info.destination.startswith("table:")  # a published table: no file beside it
+    ):
         targets.append(ReleaseRef(path=info.destination + REPORT_SUFFIX))
     write_outputs({t: html for t in targets}, ctx)
     ctx.progress(f"report written to {', '.join(t.describe() for t in targets)}")
@@ -217,3 +233,25 @@ def checks_from_files(specs: Sequence[str]) -> list[Envelope]:
         names.add(env.name)
         out.append(env)
     return out
+
+
+def _table_report_args(req: ReportRequest, ctx: GateContext) -> dict[str, Any]:
+    """A release table's counts (its ``GROUP BY`` in the database) and manifest file."""
+    from airflow_privacy.core.composition.files import read_json
+    from airflow_privacy.core.model import Bucketization
+    from airflow_privacy.gate.sql_releases import group_counts
+    from airflow_privacy.gate.tables import local_copy
+
+    def counts(sensitive: str, groups: list[str]) -> Bucketization:
+        ctx.progress(f"counting {req.release.describe()} in the database (GROUP BY)")
+        rows = group_counts(req.release, [*groups, sensitive], ctx)
+        return Bucketization.from_counts(rows, groups, sensitive, missing_as=req.missing_as,
+                                         source=req.release.describe())  # fmt: skip
+
+    manifest = None
+    if req.manifest is not None:
+        with local_copy(req.manifest, ctx) as m:
+            manifest = read_json(m, "manifest")
+        if not isinstance(manifest, dict):
+            raise InputError(f"manifest {req.manifest.describe()!r} is not a JSON object")
+    return {"counts": counts, "manifest": manifest}

@@ -98,20 +98,25 @@ def build_release_report(
     missing_as: str | None = None,
     fmt: Format | None = None,
     delimiter: str | None = None,
+    counts: Callable[[str, list[str]], Bucketization] | None = None,
+    manifest: Mapping[str, Any] | None = None,
 ) -> ReleaseReport:
     """The report of ``release`` (module doc). ``checks``: the envelopes of the checks;
     ``reasons`` say why the release was not published (they lead). Blank sensitive cells are
     refused, or counted as ``missing_as`` (as the check that saw them counted them).
     ``fmt`` and ``delimiter``: the file's format and CSV delimiter (default: from its name,
-    detected)."""
+    detected). ``counts(sensitive, group_columns)``: the release's per-group counts from
+    where it lives (a SQL table's ``GROUP BY``), instead of reading the file ``release``;
+    ``manifest``: its manifest, instead of the one beside the file."""
     say = progress or _quiet
     checks = list(checks)
     if status not in STATUSES:
         raise InputError(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
     _check_params(c, k_max, skyline_c)
     path = Path(release)
-    manifest = read_manifest(path)
-    m = manifest or {}
+    if manifest is None and counts is None:
+        manifest = read_manifest(path)
+    m = dict(manifest or {})
     sens = sensitive or m.get("sensitive")
     if not sens:
         raise InputError(
@@ -124,8 +129,11 @@ def build_release_report(
             "(no manifest beside it)"
         )
     qis = [str(q) for q in m.get("qis") or groups]
-    say(f"reading {path}")
-    b = _read(path, str(sens), groups, missing_as, fmt, delimiter)
+    if counts is not None:
+        b = counts(str(sens), groups)
+    else:
+        say(f"reading {path}")
+        b = _read(path, str(sens), groups, missing_as, fmt, delimiter)
     # the benign values the checks assumed: the curve and skyline then show what they judged
     b = b.with_benign(v for p in _params_of(checks, m, ("ck-safety", "negation-safety", "skyline"))
                       for v in (p.get("benign") or ()))  # fmt: skip

@@ -168,3 +168,49 @@ def test_other_content_at_the_destination_is_never_replaced(ws: Workspace, db: s
     with pytest.raises(InputError, match="already exists with other content"):
         gate(ws, ctx, db, uuid, "table:published_v1")
     assert rows_of(db, "published_v1") == Counter(ROWS[:4])
+
+
+def test_the_report_of_a_published_table_counts_it_in_the_database(ws: Workspace, db: str) -> None:
+    """The report reads a release table's groups by GROUP BY and its manifest file: the same
+    records, groups and verdict as the report of the same release as a file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from airflow_privacy.gate.report import ReportRequest, run_report
+
+    ctx = GateContext()
+    write(db, "release_v1", ROWS)
+    uuid = opened(ws, ctx, db)
+    assert checked(ws, ctx, db, uuid, k=5)
+    gate(ws, ctx, db, uuid, "table:published_v1")
+    out = ws.root / "table.report.html"
+    env = run_report(
+        ReportRequest(release=ref(db, "release_v1"), attempt=uuid, out=ReleaseRef(path=str(out)),
+                      manifest=manifest(ws), ledger=ws.ledger),
+        ctx,
+    )  # fmt: skip
+    assert env.details["status"] == "published" and out.is_file()
+    assert env.outputs == {"report": str(out)}  # no file beside a published table
+    # the same release as a file, reported from the checks alone
+    path = ws.root / "release.parquet"
+    cols = list(zip(*ROWS, strict=True))
+    pq.write_table(pa.table({"age": cols[0], "sex": cols[1], "disease": cols[2]}), path)
+    path.with_name("release.parquet.manifest.json").write_text(
+        (ws.root / "release.manifest.json").read_text()
+    )
+    from_file = run_report(
+        ReportRequest(release=ReleaseRef(path=str(path)), out=ReleaseRef(path=str(ws.root /
+                      "file.report.html"))),
+        ctx,
+    )  # fmt: skip
+    for key in ("records", "groups"):
+        assert env.release is not None and from_file.release is not None
+        assert getattr(env.release, key) == getattr(from_file.release, key)
+
+
+def test_a_report_of_a_table_needs_its_output_file(ws: Workspace, db: str) -> None:
+    from airflow_privacy.gate.report import ReportRequest, run_report
+
+    write(db, "release_v1", ROWS)
+    with pytest.raises(InputError, match=r"is a SQL table: give --out, the file"):
+        run_report(ReportRequest(release=ref(db, "release_v1")), GateContext())

@@ -61,6 +61,11 @@ class ReleaseReportOperator(AttemptOperator):
     """Build, write and store the release report of the attempt; link to its UI page.
 
     :param release: the release file (path/URI) the DAG produced
+    :param sql_table: instead of ``release``, a release table on the SQL connection
+        ``conn_id``: its groups are counted in its database (``GROUP BY``)
+    :param manifest: path of the release's manifest (default: beside ``release``)
+    :param report_path: where the report (``.html``) is written (default: beside
+        ``release``; required with ``sql_table``)
     :param attempt: / :param attempt_task_id: the attempt (see :class:`AttemptOperator`);
         one of the two is required. When ``attempt_task_id`` pushed none (the attempt was
         never opened) the task says so and writes nothing
@@ -69,7 +74,7 @@ class ReleaseReportOperator(AttemptOperator):
     :param c: the confidence line of the disclosure curve, in (0, 1]
     :param k_max: the curve's largest k (whole number, at most 1000)
     :param skyline_c: the confidence of the skyline staircase, in (0, 1]
-    :param conn_id: the connection of URIs
+    :param conn_id: the connection of URIs, or of ``sql_table``
     :param missing_as: count blank sensitive cells as this value (as the checks did);
         default: blank cells are bad input
     Also ``privacy_ledger_conn_id``. The trigger rule defaults to ``all_done``.
@@ -84,7 +89,7 @@ class ReleaseReportOperator(AttemptOperator):
 
     template_fields: Sequence[str] = (
         "release", "sensitive", "group_columns", "c", "k_max", "skyline_c", "attempt",
-        "missing_as",
+        "missing_as", "sql_table", "manifest", "report_path",
     )  # fmt: skip
     operator_extra_links = (ReleaseReportLink(),)
     ui_color = "#f3efe2"
@@ -92,7 +97,10 @@ class ReleaseReportOperator(AttemptOperator):
     def __init__(
         self,
         *,
-        release: str,
+        release: str | None = None,
+        sql_table: str | None = None,
+        manifest: str | None = None,
+        report_path: str | None = None,
         sensitive: str | None = None,
         group_columns: Sequence[str] | None = None,
         c: float | str | None = None,
@@ -108,7 +116,21 @@ class ReleaseReportOperator(AttemptOperator):
             from airflow_privacy.errors import InputError
 
             raise InputError("give attempt or attempt_task_id: the attempt to report")
+        if (release is None) == (sql_table is None):
+            from airflow_privacy.errors import InputError
+
+            raise InputError("give exactly one of release and sql_table")
+        if sql_table is not None and (conn_id is None or report_path is None):
+            from airflow_privacy.errors import InputError
+
+            raise InputError(
+                "sql_table needs conn_id (its SQL connection) and report_path (where the "
+                "report is written)"
+            )
         self.release = release
+        self.sql_table = sql_table
+        self.manifest = manifest
+        self.report_path = report_path
         self.sensitive = sensitive
         self.group_columns = group_columns
         self.c = c
@@ -149,7 +171,21 @@ class ReleaseReportOperator(AttemptOperator):
         def service(ctx: Any, _attempt: str | None) -> Any:
             return run_report(
                 ReportRequest(
-                    release=ReleaseRef(path=text(self.release, "release"), conn=self.conn_id),
+                    release=(
+                        ReleaseRef(sql_table=text(self.sql_table, "sql_table"), conn=self.conn_id)
+                        if self.sql_table is not None
+                        else ReleaseRef(path=text(self.release, "release"), conn=self.conn_id)
+                    ),
+                    out=(
+                        ReleaseRef(path=text(self.report_path, "report_path"))
+                        if self.report_path is not None
+                        else None
+                    ),
+                    manifest=(
+                        ReleaseRef(path=text(self.manifest, "manifest"))
+                        if self.manifest is not None
+                        else None
+                    ),
                     attempt=attempt,
                     failed_tasks=failed_upstream(self, context),
                     sensitive=text(self.sensitive, "sensitive", required=False),
