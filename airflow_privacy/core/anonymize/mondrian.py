@@ -56,6 +56,7 @@ import numpy.typing as npt
 
 from airflow_privacy.core.anonymize.criteria import CriteriaSet
 from airflow_privacy.core.anonymize.dimensions import (
+    CATEGORICAL_SPLITS,
     Dimension,
     dimensions,
     group_costs,
@@ -63,6 +64,7 @@ from airflow_privacy.core.anonymize.dimensions import (
 )
 from airflow_privacy.core.anonymize.encoding import Column, Encoded
 from airflow_privacy.core.anonymize.manifest import AnonymizationResult, Manifest
+from airflow_privacy.core.anonymize.plan import Recoding
 from airflow_privacy.core.anonymize.release import (
     Progress,
     counts_bucketization,
@@ -70,6 +72,7 @@ from airflow_privacy.core.anonymize.release import (
     recheck,
 )
 from airflow_privacy.core.anonymize.utility import nue_constant, summarize
+from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.core.hierarchy import Hierarchy
 from airflow_privacy.core.model import Bucketization
 from airflow_privacy.errors import InputError, opt
@@ -79,6 +82,10 @@ FloatArray = npt.NDArray[np.float64]
 
 
 class _Partitioner:
+    """Algorithm 1 of LeFevre et al. (2006) over rows that may weigh several records (a
+    histogram's distinct tuples): every count is a sum of weights, so the partitions are
+    those of the expanded table."""
+
     def __init__(
         self,
         enc: Encoded,
@@ -91,28 +98,35 @@ class _Partitioner:
         self.dims = list(dims)
         self.s = enc.sensitive.codes
         self.v = len(enc.sensitive.values)
-        self.totals = np.bincount(self.s, minlength=self.v).astype(np.int64)
-        # with a population, rows enc.n .. enc.n + n_population - 1 of the dimensions are
-        # the population's records (module doc)
+        self.w = enc.row_weights().astype(np.float64)
+        self.totals = self._bincount(np.arange(enc.rows, dtype=np.int64))
+        # with a population, rows enc.rows .. enc.rows + n_population - 1 of the dimensions
+        # are the population's records, one record each (module doc)
         self.population = n_population is not None
-        self.n_rows = enc.n + (n_population or 0)
+        self.n_rows = enc.rows + (n_population or 0)
         self.global_idx = criteria.global_indices()
         self.attempts = 0
         self.splits = 0
         self.rejected_local = 0
         self.rejected_global = 0
 
+    def _bincount(self, rows: IntArray) -> IntArray:
+        """Records per sensitive value among input ``rows`` (weights summed exactly: they
+        are integers far below 2**53)."""
+        out: IntArray = np.rint(
+            np.bincount(self.s[rows], weights=self.w[rows], minlength=self.v)
+        ).astype(np.int64)
+        return out
+
     def counts(self, parts: Sequence[IntArray]) -> IntArray:
-        n = self.enc.n
-        return np.stack([np.bincount(self.s[p[p < n]], minlength=self.v) for p in parts]).astype(
-            np.int64
-        )
+        n = self.enc.rows
+        return np.stack([self._bincount(p[p < n]) for p in parts])
 
     def sizes_in_population(self, parts: Sequence[IntArray]) -> IntArray | None:
         """The population records of each part (``None`` without a population)."""
         if not self.population:
             return None
-        return np.asarray([int((p >= self.enc.n).sum()) for p in parts], dtype=np.int64)
+        return np.asarray([int((p >= self.enc.rows).sum()) for p in parts], dtype=np.int64)
 
     def release(self, counts: IntArray, population: IntArray | None) -> Bucketization:
         b = counts_bucketization(counts, self.enc.sensitive.values, self.enc.sensitive.name)
@@ -213,17 +227,26 @@ def _label(d: Dimension, rows: IntArray) -> str:
 
 
 def _with_population(
-    enc: Encoded, population: Sequence[Column], hierarchies: Mapping[str, Hierarchy] | None
+    enc: Encoded,
+    population: Sequence[Column],
+    hierarchies: Mapping[str, Hierarchy] | None,
+    categorical_split: str,
 ) -> list[Dimension]:
-    """The dimensions of the input's records followed by the population's (module doc),
-    after checking that the population holds every input record's QI values at least as
-    often as the input does."""
+    """The dimensions of the input's rows followed by the population's records (module
+    doc), after checking that the population holds every input record's QI values at least
+    as often as the input does (a histogram row counts its records)."""
     import pyarrow as pa
 
     from airflow_privacy.core.anonymize.encoding import encode
 
     qis = enc.qi_names
-    sample_keys = Counter(zip(*(c.codes for c in enc.qis), strict=True))
+    sample_keys: Counter[tuple[int, ...]] = Counter()
+    for key, w in zip(
+        zip(*(c.codes.tolist() for c in enc.qis), strict=True),
+        enc.row_weights().tolist(),
+        strict=True,
+    ):
+        sample_keys[key] += int(w)
     pop_text = Counter(zip(*([c.values[int(x)] for x in c.codes] for c in population), strict=True))
     for key, f in sample_keys.items():
         text = tuple(c.values[int(x)] for c, x in zip(enc.qis, key, strict=True))
@@ -238,12 +261,24 @@ def _with_population(
         values = [c.values[int(x)] for x in c.codes] + [p.values[int(x)] for x in p.codes]
         columns[c.name] = pa.array(values, type=pa.string())
     n_pop = int(population[0].codes.shape[0])
-    columns["\x00s"] = pa.array(["0"] * (enc.n + n_pop), type=pa.string())
+    columns["\x00s"] = pa.array(["0"] * (enc.rows + n_pop), type=pa.string())
     both = encode(pa.table(columns), qis, "\x00s")
+    weights = np.concatenate([enc.row_weights(), np.ones(n_pop, dtype=np.int64)])
     try:
-        return dimensions(both, hierarchies)
+        return dimensions(both, hierarchies, categorical_split, weights=weights)
     except InputError as exc:
         raise InputError(f"{opt('population')}: {exc}") from None
+
+
+def check_categorical_split(value: object) -> str:
+    """``categorical_split`` must be one of :data:`CATEGORICAL_SPLITS` (bad input names the
+    option in the front end's words)."""
+    if not isinstance(value, str) or value not in CATEGORICAL_SPLITS:
+        raise InputError(
+            f"{opt('categorical_split')} must be one of {', '.join(CATEGORICAL_SPLITS)}, "
+            f"got {value!r}"[:300]
+        )
+    return value
 
 
 def mondrian_anonymize(
@@ -253,36 +288,39 @@ def mondrian_anonymize(
     seed: int,
     progress: Progress | None = None,
     population: Sequence[Column] | None = None,
+    categorical_split: str = "hierarchy",
 ) -> AnonymizationResult:
     """Mondrian partitioning of ``enc`` passing ``criteria`` (see the module doc);
-    ``population``: the QI columns of a population table containing the input."""
+    ``population``: the QI columns of a population table containing the input;
+    ``categorical_split``: ``"hierarchy"`` or ``"halving"`` (module doc).
+
+    ``enc`` may be row-level or a histogram (``enc.weights``): the partitions, labels,
+    counts, utility and :attr:`AnonymizationResult.recoding` are the same for a table and
+    its histogram. The release table is built for row-level input only; for a histogram
+    ``release`` is an empty table with the release's schema (every column text, the
+    sensitive column as in ``enc.table``), ``source_rows`` is empty, and the records are
+    published by applying ``recoding`` where the data lives."""
     import pyarrow as pa
 
+    split = check_categorical_split(categorical_split)
     report = progress or no_progress
     started = time.perf_counter()
     bound = criteria.bind(enc.sensitive.values)
     if population is None:
-        dims = dimensions(enc, hierarchies)
+        dims = dimensions(enc, hierarchies, split)
         parts = _Partitioner(enc, bound, dims)
     else:
-        dims = _with_population(enc, population, hierarchies)
+        dims = _with_population(enc, population, hierarchies, split)
         parts = _Partitioner(enc, bound, dims, int(population[0].codes.shape[0]))
     regions = parts.run(report)
     report(f"mondrian: {len(regions)} partitions")
 
+    n_in = enc.rows
     labels = [[_label(d, p) for d in dims] for p in regions]
-    partitions = [p[p < enc.n] for p in regions]
-    order = np.random.default_rng(seed)
-    rows = order.permutation(np.concatenate(partitions)).astype(np.int64)
+    partitions = [p[p < n_in] for p in regions]
     part_of = np.empty(parts.n_rows, dtype=np.int64)
     for j, p in enumerate(regions):
         part_of[p] = j
-    columns: dict[str, Any] = {}
-    for i, d in enumerate(dims):
-        lab = pa.array([labels[j][i] for j in range(len(partitions))], type=pa.string())
-        columns[d.name] = lab.take(pa.array(part_of[rows]))
-    columns[enc.sensitive.name] = enc.table.column(enc.sensitive.name).take(pa.array(rows))
-    release = pa.table(columns)
     group_columns = enc.qi_names
     classes: dict[tuple[str, ...], int] | None = None
     if population is not None:
@@ -291,10 +329,41 @@ def mondrian_anonymize(
             key = tuple(lab)
             if key in classes:  # pragma: no cover - regions are disjoint
                 raise RuntimeError("two Mondrian regions share their labels")
-            classes[key] = int((p >= enc.n).sum())
-    b, results = recheck(release, group_columns, enc.sensitive.name, bound, population=classes)
+            classes[key] = int((p >= n_in).sum())
+    counts = parts.counts(partitions)
+    row_group = part_of[:n_in]
+    recoding = Recoding(
+        columns=group_columns,
+        labels=tuple(tuple(lab) for lab in labels),
+        row=np.arange(n_in, dtype=np.int64),
+        group=row_group.copy(),
+        count=enc.row_weights().astype(np.int64),
+    )
+    if enc.weights is None:
+        order = np.random.default_rng(seed)
+        rows = order.permutation(np.concatenate(partitions)).astype(np.int64)
+        columns: dict[str, Any] = {}
+        for i, d in enumerate(dims):
+            lab = pa.array([labels[j][i] for j in range(len(partitions))], type=pa.string())
+            columns[d.name] = lab.take(pa.array(part_of[rows]))
+        columns[enc.sensitive.name] = enc.table.column(enc.sensitive.name).take(pa.array(rows))
+        release = pa.table(columns)
+        b, results = recheck(release, group_columns, enc.sensitive.name, bound, population=classes)
+    else:
+        rows = np.zeros(0, dtype=np.int64)
+        sensitive_type = enc.table.schema.field(enc.sensitive.name).type
+        release = pa.table(
+            {
+                **{q: pa.array([], type=pa.string()) for q in group_columns},
+                enc.sensitive.name: pa.array([], type=sensitive_type),
+            }
+        )
+        b, results = recheck_counts(
+            labels, counts, enc.sensitive.values, group_columns, enc.sensitive.name, bound,
+            classes,
+        )  # fmt: skip
 
-    sizes = np.asarray([p.shape[0] for p in partitions], dtype=np.int64)
+    sizes = counts.sum(axis=1).astype(np.int64)
     loss, log2_cov = group_costs(dims, part_of, len(partitions))
     if population is None:
         utility = summarize(sizes, loss, log2_cov, nue_constant(leaf_counts(dims)), enc.n, 0)
@@ -302,37 +371,30 @@ def mondrian_anonymize(
         utility = summarize(sizes, loss, None, 0.0, enc.n, 0)
     details = {
         "partitions": [
-            {"labels": dict(zip(group_columns, lab, strict=True)), "size": int(p.shape[0])}
-            for lab, p in zip(labels, partitions, strict=True)
+            {"labels": dict(zip(group_columns, lab, strict=True)), "size": int(size)}
+            for lab, size in zip(labels, sizes.tolist(), strict=True)
         ],
-        "dimensions": {
-            d.name: (
-                "numeric"
-                if d.numbers is not None
-                else (
-                    "categorical (implicit hierarchy)"
-                    if d.tree is not None and d.tree.implicit
-                    else "categorical"
-                )
-            )
-            for d in dims
-        },
+        "dimensions": {d.name: _kind(d) for d in dims},
+        "categorical_split": split,
         "split_attempts": parts.attempts,
         "rejected_by_group_tests": parts.rejected_local,
         "rejected_by_release_check": parts.rejected_global,
         "criteria_checked_on_whole_release": [bound.items[i].label for i in parts.global_idx],
         "elapsed_seconds": round(time.perf_counter() - started, 4),
     }
+    parameters: dict[str, Any] = {"categorical_split": split}
+    if population is not None:
+        parameters["population_records"] = parts.n_rows - n_in
     manifest = Manifest(
         method="mondrian",
         qis=group_columns,
         sensitive=enc.sensitive.name,
         group_columns=group_columns,
         criteria=bound.to_list(),
-        parameters={} if population is None else {"population_records": parts.n_rows - enc.n},
+        parameters=parameters,
         seed=seed,
         records_in=enc.n,
-        records_out=release.num_rows,
+        records_out=int(sizes.sum()),
         suppressed=0,
         groups=b.n_groups,
         dropped_columns=enc.dropped,
@@ -340,4 +402,53 @@ def mondrian_anonymize(
         utility=utility,
         details=details,
     )
-    return AnonymizationResult(release, group_columns, manifest, b, rows)
+    return AnonymizationResult(release, group_columns, manifest, b, rows, recoding=recoding)
+
+
+def _kind(d: Dimension) -> str:
+    if d.numbers is not None:
+        return "numeric"
+    if d.halving:
+        return "categorical (halving)"
+    if d.tree is not None and d.tree.implicit:
+        return "categorical (implicit hierarchy)"
+    return "categorical"
+
+
+def recheck_counts(
+    labels: Sequence[Sequence[str]],
+    counts: IntArray,
+    values: Sequence[str],
+    group_columns: tuple[str, ...],
+    sensitive: str,
+    criteria: CriteriaSet,
+    population: Mapping[tuple[str, ...], int] | None = None,
+) -> tuple[Bucketization, list[CriterionResult]]:
+    """The release's bucketization from the partitions' counts (a histogram's records are
+    never expanded) and every criterion evaluated on it, as :func:`recheck` does for a
+    release table. Groups are sorted by their labels, sensitive values by their text
+    (values no record has are dropped), so the result does not depend on the order of the
+    histogram's rows."""
+    keys = [tuple(lab) for lab in labels]
+    if len(set(keys)) != len(keys):  # pragma: no cover - partitions are disjoint regions
+        raise RuntimeError("two Mondrian partitions share their labels")
+    g_order = sorted(range(len(keys)), key=lambda g: keys[g])
+    used = [v for v in range(len(values)) if counts[:, v].any()]
+    v_order = sorted(used, key=lambda v: values[v])
+    matrix = counts[np.asarray(g_order, dtype=np.int64)][:, np.asarray(v_order, dtype=np.int64)]
+    b = Bucketization(
+        group_columns,
+        sensitive,
+        tuple(keys[g] for g in g_order),
+        tuple(values[v] for v in v_order),
+        np.ascontiguousarray(matrix, dtype=np.int64),
+    )
+    if population is not None:
+        b = b.with_population_classes(population)
+    results = criteria.evaluate_all(b)
+    failed = [r for r in results if not r.safe]
+    if failed:  # an anonymizer bug, not bad input
+        raise RuntimeError(
+            f"internal error: the release fails {failed[0].criterion}: {failed[0].reason}"
+        )
+    return b, results
