@@ -237,7 +237,9 @@ def dimensions(
             out.append(Dimension(col.name, per_record, col.values, col.codes, None, None, scale, w))
             continue
         h = given.get(col.name)
-        t = tree(h, col.name) if h is not None else flat(col.name, col.values)
+        # the implicit hierarchy lists the values in text order, not in the order the
+        # input happens to hold them, so a table and its histogram split alike
+        t = tree(h, col.name) if h is not None else flat(col.name, sorted(col.values))
         bound = t.bind(col.values)
         leaves = bound[col.codes]
         if categorical_split == "halving":

@@ -69,12 +69,11 @@ from airflow_privacy.core.anonymize.release import (
     Progress,
     counts_bucketization,
     no_progress,
-    recheck,
 )
 from airflow_privacy.core.anonymize.utility import nue_constant, summarize
 from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.core.hierarchy import Hierarchy
-from airflow_privacy.core.model import Bucketization
+from airflow_privacy.core.model import Bucketization, ReleaseSpec
 from airflow_privacy.errors import InputError, opt
 
 IntArray = npt.NDArray[np.int64]
@@ -317,6 +316,11 @@ def mondrian_anonymize(
 
     n_in = enc.rows
     labels = [[_label(d, p) for d in dims] for p in regions]
+    # partitions in the order of their labels (unique: the regions are disjoint), so the
+    # manifest and the recoding do not depend on the order of the input's rows
+    by_label = sorted(range(len(regions)), key=lambda j: labels[j])
+    regions = [regions[j] for j in by_label]
+    labels = [labels[j] for j in by_label]
     partitions = [p[p < n_in] for p in regions]
     part_of = np.empty(parts.n_rows, dtype=np.int64)
     for j, p in enumerate(regions):
@@ -348,7 +352,15 @@ def mondrian_anonymize(
             columns[d.name] = lab.take(pa.array(part_of[rows]))
         columns[enc.sensitive.name] = enc.table.column(enc.sensitive.name).take(pa.array(rows))
         release = pa.table(columns)
-        b, results = recheck(release, group_columns, enc.sensitive.name, bound, population=classes)
+        # the release table counted as `check --group` counts it, then put in the order
+        # a histogram's release has (recheck_counts), so both give the same manifest
+        counted = Bucketization.from_arrow(
+            release, ReleaseSpec(sensitive=enc.sensitive.name, group_columns=group_columns)
+        )
+        b, results = recheck_counts(
+            counted.groups, counted.counts, counted.values, group_columns, enc.sensitive.name,
+            bound, classes,
+        )  # fmt: skip
     else:
         rows = np.zeros(0, dtype=np.int64)
         sensitive_type = enc.table.schema.field(enc.sensitive.name).type
@@ -424,11 +436,12 @@ def recheck_counts(
     criteria: CriteriaSet,
     population: Mapping[tuple[str, ...], int] | None = None,
 ) -> tuple[Bucketization, list[CriterionResult]]:
-    """The release's bucketization from the partitions' counts (a histogram's records are
-    never expanded) and every criterion evaluated on it, as :func:`recheck` does for a
-    release table. Groups are sorted by their labels, sensitive values by their text
-    (values no record has are dropped), so the result does not depend on the order of the
-    histogram's rows."""
+    """The release's bucketization from per-group counts (for a histogram, the partitions'
+    counts: its records are never expanded) and every criterion evaluated on it, as
+    :func:`~airflow_privacy.core.anonymize.release.recheck` does for a release table.
+    Groups are sorted by their labels, sensitive values by their text (values no record has
+    are dropped), so the result depends neither on the order of the histogram's rows nor on
+    the release's row order."""
     keys = [tuple(lab) for lab in labels]
     if len(set(keys)) != len(keys):  # pragma: no cover - partitions are disjoint regions
         raise RuntimeError("two Mondrian partitions share their labels")
