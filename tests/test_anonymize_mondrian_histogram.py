@@ -397,3 +397,64 @@ def same_release(a: Any, b: Any) -> None:
         r.to_dict() for r in b.manifest.criteria_results
     ]
     assert a.manifest.details["partitions"] == b.manifest.details["partitions"]
+
+
+def test_cli_categorical_split(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--categorical-split halving`` writes a release that ``check`` passes; the flag is
+    mondrian's only, and its values are the engine's."""
+    import io
+    import json
+
+    import pyarrow.csv as pacsv
+
+    from airflow_privacy.cli import main
+    from airflow_privacy.cli.names import CATEGORICAL_SPLITS as CLI_SPLITS
+    from airflow_privacy.core.anonymize.dimensions import CATEGORICAL_SPLITS
+    from airflow_privacy.core.datasets import load_adult
+    from airflow_privacy.providers.airflow.params import CATEGORICAL_SPLITS as OPERATOR_SPLITS
+
+    assert CLI_SPLITS == CATEGORICAL_SPLITS == OPERATOR_SPLITS
+    src, out = tmp_path / "in.csv", tmp_path / "rel.csv"
+    pacsv.write_csv(load_adult().slice(0, 1500), src)
+    qis = ["--qi", "age", "--qi", "education", "--qi", "marital-status"]
+    argv = ["anonymize", str(src), *qis, "--sensitive", "occupation", "--method", "mondrian",
+            "--criterion", "k-anonymity:k=5", "--out", str(out), "--quiet"]  # fmt: skip
+
+    def run(args: list[str]) -> tuple[int, str]:
+        code = main(args, io.StringIO())
+        return code, capsys.readouterr().err
+
+    assert run([*argv, "--categorical-split", "halving"])[0] == 0
+    manifest = json.loads((tmp_path / "rel.csv.manifest.json").read_text())
+    assert manifest["parameters"]["categorical_split"] == "halving"
+    labels = set(pacsv.read_csv(out).column("education").to_pylist())
+    assert any(lab.startswith("{") for lab in labels)
+    check = ["check", str(out), "--sensitive", "occupation", "--group", "age", "--group",
+             "education", "--group", "marital-status", "--criterion", "k-anonymity:k=5",
+             "--quiet"]  # fmt: skip
+    assert run(check)[0] == 0
+    lattice = [*argv, "--categorical-split", "halving"]
+    lattice[lattice.index("mondrian")] = "lattice"
+    code, err = run(lattice)
+    assert code == 2 and "--categorical-split applies to --method mondrian only" in err
+    code, err = run([*argv, "--categorical-split", "halves"])
+    assert code == 2 and "--categorical-split" in err
+    assert not (tmp_path / "rel2.csv").exists()
+
+
+def test_operator_categorical_split_is_checked_when_the_dag_is_parsed() -> None:
+    pytest.importorskip("airflow.sdk")
+    from airflow_privacy.providers.airflow.operators.anonymize import AnonymizeLatticeOperator
+
+    args = {"task_id": "anon", "source": "in.parquet", "release": "r.parquet",
+            "qis": ["age"], "sensitive": "s", "criteria": ["k-anonymity:k=2"]}  # fmt: skip
+    op = AnonymizeLatticeOperator(
+        method="mondrian", method_options={"categorical_split": "halving"}, **args
+    )
+    assert op.method_options == {"categorical_split": "halving"}
+    with pytest.raises(InputError, match=r"categorical_split'\] must be one of hierarchy"):
+        AnonymizeLatticeOperator(
+            method="mondrian", method_options={"categorical_split": "halves"}, **args
+        )
+    with pytest.raises(InputError, match="'categorical_split' applies to method mondrian only"):
+        AnonymizeLatticeOperator(method_options={"categorical_split": "halving"}, **args)
