@@ -270,11 +270,12 @@ def _with_population(
 
 
 def check_categorical_split(value: object) -> str:
-    """``categorical_split`` must be one of :data:`CATEGORICAL_SPLITS` (bad input names the
-    option in the front end's words)."""
+    """``categorical_split`` must be one of :data:`CATEGORICAL_SPLITS`. The front ends check
+    it first in their own words (``--categorical-split``, ``method_options['categorical_split']``);
+    this message is the Python API's, which names its options as ``options()`` does."""
     if not isinstance(value, str) or value not in CATEGORICAL_SPLITS:
         raise InputError(
-            f"{opt('categorical_split')} must be one of {', '.join(CATEGORICAL_SPLITS)}, "
+            f"option 'categorical_split' must be one of {', '.join(CATEGORICAL_SPLITS)}, "
             f"got {value!r}"[:300]
         )
     return value
