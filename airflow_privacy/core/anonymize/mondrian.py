@@ -23,24 +23,38 @@ Splits (one candidate per QI, tried in decreasing order of normalized width):
   (``4.5``), else as the shortest plain decimal of the same number (``1e+20`` ->
   ``100000000000000000000``), so that the composition audit reads every label back as
   the interval it stands for (:mod:`airflow_privacy.core.composition.descriptors`).
-* **categorical** QIs: into the children of the lowest common ancestor of the partition's
-  values in the hierarchy (a multi-way split along the hierarchy; every part must pass),
-  published as that ancestor's label; without a hierarchy the implicit one (value, ``*``)
-  splits into single values and publishes ``*`` for several values.
+* **categorical** QIs, ``categorical_split="hierarchy"`` (default): into the children of
+  the lowest common ancestor of the partition's values in the hierarchy (a multi-way split
+  along the hierarchy; every part must pass), published as that ancestor's label; without
+  a hierarchy the implicit one (value, ``*``) splits into single values and publishes
+  ``*`` for several values.
+* **categorical** QIs, ``categorical_split="halving"``: the values present, in a fixed
+  order, cut into two halves (anonypy 0.2.1's ``Mondrian.split``; the order and the label
+  ``{a|b}`` in :mod:`airflow_privacy.core.anonymize.dimensions`).
 
-Partitions are processed first-in first-out, which makes the result deterministic.
+Partitions are processed first-in first-out, which makes the result deterministic; the
+final ones are listed in the order of their labels.
+
+**Over a histogram** (``enc.weights``: one row per distinct ``(QI..., sensitive)`` tuple
+and its records): every quantity Algorithm 1 reads is a statistic of records (the median
+record's value, the counts, the population's sizes) or of the values present (widths,
+labels), and a split is by value, so a partition is a union of whole tuples and the
+partitions are exactly those of the expanded table. The decision is returned as a
+:class:`~airflow_privacy.core.anonymize.plan.Recoding` (each histogram row to its
+partition's labels; nothing suppressed), which the backend applies where the data lives.
 
 **With a population table** (k-map against it, delta-presence): a partition is a region of
 the QI space, and its population class is the population's records inside it. The
 partitioning runs over the input's records and the population's together (the widths,
 medians and published extents are those of both), counting the input's records as the
-release and the population's as the region's class size ``F``; a split is allowed only when
-every part holds at least one input record (a region without released records is never
-created, so every population record falls in a published group), and the parts pass the
-criteria with their ``F``. The regions are disjoint, so the published labels cover every
-population record exactly once; the release is re-checked with those counts. The utility
-metrics are computed over the regions' extents (non-uniform entropy, defined by the input's
-value frequencies, is not reported then).
+release and the population's as the region's class size ``F`` (a histogram row counts its
+records, a population row one); a split is allowed only when every part holds at least one
+input record (a region without released records is never created, so every population
+record falls in a published group), and the parts pass the criteria with their ``F``. The
+regions are disjoint, so the published labels cover every population record exactly once;
+the release is re-checked with those counts. The utility metrics are computed over the
+regions' extents (non-uniform entropy, defined by the input's value frequencies, is not
+reported then).
 """
 
 from __future__ import annotations
