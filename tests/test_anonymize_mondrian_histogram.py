@@ -499,3 +499,28 @@ def test_whole_release_criteria_decide_alike_on_the_histogram(
     assert rows.manifest.details["rejected_by_release_check"] > 0
     assert hist.manifest.details["rejected_by_release_check"] > 0
     same_release(rows, hist)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    p=problems(max_rows=24, max_values=5),
+    c=st.sampled_from([0.5, 0.6, 0.75]),
+    k=st.integers(1, 2),
+    split=st.sampled_from(["hierarchy", "halving"]),
+    seed=st.integers(0, 3),
+)
+def test_whole_release_criteria_on_small_tables_do_not_depend_on_row_order(
+    p: Problem, c: float, k: int, split: str, seed: int
+) -> None:
+    """(c,k)-safety on hypothesis tables (implicit hierarchies included, whose values come
+    in the input's order): the table and its shuffled histogram give the same release."""
+    crit: Criteria = [("ck-safety", {"c": c, "k": k})]
+    try:
+        rows = anonymize(p.table, p.qis, "s", "mondrian", crit, p.hierarchies,
+                         categorical_split=split)  # fmt: skip
+    except InputError:
+        with pytest.raises(InputError):
+            weighted(p, seed, crit, split)
+        return
+    hist, _ = weighted(p, seed, crit, split)
+    same_release(rows, hist)

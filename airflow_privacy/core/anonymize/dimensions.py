@@ -121,7 +121,16 @@ class Dimension:
         level = t.lca_level(np.unique(leaves))
         if level == 0:
             return []
-        child = t.leaf_codes[min(level, t.height) - 1][leaves]
+        below = min(level, t.height) - 1
+        child = t.leaf_codes[below][leaves]
+        if t.implicit:
+            # the implicit hierarchy lists the values as the input happens to hold them:
+            # the parts go in the values' text order instead, so a table and its histogram
+            # (any backend's) split alike (the order matters to whole-release criteria)
+            names = t.labels[below]
+            rank = np.empty(len(names), dtype=np.int64)
+            rank[sorted(range(len(names)), key=lambda i: names[i])] = np.arange(len(names))
+            child = rank[child]
         order = np.argsort(child, kind="stable")
         bounds = np.flatnonzero(np.diff(child[order])) + 1
         return [rows[part] for part in np.split(order, bounds)]
@@ -237,9 +246,7 @@ def dimensions(
             out.append(Dimension(col.name, per_record, col.values, col.codes, None, None, scale, w))
             continue
         h = given.get(col.name)
-        # the implicit hierarchy lists the values in text order, not in the order the
-        # input happens to hold them, so a table and its histogram split alike
-        t = tree(h, col.name) if h is not None else flat(col.name, sorted(col.values))
+        t = tree(h, col.name) if h is not None else flat(col.name, col.values)
         bound = t.bind(col.values)
         leaves = bound[col.codes]
         if categorical_split == "halving":
