@@ -7,12 +7,13 @@ anonypy runs in its own virtualenv (``benchmarks/anonypy_env.sh``) through
 ``anonypy.anonymize`` inside its process. Ours: ``anonymize(..., "mondrian")`` on the
 in-memory table (partitioning, labels, release table, the final re-check of the release and
 the manifest), best of ``--repeat`` runs, with the ARX hierarchies for the categorical QIs
-and without them (implicit value / ``*`` hierarchy).
-
-The two do not split categorical QIs the same way: anonypy halves the set of values present
-(published as a list of values), ours splits along the hierarchy (published as the lowest
-common ancestor; without a hierarchy, into single values). The average class size says how
-fine the partitions are; both releases are k-anonymous (asserted).
+and without them (implicit value / ``*`` hierarchy), each with both categorical splits:
+``hierarchy`` (along the hierarchy, published as the lowest common ancestor; without a
+hierarchy, into single values) and ``halving`` (anonypy's: the values present cut into two
+halves, published as the set; in the hierarchy's leaf order, or in text order without
+one). Ours also runs on the histogram of distinct (QI..., sensitive) tuples (what a backend
+returns): same partitions (asserted), time of the partitioning alone. The average class
+size says how fine the partitions are; every release is k-anonymous (asserted).
 
 Usage: ``.venv/bin/python -m benchmarks.bench_mondrian [--k 5 10] [--repeat 3]
 [--repeat-anonypy 1]``. Writes ``benchmarks/results/mondrian.json``.
@@ -32,6 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from airflow_privacy.core.anonymize import anonymize
+from airflow_privacy.core.anonymize.criteria import CriteriaSet
+from airflow_privacy.core.anonymize.encoding import encode
+from airflow_privacy.core.anonymize.mondrian import mondrian_anonymize
 from airflow_privacy.core.datasets import adult_hierarchies, adult_path, load_adult
 from benchmarks.machine import hardware
 
@@ -57,7 +61,11 @@ def run_anonypy(python: Path, csv: Path, k: int, repeat: int) -> dict[str, Any]:
     return result
 
 
-def run_ours(k: int, repeat: int, hierarchies: bool) -> dict[str, Any]:
+def run_ours(k: int, repeat: int, hierarchies: bool, split: str = "hierarchy") -> dict[str, Any]:
+    from dataclasses import replace
+
+    import numpy as np
+
     table = load_adult()
     every = adult_hierarchies()
     h = {q: every[q] for q in QIS} if hierarchies else None  # QIs only (others are refused)
@@ -66,13 +74,28 @@ def run_ours(k: int, repeat: int, hierarchies: bool) -> dict[str, Any]:
     for _ in range(repeat):
         t0 = time.perf_counter()
         result = anonymize(table, list(QIS), "occupation", "mondrian",
-                           [("k-anonymity", {"k": k})], h)  # fmt: skip
+                           [("k-anonymity", {"k": k})], h, categorical_split=split)  # fmt: skip
         times.append(time.perf_counter() - t0)
     assert result is not None and result.manifest.safe
     sizes = [p["size"] for p in result.manifest.details["partitions"]]
     assert min(sizes) >= k
+    # the same on the histogram of distinct tuples (a backend's GROUP BY)
+    cols = [*QIS, "occupation"]
+    agg = table.select(cols).group_by(cols).aggregate([([], "count_all")])
+    enc = replace(encode(agg.select(cols), list(QIS), "occupation"),
+                  weights=np.asarray(agg.column("count_all").to_numpy(), np.int64))  # fmt: skip
+    crit = CriteriaSet.parse([("k-anonymity", {"k": k})], ())
+    hist_times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        hist = mondrian_anonymize(enc, crit, h, 0, categorical_split=split)
+        hist_times.append(time.perf_counter() - t0)
+    assert hist.manifest.details["partitions"] == result.manifest.details["partitions"]
     return {
+        "categorical_split": split,
         "seconds": times,
+        "histogram_rows": enc.rows,
+        "histogram_seconds": hist_times,
         "partitions": len(sizes),
         "min_size": min(sizes),
         "average_class_size": table.num_rows / len(sizes),
@@ -97,6 +120,8 @@ def main() -> None:
         for k in args.k:
             ours = run_ours(k, args.repeat, hierarchies=True)
             flat = run_ours(k, args.repeat, hierarchies=False)
+            halving = run_ours(k, args.repeat, hierarchies=True, split="halving")
+            halving_flat = run_ours(k, args.repeat, hierarchies=False, split="halving")
             peer = run_anonypy(python, csv, k, args.repeat_anonypy)
             assert peer["min_size"] >= k
             ours_t = min(ours["seconds"])
@@ -109,7 +134,9 @@ def main() -> None:
                     )
                 ]
             )
-            rows.append({"k": k, "ours": ours, "ours_no_hierarchies": flat, "anonypy": peer,
+            rows.append({"k": k, "ours": ours, "ours_no_hierarchies": flat,
+                         "ours_halving": halving, "ours_halving_no_hierarchies": halving_flat,
+                         "anonypy": peer,
                          "ratio_partition": peer_t / ours_t,
                          "ratio_with_output": peer_total / ours_t})  # fmt: skip
             print(f"k={k}: ours {ours_t:.2f} s, {ours['partitions']} partitions "
@@ -119,6 +146,17 @@ def main() -> None:
                   f"{peer['partitions']} partitions (avg class {peer['average_class_size']:.2f}); "
                   f"ratio {peer_t / ours_t:.1f}x ({peer_total / ours_t:.1f}x with output)",
                   flush=True)  # fmt: skip
+            for name, r in (("hierarchy, ARX", ours), ("hierarchy, none", flat),
+                            ("halving, ARX order", halving), ("halving, text order", halving_flat),
+                            ("anonypy", peer)):  # fmt: skip
+                secs = min(r.get("seconds", r.get("partition_seconds", [0.0])))
+                hist = (
+                    f", histogram {min(r['histogram_seconds']):.2f} s"
+                    if "histogram_seconds" in r
+                    else ""
+                )
+                print(f"  k={k} {name:20s} {r['partitions']:6d} classes, avg "
+                      f"{r['average_class_size']:.2f}, {secs:.2f} s{hist}", flush=True)  # fmt: skip
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps({"hardware": hardware(), "qis": list(QIS), "rows": rows},
                                   indent=2) + "\n")  # fmt: skip

@@ -42,7 +42,7 @@ _BUCKETIZE_ONLY = ("bucket_column", "qit", "st")
 
 
 def register(sub: Any) -> None:
-    from airflow_privacy.cli.names import METHODS, METRICS
+    from airflow_privacy.cli.names import CATEGORICAL_SPLITS, METHODS, METRICS
     from airflow_privacy.core.criteria.registry import CRITERIA
 
     p = sub.add_parser(
@@ -112,6 +112,13 @@ def register(sub: Any) -> None:
         metavar="WORLDS",
         help="lattice, --disclosure safe: largest block enumerated; larger blocks are "
         "declined (default: 200000)",
+    )  # fmt: skip
+    p.add_argument(
+        "--categorical-split", choices=CATEGORICAL_SPLITS, default=None,
+        help="mondrian: split a categorical QI along its hierarchy (hierarchy, the default: "
+        "published as the values' lowest common ancestor) or into two halves of the values "
+        "present (halving, as anonypy: published as the set {a|b|c}; finer partitions, "
+        "labels outside the hierarchy); see docs/anonymizers.md",
     )  # fmt: skip
     p.add_argument(
         "--bucket-column", default=None, metavar="COL",
@@ -251,7 +258,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     for key, opt in (("utility", "utility"), ("suppression", "suppression_limit"),
                      ("max_lattice_size", "max_lattice_size"), ("disclosure", "disclosure"),
                      ("disclosure_limit", "disclosure_limit"),
-                     ("bucket_column", "bucket_column")):  # fmt: skip
+                     ("bucket_column", "bucket_column"),
+                     ("categorical_split", "categorical_split")):  # fmt: skip
         if getattr(args, key) is not None:
             options[opt] = getattr(args, key)
     for opt, flag in (("utility", "--utility"), ("suppression_limit", "--suppression"),
@@ -262,6 +270,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     for opt, flag in (("bucket_column", "--bucket-column"),):
         if opt in options and args.method != "bucketize":
             raise InputError(f"{flag} applies to --method bucketize only")
+    if "categorical_split" in options and args.method != "mondrian":
+        raise InputError("--categorical-split applies to --method mondrian only")
     if (args.qit or args.st) and args.method != "bucketize":
         raise InputError("--qit and --st apply to --method bucketize only")
     env = run_anonymize(

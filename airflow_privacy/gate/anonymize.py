@@ -29,7 +29,7 @@ METHOD_OPTIONS = {
     "lattice": ("utility", "suppression_limit", "max_lattice_size", "disclosure",
                 "disclosure_limit"),
     "bucketize": ("bucket_column",),
-    "mondrian": (),
+    "mondrian": ("categorical_split",),
 }  # fmt: skip
 
 

@@ -79,7 +79,7 @@ _OPTIONS: dict[str, dict[str, Any]] = {
         "disclosure": "naive",
         "disclosure_limit": 200_000,
     },
-    "mondrian": {"progress": None},
+    "mondrian": {"progress": None, "categorical_split": "hierarchy"},
 }
 
 

@@ -15,6 +15,9 @@ with them. A label of a generalized release covers a value when
   bracketed one ``[20, 30)``, ``(19, 29]``: the number lies in it;
 * a comparison ``<30``, ``<=30``, ``>=40``, ``>40`` (also ``≤``, ``≥``): the number satisfies it;
 * a mask ``130**``: same length, and the unmasked prefix is equal (Table 1's ``3*`` age);
+* a set ``{a|b|c}`` (Mondrian's halving split publishes the values present so,
+  :func:`airflow_privacy.core.anonymize.dimensions.set_label`; a backslash escapes ``|``
+  and itself inside a value): the value is one of them;
 * otherwise, or in addition: the label equals the value (text, or numerically: ``37`` covers
   ``37.0``).
 
@@ -39,7 +42,7 @@ if TYPE_CHECKING:
 
 BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]
-LabelKind = Literal["any", "hierarchy", "interval", "mask", "exact"]
+LabelKind = Literal["any", "hierarchy", "interval", "mask", "exact", "set"]
 
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)"
 _INTERVAL = re.compile(rf"^\s*({_NUM})\s*[-–]\s*({_NUM})\s*$")
@@ -69,7 +72,7 @@ class Label:
             return np.ones(n, dtype=bool)
         text = self.text.strip()
         out = np.fromiter((v == text for v in values), dtype=bool, count=n)
-        if self.kind == "hierarchy":
+        if self.kind in ("hierarchy", "set"):
             out |= np.fromiter((v in self.covers for v in values), dtype=bool, count=n)
         elif self.kind == "interval":
             with np.errstate(invalid="ignore"):
@@ -129,6 +132,9 @@ def parse_label(
         return Label(text, "any")
     if covers is not None and t in covers:
         return Label(text, "hierarchy", covers=covers[t])
+    members = _set_members(t)
+    if members is not None:
+        return Label(text, "set", covers=members)
     m = _INTERVAL.match(t)
     if m:
         low, high = float(m.group(1)), float(m.group(2))
@@ -151,6 +157,31 @@ def parse_label(
     if m:
         return Label(text, "mask", prefix=m.group(1), length=len(t))
     return Label(text, "exact")
+
+
+def _set_members(text: str) -> frozenset[str] | None:
+    """The values of a set label ``{a|b}`` (two or more, each stripped as the individuals'
+    values are), or ``None`` when ``text`` is not one."""
+    if len(text) < 2 or text[0] != "{" or text[-1] != "}":
+        return None
+    out: list[str] = []
+    current: list[str] = []
+    escaped = False
+    for ch in text[1:-1]:
+        if escaped:
+            current.append(ch)
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == "|":
+            out.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    if escaped:
+        return None
+    out.append("".join(current))
+    return frozenset(v.strip() for v in out) if len(out) >= 2 else None
 
 
 def match_matrix(

@@ -36,6 +36,7 @@ MAX_LABEL = 255
 #: lattice options checked here without importing the engines (numpy) when a DAG is parsed;
 #: tests/airflow/test_operator_arguments.py keeps them equal to the engines' constants
 DISCLOSURE_MODES = ("naive", "safe")
+CATEGORICAL_SPLITS = ("hierarchy", "halving")  # core.anonymize.dimensions.CATEGORICAL_SPLITS
 #: stand-ins for templated criterion parameters, so that the rest of a criterion is checked
 #: when the DAG is parsed (each passes every criterion's check of that parameter)
 
@@ -305,6 +306,7 @@ _OPTION_CHECKS: dict[str, Any] = {
     "disclosure": lambda v, n: choice(v, n, DISCLOSURE_MODES),
     "disclosure_limit": _positive,
     "bucket_column": column,
+    "categorical_split": lambda v, n: choice(v, n, CATEGORICAL_SPLITS),
 }
 
 

@@ -262,7 +262,10 @@ class AnonymizeLatticeOperator(_AnonymizeBase):
         hierarchy for a column that is not a QI is bad input)
     :param method_options: lattice: ``utility`` (a metric name), ``suppression_limit`` (in
         [0, 1)), ``max_lattice_size`` (>= 1), ``disclosure`` (``naive``/``safe``),
-        ``disclosure_limit`` (>= 1); mondrian: none. Checked when the DAG is parsed
+        ``disclosure_limit`` (>= 1); mondrian: ``categorical_split`` (``"hierarchy"``, the
+        default: a categorical QI splits along its hierarchy and publishes the lowest common
+        ancestor; ``"halving"``: into two halves of the values present, published as the set
+        ``{a|b|c}``, see docs/anonymizers.md). Checked when the DAG is parsed
     :param population: path/URI (through ``source_conn_id``) of a population table
         containing the source (the lattice generalizes it with the same hierarchies, Mondrian
         counts its records in each region), for k-map
