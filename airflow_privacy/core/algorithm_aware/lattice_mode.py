@@ -56,11 +56,12 @@ def safe_lattice_choice(
     """The node the safe DDF publishes and a record of the choice (for the manifest)."""
     enc = problem.enc
     order = lattice_order(problem, metric)
+    # a histogram's rows are expanded to records: the possible worlds assign values to people
+    leaves, s_codes = problem.records()
     pop = Population(
-        tuple(str(i) for i in range(enc.n)), enc.sensitive.values, enc.sensitive.codes,
-        enc.sensitive.name,
-    )  # fmt: skip
-    cands = [node_candidate(enc.qi_names, problem.trees, problem.leaves, lv) for lv in order]
+        tuple(str(i) for i in range(enc.n)), enc.sensitive.values, s_codes, enc.sensitive.name
+    )
+    cands = [node_candidate(enc.qi_names, problem.trees, leaves, lv) for lv in order]
     predicate = Predicate(problem.criteria, pop.values, pop.totals, pop.sensitive)
     predicate.check_posterior_form()
     naive = NaiveRule(pop, cands, predicate).release(pop.truth)

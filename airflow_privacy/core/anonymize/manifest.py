@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from airflow_privacy.core.anonymize.plan import Recoding
-
     from airflow_privacy.core.model import Bucketization
 
 MANIFEST_VERSION = 1

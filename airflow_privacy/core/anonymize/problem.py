@@ -93,9 +93,15 @@ class LatticeProblem:
             t.bind(col.values)[col.codes] for t, col in zip(self.trees, enc.qis, strict=True)
         ]
         self.values = enc.sensitive.values
-        self.totals = np.bincount(enc.sensitive.codes, minlength=len(self.values)).astype(np.int64)
+        self.weights = enc.row_weights()
+        self.totals = np.bincount(
+            enc.sensitive.codes, weights=self.weights, minlength=len(self.values)
+        ).astype(np.int64)
         self.lattice = Lattice(tuple(t.height for t in self.trees))
-        self.rollup = Rollup(self.trees, self.leaves, enc.sensitive.codes, len(self.values))
+        self.rollup = Rollup(
+            self.trees, self.leaves, enc.sensitive.codes, len(self.values),
+            weights=enc.weights,
+        )  # fmt: skip
         every = list(range(len(self.criteria.items)))
         self.monotone = [i for i in every if prunes(self.criteria.items[i], budget > 0)]
         self.rest = [i for i in every if i not in self.monotone]
@@ -104,6 +110,16 @@ class LatticeProblem:
         self.population_records = 0
         if population is not None:
             self.population = self._population_rollup(population)
+
+    def records(self) -> tuple[list[IntArray], IntArray]:
+        """Every record's leaf per QI and sensitive code (a histogram's rows repeated by
+        their weights): for the steps that reason about individual records (the
+        algorithm-aware safe mode's possible worlds, Zhang et al. 2007, section 3)."""
+        w = self.enc.weights
+        if w is None:
+            return list(self.leaves), self.enc.sensitive.codes
+        leaves = [np.repeat(lv, w).astype(np.int64) for lv in self.leaves]
+        return leaves, np.repeat(self.enc.sensitive.codes, w).astype(np.int64)
 
     def _population_rollup(self, population: Sequence[Column]) -> Rollup:
         """The population's bottom node, checked to contain the input's (module doc)."""
@@ -225,7 +241,7 @@ class LatticeProblem:
         """The constant of the non-uniform entropy metric for this input."""
         return nue_constant(
             [
-                np.bincount(lv, minlength=len(t.leaves))
+                np.bincount(lv, weights=self.weights, minlength=len(t.leaves)).astype(np.int64)
                 for t, lv in zip(self.trees, self.leaves, strict=True)
             ]
         )
@@ -234,7 +250,9 @@ class LatticeProblem:
         """Loss and covered-record count of every label, per QI and level."""
         out = []
         for t, leaves in zip(self.trees, self.leaves, strict=True):
-            leaf_counts = np.bincount(leaves, minlength=len(t.leaves)).astype(np.float64)
+            leaf_counts = np.bincount(leaves, weights=self.weights, minlength=len(t.leaves)).astype(
+                np.float64
+            )
             numbers = t.numeric_leaves()
             per_level = []
             for level in range(t.height):
