@@ -34,6 +34,15 @@ and rolls its counts up beside the input's; Mondrian partitions the input's and 
 population's records together and counts the population records of each region; bucketize
 refuses it (it publishes the exact QIs, so its groups are the population's finest
 classes).
+
+**Push-down** (docs/anonymizers.md, "Deciding from a histogram"): every method decides from
+the histogram of distinct ``(QI..., sensitive)`` tuples with their record counts and
+returns the decision as ``result.recoding``
+(:class:`~airflow_privacy.core.anonymize.plan.Recoding`). ``anonymize_histogram(hist, ...)``
+is that decision for a backend's histogram (no rows read, the release not built: the
+backend applies the recoding where the data lives); ``anonymize(table, ...)`` is the
+in-process backend: the table's histogram, the same decision, the recoding applied with
+Arrow (:mod:`.apply`), so both give the same release decision by construction.
 """
 
 from __future__ import annotations
@@ -235,7 +244,11 @@ def _decide(
         result = bucketize_anonymize(enc, parsed, hierarchies, seed, **opts)
     if result.recoding is None:  # pragma: no cover - every anonymizer returns one
         raise RuntimeError(f"method {method} returned no recoding")
-    result = replace(result, recoding=to_histogram_rows(result.recoding, order))
+    result = replace(
+        result,
+        recoding=to_histogram_rows(result.recoding, order),
+        bucketization=result.bucketization.normalized(),
+    )
     return _with_benign(result, prepared.marked)
 
 
@@ -254,7 +267,7 @@ def _check_written(release: pa.Table, decided: AnonymizationResult) -> None:
     per-group counts (an internal error otherwise: the recoding was applied wrongly)."""
     from airflow_privacy.core.model import Bucketization, ReleaseSpec
 
-    b = decided.bucketization
+    b = decided.bucketization.normalized()
     spec = ReleaseSpec(sensitive=b.sensitive, group_columns=b.group_columns)
     written = Bucketization.from_arrow(release, spec).normalized()
     if (

@@ -28,6 +28,20 @@ search over ``r``; passing is not strictly monotone in ``r``, so it is the small
 search finds), and the passing candidate with
 the lowest discernibility (ties: more distinct values per round) is published. The
 construction is deterministic; ``seed`` only drives the within-bucket permutations.
+
+**Planned from counts.** The input is the histogram of distinct ``(QI..., sensitive)``
+tuples (:class:`~airflow_privacy.core.anonymize.plan.Recoding`): its rows, in the canonical
+order of :func:`~airflow_privacy.core.anonymize.apply.canonical` (sorted by the text of
+their values), are expanded to that many identical records (:func:`.encoding.expand`) and
+the steps above run on them; records with equal Z-order keys are taken in that order (the
+row-level version took them in input order, so a release may differ from it in which of
+several records with the same QIs a bucket gets, never in the rules). The plan is, per
+histogram row, how many of its records go to each bucket (a tuple's records may be split
+over several buckets); the backend numbers a tuple's records in any order (they are
+identical in the published columns) and assigns them in order. The ST table and the
+per-bucket counts follow from the plan alone; the one-table release and the QIT are built
+where the data lives (Anatomy's one-table form: rows sorted by bucket, shuffled within, the
+sensitive values shuffled within each bucket independently; ``seed`` as before).
 """
 
 from __future__ import annotations
