@@ -23,7 +23,12 @@ from hypothesis import strategies as st
 
 from airflow_privacy.core.algorithm_aware import anonymize as aware_anonymize
 from airflow_privacy.core.algorithm_aware.lattice_mode import safe_lattice_choice
-from airflow_privacy.core.anonymize import AnonymizationResult, anonymize, anonymize_histogram
+from airflow_privacy.core.anonymize import (
+    AnonymizationResult,
+    _mondrian_weighted,
+    anonymize,
+    anonymize_histogram,
+)
 from airflow_privacy.core.anonymize.apply import apply_recoding, record_groups
 from airflow_privacy.core.anonymize.plan import Recoding
 from airflow_privacy.core.backends.histogram import Histogram
@@ -176,6 +181,16 @@ def test_bucketize_from_the_table_and_from_its_histogram_decide_the_same(
     # the ST table is built from the plan alone, the QIT from the applied release
     assert b.tables["st"].equals(a.tables["st"])
     assert a.tables["qit"].equals(a.release.drop_columns(["s"]))
+
+
+@pytest.mark.skipif(not _mondrian_weighted(), reason="Mondrian does not decide from weights yet")
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(p=problems(max_rows=24), criteria=CRITERIA_LISTS, seed=st.integers(0, 3),
+       shuffle=st.integers(0, 5))  # fmt: skip
+def test_mondrian_from_the_table_and_from_its_histogram_decide_the_same(
+    p: Problem, criteria: Criteria, seed: int, shuffle: int
+) -> None:
+    assert_parity(p.table, p.qis, "s", "mondrian", criteria, p.hierarchies, seed, shuffle)
 
 
 def test_histogram_rows_in_any_order_give_one_decision() -> None:
