@@ -282,3 +282,11 @@ def test_bad_histograms_are_refused() -> None:
         anonymize_histogram(hist, "lattice", [("k-anonymity", {"k": 2})])
     with pytest.raises(InputError, match="unknown method"):
         anonymize_histogram(hist, "nope", [("k-anonymity", {"k": 2})])  # type: ignore[arg-type]
+
+
+def test_a_tuple_listed_twice_is_refused() -> None:
+    """Two histogram rows with the same values (as text) would be decided as one tuple."""
+    keys = pa.table({"q": ["a", "a", "b"], "s": ["x", "x", "y"]})
+    hist = Histogram(("q",), "s", keys, np.array([2, 1, 3], dtype=np.int64))
+    with pytest.raises(RuntimeError, match=r"lists one .* tuple twice"):
+        anonymize_histogram(hist, "lattice", [("k-anonymity", {"k": 2})])

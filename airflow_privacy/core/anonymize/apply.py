@@ -92,6 +92,15 @@ def canonical(hist: HistogramLike) -> tuple[Encoded, IntArray]:
     else:  # a missing column: encode() names it
         order = np.arange(hist.keys.num_rows, dtype=np.int64)
     enc = encode(hist.keys.take(order) if order.size else hist.keys, hist.qis, hist.sensitive)
+    cols = [*enc.qis, enc.sensitive]
+    key, _ = combine([c.codes for c in cols], [len(c.values) for c in cols])
+    if key.shape[0] > 1 and (key[1:] == key[:-1]).any():
+        # two rows whose values read the same as text: the decision could not tell them
+        # apart, and a recoding of one would not reach the other's records
+        raise RuntimeError(
+            "the histogram lists one (quasi-identifiers, sensitive) tuple twice (rows whose "
+            "values have the same text): the backend must group by the text of the values"
+        )
     return replace(enc, dropped=hist.dropped, weights=counts[order]), order
 
 
