@@ -30,7 +30,7 @@ from airflow_privacy.core.anonymize import (
     anonymize_histogram,
 )
 from airflow_privacy.core.anonymize.apply import apply_recoding, record_groups
-from airflow_privacy.core.anonymize.plan import Recoding
+from airflow_privacy.core.anonymize.plan import Recoding, TableHistogram
 from airflow_privacy.core.backends.histogram import Histogram
 from airflow_privacy.core.datasets import adult_hierarchies, load_adult
 from airflow_privacy.core.model import Bucketization, ReleaseSpec
@@ -244,6 +244,22 @@ def test_a_population_table_gives_the_same_decision() -> None:
                         population=population)  # fmt: skip
     assert out is not None
     assert out[0].bucketization.population is not None
+    # the population given by its counts (a GROUP BY of its QI columns) decides the same
+    pop_counts = Counter(zip(population.column("q0").to_pylist(),
+                             population.column("q1").to_pylist(), strict=True))  # fmt: skip
+    keys = list(pop_counts)
+    given = TableHistogram(
+        ("q0", "q1"), "", pa.table({"q0": [k[0] for k in keys], "q1": [k[1] for k in keys]}),
+        np.asarray([pop_counts[k] for k in keys], dtype=np.int64),
+    )  # fmt: skip
+    hist = counted_histogram(table, ["q0", "q1"], "s", 1)
+    b = anonymize_histogram(hist, "lattice", crit, population=given)
+    assert _strip_times(b.manifest.to_dict()) == _strip_times(out[0].manifest.to_dict())
+    assert b.manifest.parameters["population_records"] == population.num_rows
+    _same_bucketization(b.bucketization, out[0].bucketization)
+    assert b.bucketization.population_rest == out[0].bucketization.population_rest
+    with pytest.raises(InputError, match="population must be a pyarrow Table or its counts"):
+        anonymize_histogram(hist, "lattice", crit, population="p")
 
 
 def test_records_of_a_split_tuple_fill_its_entries_in_order() -> None:

@@ -56,15 +56,17 @@ import numpy as np
 from airflow_privacy.core.anonymize.criteria import CriteriaSet
 from airflow_privacy.core.anonymize.manifest import AnonymizationResult, Manifest
 from airflow_privacy.core.anonymize.monotone import Monotonicity, monotonicity
-from airflow_privacy.core.anonymize.plan import HistogramLike
+from airflow_privacy.core.anonymize.plan import HistogramLike, PopulationCounts
 from airflow_privacy.core.anonymize.release import check_seed, options
 from airflow_privacy.core.anonymize.utility import METRICS
 from airflow_privacy.core.hierarchy import check_hierarchy_columns
 from airflow_privacy.errors import InputError, opt
 
 if TYPE_CHECKING:
+    import numpy.typing as npt
     import pyarrow as pa
 
+    from airflow_privacy.core.anonymize.encoding import Column
     from airflow_privacy.core.anonymize.problem import NodeChooser
     from airflow_privacy.core.hierarchy import Hierarchy
 
@@ -154,7 +156,7 @@ def anonymize_histogram(
     *,
     chooser: NodeChooser | None = None,
     benign: Iterable[str] = (),
-    population: pa.Table | None = None,
+    population: pa.Table | PopulationCounts | None = None,
     **method_options: Any,
 ) -> AnonymizationResult:
     """The decision of :func:`anonymize` from a backend's histogram of the input (the
@@ -167,7 +169,9 @@ def anonymize_histogram(
     release's columns and no rows, ``result.source_rows`` is empty, ``result.tables`` holds
     a bucketization's ST table (its QIT is the applied release without the sensitive
     column). Same arguments, options and errors as :func:`anonymize`; the same data gives
-    the same decision through every backend (:func:`~.apply.canonical`)."""
+    the same decision through every backend (:func:`~.apply.canonical`). ``population``
+    may also be given by its counts (:class:`~.plan.PopulationCounts`: ``keys``, one row
+    per distinct QI tuple, and ``counts``)."""
     if not all(hasattr(hist, a) for a in ("qis", "sensitive", "keys", "counts", "dropped")):
         raise InputError(f"expected a Histogram, got {type(hist).__name__}")
     prepared = _prepare(method, method_options, seed, benign, criteria, hierarchies, hist.qis,
@@ -193,7 +197,7 @@ def _prepare(
     criteria: Sequence[tuple[str, Mapping[str, Any]]],
     hierarchies: Mapping[str, Hierarchy] | None,
     qis: Sequence[str],
-    population: pa.Table | None,
+    population: object,
 ) -> _Prepared:
     """Every argument checked before the data is read (errors name the parameter)."""
     if method not in METHODS:
@@ -217,26 +221,28 @@ def _decide(
     prepared: _Prepared,
     hierarchies: Mapping[str, Hierarchy] | None,
     chooser: NodeChooser | None,
-    population: pa.Table | None,
+    population: pa.Table | PopulationCounts | None,
 ) -> AnonymizationResult:
     """The anonymizer's decision from the canonical histogram (:func:`~.apply.canonical`),
     its recoding numbering ``hist``'s own rows."""
     from airflow_privacy.core.anonymize.apply import canonical, to_histogram_rows
-    from airflow_privacy.core.anonymize.encoding import encode_population
+    from airflow_privacy.core.anonymize.encoding import Column
 
     enc, order = canonical(hist)
     parsed, opts, seed = prepared.criteria, prepared.opts, prepared.seed
+    pop, pop_weights = _population(population, enc.qi_names)
     if method == "lattice":
         from airflow_privacy.core.anonymize.lattice import lattice_anonymize
 
-        pop = None if population is None else encode_population(population, enc.qi_names)
         result = lattice_anonymize(
-            enc, parsed, hierarchies, seed, chooser=chooser, population=pop, **opts
-        )
+            enc, parsed, hierarchies, seed, chooser=chooser, population=pop,
+            population_weights=pop_weights, **opts,
+        )  # fmt: skip
     elif method == "mondrian":
         from airflow_privacy.core.anonymize.mondrian import mondrian_anonymize
 
-        pop = None if population is None else encode_population(population, enc.qi_names)
+        if pop is not None and pop_weights is not None:  # Mondrian counts population records
+            pop = tuple(Column(c.name, np.repeat(c.codes, pop_weights), c.values) for c in pop)
         result = mondrian_anonymize(enc, parsed, hierarchies, seed, population=pop, **opts)
     else:
         from airflow_privacy.core.anonymize.bucketize import bucketize_anonymize
@@ -250,6 +256,32 @@ def _decide(
         bucketization=result.bucketization.normalized(),
     )
     return _with_benign(result, prepared.marked)
+
+
+def _population(
+    population: pa.Table | PopulationCounts | None, qis: tuple[str, ...]
+) -> tuple[tuple[Column, ...] | None, npt.NDArray[np.int64] | None]:
+    """The population's QI columns encoded as the input's, and the records of each row
+    when it is given by its counts (``keys`` and ``counts``, as a backend's ``GROUP BY``
+    of its QI columns returns them); errors name the option ``population``."""
+    import pyarrow as pa
+
+    from airflow_privacy.core.anonymize.encoding import encode_population
+
+    if population is None:
+        return None, None
+    if isinstance(population, pa.Table):
+        return encode_population(population, qis), None
+    keys, counts = getattr(population, "keys", None), getattr(population, "counts", None)
+    if not isinstance(keys, pa.Table) or counts is None:
+        raise InputError(
+            f"{opt('population')} must be a pyarrow Table or its counts (keys and counts), "
+            f"got {type(population).__name__}"
+        )
+    weights = np.asarray(counts, dtype=np.int64).reshape(-1)
+    if weights.shape[0] != keys.num_rows or (weights < 1).any():
+        raise InputError(f"{opt('population')}: needs one count >= 1 per row of its keys")
+    return encode_population(keys, qis), weights
 
 
 def _with_benign(result: AnonymizationResult, marked: tuple[str, ...]) -> AnonymizationResult:

@@ -105,6 +105,7 @@ def lattice_anonymize(
     disclosure_limit: int = DISCLOSURE_LIMIT,
     chooser: NodeChooser | None = None,
     population: Sequence[Column] | None = None,
+    population_weights: IntArray | None = None,
 ) -> AnonymizationResult:
     """Full-domain generalization of ``enc`` passing ``criteria`` (see the module doc).
 
@@ -115,7 +116,8 @@ def lattice_anonymize(
     ``population``: the QI columns of a population table (:func:`encode_population`),
     generalized with the same hierarchies and rolled up beside the input, for the criteria
     decided against a population (k-map without an estimator, delta-presence); the release
-    is re-checked with the population counted at the published node."""
+    is re-checked with the population counted at the published node. ``population_weights``:
+    the records of each population row when the population is given by its counts."""
     report = progress or no_progress
     started = time.perf_counter()
     metric = check_metric(utility)
@@ -127,7 +129,7 @@ def lattice_anonymize(
             f"disclosure {disclosure} does not model a population table ({opt('population')})"
         )
     trees = qi_trees(enc, hierarchies, population)
-    problem = LatticeProblem(enc, criteria, trees, budget, population)
+    problem = LatticeProblem(enc, criteria, trees, budget, population, population_weights)
     lattice = problem.lattice
     if lattice.size > max_lattice_size:
         raise InputError(

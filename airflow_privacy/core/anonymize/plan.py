@@ -52,6 +52,17 @@ class HistogramLike(Protocol):
     def dropped(self) -> tuple[str, ...]: ...
 
 
+class PopulationCounts(Protocol):
+    """A population table given by its counts (a ``GROUP BY`` of its QI columns where it
+    lives): ``keys`` holds one row per distinct QI tuple, ``counts[r]`` its records."""
+
+    @property
+    def keys(self) -> pa.Table: ...
+
+    @property
+    def counts(self) -> IntArray: ...
+
+
 @dataclass(frozen=True)
 class TableHistogram:
     """A histogram counted in process (:func:`.apply.table_histogram`), with the fields of

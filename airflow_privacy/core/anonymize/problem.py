@@ -84,6 +84,7 @@ class LatticeProblem:
         trees: Sequence[QITree],
         budget: int,
         population: Sequence[Column] | None = None,
+        population_weights: IntArray | None = None,
     ) -> None:
         self.enc = enc
         self.criteria = criteria.bind(enc.sensitive.values)
@@ -109,7 +110,7 @@ class LatticeProblem:
         self.population: Rollup | None = None
         self.population_records = 0
         if population is not None:
-            self.population = self._population_rollup(population)
+            self.population = self._population_rollup(population, population_weights)
 
     def records(self) -> tuple[list[IntArray], IntArray]:
         """Every record's leaf per QI and sensitive code (a histogram's rows repeated by
@@ -121,8 +122,12 @@ class LatticeProblem:
         leaves = [np.repeat(lv, w).astype(np.int64) for lv in self.leaves]
         return leaves, np.repeat(self.enc.sensitive.codes, w).astype(np.int64)
 
-    def _population_rollup(self, population: Sequence[Column]) -> Rollup:
-        """The population's bottom node, checked to contain the input's (module doc)."""
+    def _population_rollup(
+        self, population: Sequence[Column], weights: IntArray | None = None
+    ) -> Rollup:
+        """The population's bottom node, checked to contain the input's (module doc);
+        ``weights[r]``: the records of population row ``r`` when the population is given
+        by its counts (one row per distinct QI tuple)."""
         names = [c.name for c in population]
         if names != list(self.enc.qi_names):
             raise InputError(f"the population's columns {names} are not the QIs")
@@ -132,9 +137,9 @@ class LatticeProblem:
                 leaves.append(t.bind(col.values)[col.codes])
             except InputError as exc:
                 raise InputError(f"{opt('population')}: {exc}") from None
-        n = int(population[0].codes.shape[0]) if population else 0
-        self.population_records = n
-        rollup = Rollup(self.trees, leaves, np.zeros(n, dtype=np.int64), 1)
+        rows = int(population[0].codes.shape[0]) if population else 0
+        self.population_records = rows if weights is None else int(weights.sum())
+        rollup = Rollup(self.trees, leaves, np.zeros(rows, dtype=np.int64), 1, weights=weights)
         bottom = tuple(0 for _ in self.trees)
         g = self.groups(bottom)
         pop, _ = self._match(bottom, g.codes, rollup)
