@@ -108,6 +108,14 @@ def assert_parity(
     )  # fmt: skip
     assert release.equals(a.release)
     assert np.array_equal(rows, a.source_rows)
+    # the table path's recoding numbers the table's own rows, one entry per published record
+    assert a.recoding.one_group_per_row and set(a.recoding.count.tolist()) <= {1}
+    again, rows = apply_recoding(
+        table, hist, a.recoding, seed, row_of=np.arange(table.num_rows, dtype=np.int64),
+        within_groups=method == "bucketize",
+        column_types={c: a.release.schema.field(c).type for c in a.recoding.columns},
+    )  # fmt: skip
+    assert again.equals(a.release) and np.array_equal(rows, a.source_rows)
     return a, b, hist
 
 

@@ -119,11 +119,17 @@ def anonymize(
     (:func:`~.apply.table_histogram`), the decision :func:`anonymize_histogram` takes from
     it, and the recoding applied to the rows with Arrow (:func:`~.apply.apply_recoding`);
     the written release is counted again and must give the decision's per-group counts.
+    ``result.recoding`` numbers the table's own rows (one entry per published record).
 
     ``chooser`` is how the lattice's ``disclosure="safe"`` mode picks its node; the
     algorithm-aware package supplies it (:func:`airflow_privacy.core.algorithm_aware.anonymize`
     is this function with the safe mode)."""
-    from airflow_privacy.core.anonymize.apply import apply_recoding, table_histogram
+    from airflow_privacy.core.anonymize.apply import (
+        record_groups,
+        release_of_groups,
+        row_level,
+        table_histogram,
+    )
 
     prepared = _prepare(method, method_options, seed, benign, criteria, hierarchies, qis,
                         population)  # fmt: skip
@@ -135,8 +141,9 @@ def anonymize(
     if recoding is None:  # pragma: no cover - _decide refuses it
         raise RuntimeError(f"method {method} returned no recoding")
     types = dict(zip(decided.release.schema.names, decided.release.schema.types, strict=True))
-    release, rows = apply_recoding(
-        table, hist, recoding, prepared.seed, row_of=row_of,
+    group = record_groups(row_of, recoding)
+    release, rows = release_of_groups(
+        table, hist.qis, hist.sensitive, group, recoding, prepared.seed,
         column_types={c: types[c] for c in recoding.columns if c in types},
         within_groups=method == "bucketize",
     )  # fmt: skip
@@ -144,7 +151,10 @@ def anonymize(
     tables = dict(decided.tables)
     if method == "bucketize":
         tables = {"qit": release.drop_columns([sensitive]), **tables}
-    return replace(decided, release=release, source_rows=rows, tables=tables)
+    return replace(
+        decided, release=release, source_rows=rows, tables=tables,
+        recoding=row_level(recoding, group),
+    )  # fmt: skip
 
 
 def anonymize_histogram(
@@ -317,7 +327,10 @@ def _mondrian_weighted() -> bool:
 
     from airflow_privacy.core.anonymize import mondrian
 
-    return "weights" in inspect.getsource(mondrian)
+    try:
+        return "weights" in inspect.getsource(mondrian)
+    except (OSError, TypeError):  # pragma: no cover - no source: the row-level path
+        return False
 
 
 def _row_level_mondrian(

@@ -184,10 +184,29 @@ def apply_recoding(
     one-table form, Xiao & Tao 2006, section 3) rows are sorted by group, shuffled within,
     and the sensitive values are shuffled within each group independently of the QIs.
     ``row_of`` (every record's histogram row) is found by a join when not given."""
-    import pyarrow as pa
-
     rows_of = histogram_rows(table, hist) if row_of is None else row_of
     group = record_groups(rows_of, recoding)
+    return release_of_groups(
+        table, hist.qis, hist.sensitive, group, recoding, seed,
+        column_types=column_types, within_groups=within_groups,
+    )  # fmt: skip
+
+
+def release_of_groups(
+    table: pa.Table,
+    qis: Sequence[str],
+    sensitive: str,
+    group: IntArray,
+    recoding: Recoding,
+    seed: int,
+    *,
+    column_types: Mapping[str, pa.DataType] | None = None,
+    within_groups: bool = False,
+) -> tuple[pa.Table, IntArray]:
+    """:func:`apply_recoding` once every record's group is known (``group[r]``, -1:
+    suppressed; :func:`record_groups`)."""
+    import pyarrow as pa
+
     kept = np.flatnonzero(group >= 0).astype(np.int64)
     rng = np.random.default_rng(seed)
     if within_groups:
@@ -209,13 +228,23 @@ def apply_recoding(
 
     col_index = {c: j for j, c in enumerate(recoding.columns)}
     take = pa.array(rows)
-    for q in hist.qis:
+    for q in qis:
         out[q] = labels(col_index[q]).take(at) if q in published else table.column(q).take(take)
     for c in recoding.columns:
-        if c not in hist.qis:
+        if c not in qis:
             out[c] = labels(col_index[c]).take(at)
-    out[hist.sensitive] = table.column(hist.sensitive).take(pa.array(s_rows))
+    out[sensitive] = table.column(sensitive).take(pa.array(s_rows))
     return pa.table(out), rows
+
+
+def row_level(recoding: Recoding, group: IntArray) -> Recoding:
+    """The recoding of a table's own rows (one entry per published record, count 1) from
+    every record's group: the decision expressed on the input table itself."""
+    kept = np.flatnonzero(group >= 0).astype(np.int64)
+    return replace(
+        recoding, row=kept, group=group[kept].astype(np.int64),
+        count=np.ones(kept.shape[0], dtype=np.int64),
+    )  # fmt: skip
 
 
 def recoding_bucketization(enc: Encoded, recoding: Recoding) -> Bucketization:
