@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_privacy.core.algorithm_aware import anonymize as aware_anonymize
+from airflow_privacy.core.algorithm_aware import anonymize_histogram as aware_anonymize_histogram
 from airflow_privacy.core.algorithm_aware.lattice_mode import safe_lattice_choice
 from airflow_privacy.core.anonymize import (
     AnonymizationResult,
@@ -240,6 +241,8 @@ def test_the_safe_mode_decides_the_same_from_a_histogram() -> None:
     hist = counted_histogram(table, ["q"], "s", 4)
     b = anonymize_histogram(hist, "lattice", crit, chooser=safe_lattice_choice, disclosure="safe")
     assert _strip_times(a.manifest.to_dict()) == _strip_times(b.manifest.to_dict())
+    c = aware_anonymize_histogram(hist, "lattice", crit, disclosure="safe")
+    assert _strip_times(c.manifest.to_dict()) == _strip_times(b.manifest.to_dict())
     assert "disclosure" in a.manifest.details
 
 
