@@ -23,7 +23,7 @@ from airflow_privacy.core.algorithm_aware.audit import (
     choose_release,
     make_rule,
 )
-from airflow_privacy.core.algorithm_aware.lattice_mode import anonymize
+from airflow_privacy.core.algorithm_aware.lattice_mode import anonymize, anonymize_histogram
 from airflow_privacy.core.algorithm_aware.model import Candidate, Population
 from airflow_privacy.core.algorithm_aware.predicate import POSTERIOR_FORMS, Predicate
 from airflow_privacy.core.algorithm_aware.result import (
@@ -48,6 +48,7 @@ __all__ = [
     "SafeRule",
     "SamplingInfo",
     "anonymize",
+    "anonymize_histogram",
     "audit_algorithm",
     "choose_release",
     "make_rule",

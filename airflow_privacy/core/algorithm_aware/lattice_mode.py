@@ -18,6 +18,7 @@ from airflow_privacy.core.algorithm_aware.model import Population
 from airflow_privacy.core.algorithm_aware.predicate import Predicate
 from airflow_privacy.core.algorithm_aware.rules import NaiveRule, SafeRule
 from airflow_privacy.core.anonymize import anonymize as _anonymize
+from airflow_privacy.core.anonymize import anonymize_histogram as _anonymize_histogram
 from airflow_privacy.core.anonymize.lattice import DISCLOSURE_MODES, check_disclosure
 from airflow_privacy.core.anonymize.problem import LatticeProblem, lattice_order
 from airflow_privacy.errors import InputError
@@ -26,9 +27,16 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from airflow_privacy.core.anonymize import AnonymizationResult, Method
+    from airflow_privacy.core.anonymize.plan import HistogramLike
     from airflow_privacy.core.hierarchy import Hierarchy
 
-__all__ = ["DISCLOSURE_MODES", "anonymize", "check_disclosure", "safe_lattice_choice"]
+__all__ = [
+    "DISCLOSURE_MODES",
+    "anonymize",
+    "anonymize_histogram",
+    "check_disclosure",
+    "safe_lattice_choice",
+]
 
 Levels = tuple[int, ...]
 
@@ -50,17 +58,33 @@ def anonymize(
                       chooser=safe_lattice_choice, **method_options)  # fmt: skip
 
 
+def anonymize_histogram(
+    hist: HistogramLike,
+    method: Method,
+    criteria: Sequence[tuple[str, Mapping[str, Any]]],
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    seed: int = 0,
+    **method_options: Any,
+) -> AnonymizationResult:
+    """:func:`airflow_privacy.core.anonymize.anonymize_histogram` with the lattice's
+    ``disclosure="safe"`` mode supplied (:func:`safe_lattice_choice`): the decision from a
+    backend's histogram, for the front ends that push the row-level pass down."""
+    return _anonymize_histogram(hist, method, criteria, hierarchies, seed,
+                                chooser=safe_lattice_choice, **method_options)  # fmt: skip
+
+
 def safe_lattice_choice(
     problem: LatticeProblem, metric: str, exact_limit: int, progress: Callable[[str], None]
 ) -> tuple[Levels, dict[str, Any]]:
     """The node the safe DDF publishes and a record of the choice (for the manifest)."""
     enc = problem.enc
     order = lattice_order(problem, metric)
+    # a histogram's rows are expanded to records: the possible worlds assign values to people
+    leaves, s_codes = problem.records()
     pop = Population(
-        tuple(str(i) for i in range(enc.n)), enc.sensitive.values, enc.sensitive.codes,
-        enc.sensitive.name,
-    )  # fmt: skip
-    cands = [node_candidate(enc.qi_names, problem.trees, problem.leaves, lv) for lv in order]
+        tuple(str(i) for i in range(enc.n)), enc.sensitive.values, s_codes, enc.sensitive.name
+    )
+    cands = [node_candidate(enc.qi_names, problem.trees, leaves, lv) for lv in order]
     predicate = Predicate(problem.criteria, pop.values, pop.totals, pop.sensitive)
     predicate.check_posterior_form()
     naive = NaiveRule(pop, cands, predicate).release(pop.truth)

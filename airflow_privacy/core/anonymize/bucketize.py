@@ -28,6 +28,20 @@ search over ``r``; passing is not strictly monotone in ``r``, so it is the small
 search finds), and the passing candidate with
 the lowest discernibility (ties: more distinct values per round) is published. The
 construction is deterministic; ``seed`` only drives the within-bucket permutations.
+
+**Planned from counts.** The input is the histogram of distinct ``(QI..., sensitive)``
+tuples (:class:`~airflow_privacy.core.anonymize.plan.Recoding`): its rows, in the canonical
+order of :func:`~airflow_privacy.core.anonymize.apply.canonical` (sorted by the text of
+their values), are expanded to that many identical records (:func:`.encoding.expand`) and
+the steps above run on them; records with equal Z-order keys are taken in that order (the
+row-level version took them in input order, so a release may differ from it in which of
+several records with the same QIs a bucket gets, never in the rules). The plan is, per
+histogram row, how many of its records go to each bucket (a tuple's records may be split
+over several buckets); the backend numbers a tuple's records in any order (they are
+identical in the published columns) and assigns them in order. The ST table and the
+per-bucket counts follow from the plan alone; the one-table release and the QIT are built
+where the data lives (Anatomy's one-table form: rows sorted by bucket, shuffled within, the
+sensitive values shuffled within each bucket independently; ``seed`` as before).
 """
 
 from __future__ import annotations
@@ -43,15 +57,19 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from airflow_privacy.core.anonymize.apply import recoding_bucketization
 from airflow_privacy.core.anonymize.criteria import CriteriaSet
 from airflow_privacy.core.anonymize.dimensions import Dimension, dimensions, group_costs
-from airflow_privacy.core.anonymize.encoding import Encoded
+from airflow_privacy.core.anonymize.encoding import Encoded, expand
 from airflow_privacy.core.anonymize.manifest import AnonymizationResult, Manifest
+from airflow_privacy.core.anonymize.plan import Recoding
 from airflow_privacy.core.anonymize.release import (
+    NO_ROWS,
     Progress,
     counts_bucketization,
+    empty_release,
     no_progress,
-    recheck,
+    recheck_counts,
 )
 from airflow_privacy.core.anonymize.utility import bucket_utility
 from airflow_privacy.core.hierarchy import Hierarchy
@@ -185,6 +203,8 @@ def bucketize_anonymize(
             f"({opt('bucket_column')})"
         )
     bound = criteria.bind(enc.sensitive.values)
+    hist = enc
+    enc = expand(hist)  # the records, in the histogram's (canonical) row order
     dims = dimensions(enc, hierarchies)
     s = enc.sensitive.codes
     v = len(enc.sensitive.values)
@@ -228,7 +248,7 @@ def bucketize_anonymize(
         raise InputError("no bucketization passes the criteria")
     _, neg_l, r_best, bucket = best
     l_best = -neg_l
-    return _result(enc, bound, dims, zpos, bucket, seed, bucket_column, {
+    return _result(hist, bound, dims, zpos, bucket, seed, bucket_column, {
         "l": l_best,
         "rounds_per_bucket": r_best,
         "nominal_bucket_size": l_best * r_best,
@@ -265,7 +285,7 @@ def _smallest_r(rd: Rounds, passes: Any) -> tuple[int, IntArray] | None:
 
 
 def _result(
-    enc: Encoded,
+    hist: Encoded,
     bound: CriteriaSet,
     dims: Sequence[Dimension],
     zpos: IntArray,
@@ -274,6 +294,11 @@ def _result(
     bucket_column: str,
     details: dict[str, Any],
 ) -> AnonymizationResult:
+    """The plan (module doc): buckets numbered 1..B along the Z-order, the records of each
+    histogram row counted per bucket (a :class:`~.plan.Recoding`; the records ``bucket``
+    lists are ``hist``'s rows repeated by their weights, in row order), the ST table and the
+    per-bucket counts; the release is built where the data lives
+    (:func:`~airflow_privacy.core.anonymize.apply.apply_recoding` with ``within_groups``)."""
     import pyarrow as pa
 
     n_buckets = int(bucket.max()) + 1
@@ -282,29 +307,29 @@ def _result(
     renumber = np.empty(n_buckets, dtype=np.int64)
     renumber[np.argsort(center, kind="stable")] = np.arange(n_buckets)
     bucket = renumber[bucket]
-    rng = np.random.default_rng(seed)
-    qi_rows = np.lexsort((rng.random(enc.n), bucket)).astype(np.int64)
-    s_rows = np.lexsort((rng.random(enc.n), bucket)).astype(np.int64)
-    ids = pa.array(bucket[qi_rows] + 1, type=pa.int64())
-    qi_take = pa.array(qi_rows)
-    qi_cols = {c.name: enc.table.column(c.name).take(qi_take) for c in enc.qis}
-    one = pa.table({
-        **qi_cols,
-        bucket_column: ids,
-        enc.sensitive.name: enc.table.column(enc.sensitive.name).take(pa.array(s_rows)),
-    })  # fmt: skip
-    qit = pa.table({**qi_cols, bucket_column: ids})
-    counts = bucket_counts(bucket, enc.sensitive.codes, len(enc.sensitive.values))
+    row = np.repeat(np.arange(hist.rows, dtype=np.int64), hist.row_weights())
+    pair = np.unique(row * n_buckets + bucket, return_counts=True)
+    recoding = Recoding(
+        (bucket_column,),
+        tuple((str(b + 1),) for b in range(n_buckets)),
+        (pair[0] // n_buckets).astype(np.int64),
+        (pair[0] % n_buckets).astype(np.int64),
+        pair[1].astype(np.int64),
+    )
+    s_codes = hist.sensitive.codes[row]
+    counts = bucket_counts(bucket, s_codes, len(hist.sensitive.values))
     nz_b, nz_v = np.nonzero(counts)
     st = pa.table({
         bucket_column: pa.array(nz_b + 1, type=pa.int64()),
-        enc.sensitive.name: pa.array([enc.sensitive.values[int(x)] for x in nz_v], pa.string()),
+        hist.sensitive.name: pa.array(
+            [hist.sensitive.values[int(x)] for x in nz_v], pa.string()
+        ),
         "count": pa.array(counts[nz_b, nz_v], type=pa.int64()),
     })  # fmt: skip
     group_columns = (bucket_column,)
-    b, results = recheck(one, group_columns, enc.sensitive.name, bound)
+    b, results = recheck_counts(recoding_bucketization(hist, recoding), bound)
     spread, _ = group_costs(dims, bucket, n_buckets)
-    utility = bucket_utility(counts, spread, enc.n)
+    utility = bucket_utility(counts, spread, hist.n)
     details = {
         **details,
         "buckets": n_buckets,
@@ -313,19 +338,29 @@ def _result(
     }
     manifest = Manifest(
         method="bucketize",
-        qis=enc.qi_names,
-        sensitive=enc.sensitive.name,
+        qis=hist.qi_names,
+        sensitive=hist.sensitive.name,
         group_columns=group_columns,
         criteria=bound.to_list(),
         parameters={"bucket_column": bucket_column},
         seed=seed,
-        records_in=enc.n,
-        records_out=one.num_rows,
+        records_in=hist.n,
+        records_out=recoding.records,
         suppressed=0,
         groups=b.n_groups,
-        dropped_columns=enc.dropped,
+        dropped_columns=hist.dropped,
         criteria_results=results,
         utility=utility,
         details=details,
     )
-    return AnonymizationResult(one, group_columns, manifest, b, qi_rows, {"qit": qit, "st": st})
+    release = empty_release(hist, recoding, bucket_types(bucket_column))
+    return AnonymizationResult(
+        release, group_columns, manifest, b, NO_ROWS, {"st": st}, recoding=recoding
+    )
+
+
+def bucket_types(bucket_column: str) -> dict[str, Any]:
+    """The bucket column is published as a whole number (1..B)."""
+    import pyarrow as pa
+
+    return {bucket_column: pa.int64()}

@@ -105,6 +105,20 @@ def _encode(table: pa.Table, name: str) -> Column:
 
 def encode(table: pa.Table, qis: Sequence[str], sensitive: str) -> Encoded:
     """Check the columns and encode them. Errors name the column at fault."""
+    qi_list, dropped = check_columns(table, qis, sensitive)
+    return Encoded(
+        table=table,
+        qis=tuple(_encode(table, q) for q in qi_list),
+        sensitive=_encode(table, sensitive),
+        dropped=dropped,
+    )
+
+
+def check_columns(
+    table: pa.Table, qis: Sequence[str], sensitive: str
+) -> tuple[list[str], tuple[str, ...]]:
+    """The checks of :func:`encode` on the input table (columns present, no missing values,
+    not empty): the QI names and the other columns, which the release drops."""
     import pyarrow as pa
 
     if not isinstance(table, pa.Table):
@@ -134,12 +148,22 @@ def encode(table: pa.Table, qis: Sequence[str], sensitive: str) -> Encoded:
     if table.num_rows == 0:
         raise InputError("the input table is empty (0 records)")
     dropped = tuple(c for c in present if c not in qi_list and c != sensitive)
-    return Encoded(
-        table=table,
-        qis=tuple(_encode(table, q) for q in qi_list),
-        sensitive=_encode(table, sensitive),
-        dropped=dropped,
-    )
+    return qi_list, dropped
+
+
+def expand(enc: Encoded) -> Encoded:
+    """The records of a weighted input, one row each (row ``r`` repeated ``weights[r]``
+    times, in row order); row-level input as it is. For the steps that reason about
+    individual records of a small table (the algorithm-aware safe mode's possible worlds)
+    or place each record on a curve (bucketization); ``table`` stays the distinct tuples."""
+    if enc.weights is None:
+        return enc
+    w = enc.weights
+
+    def rep(c: Column) -> Column:
+        return Column(c.name, np.repeat(c.codes, w).astype(np.int64), c.values)
+
+    return Encoded(enc.table, tuple(rep(c) for c in enc.qis), rep(enc.sensitive), enc.dropped)
 
 
 def combine(columns: Sequence[IntArray], cards: Sequence[int]) -> tuple[IntArray, int]:

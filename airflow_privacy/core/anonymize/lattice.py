@@ -36,9 +36,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from airflow_privacy.core.anonymize.apply import recoding_bucketization
 from airflow_privacy.core.anonymize.criteria import CriteriaSet
 from airflow_privacy.core.anonymize.encoding import Column, Encoded, combine
 from airflow_privacy.core.anonymize.manifest import AnonymizationResult, Manifest
+from airflow_privacy.core.anonymize.plan import Recoding
 from airflow_privacy.core.anonymize.problem import (
     LatticeProblem,
     NodeChooser,
@@ -46,9 +48,11 @@ from airflow_privacy.core.anonymize.problem import (
     qi_trees,
 )
 from airflow_privacy.core.anonymize.release import (
+    NO_ROWS,
     Progress,
+    empty_release,
     no_progress,
-    recheck,
+    recheck_counts,
 )
 from airflow_privacy.core.anonymize.search import Levels, search
 from airflow_privacy.core.anonymize.utility import check_metric
@@ -101,6 +105,7 @@ def lattice_anonymize(
     disclosure_limit: int = DISCLOSURE_LIMIT,
     chooser: NodeChooser | None = None,
     population: Sequence[Column] | None = None,
+    population_weights: IntArray | None = None,
 ) -> AnonymizationResult:
     """Full-domain generalization of ``enc`` passing ``criteria`` (see the module doc).
 
@@ -111,7 +116,8 @@ def lattice_anonymize(
     ``population``: the QI columns of a population table (:func:`encode_population`),
     generalized with the same hierarchies and rolled up beside the input, for the criteria
     decided against a population (k-map without an estimator, delta-presence); the release
-    is re-checked with the population counted at the published node."""
+    is re-checked with the population counted at the published node. ``population_weights``:
+    the records of each population row when the population is given by its counts."""
     report = progress or no_progress
     started = time.perf_counter()
     metric = check_metric(utility)
@@ -123,7 +129,7 @@ def lattice_anonymize(
             f"disclosure {disclosure} does not model a population table ({opt('population')})"
         )
     trees = qi_trees(enc, hierarchies, population)
-    problem = LatticeProblem(enc, criteria, trees, budget, population)
+    problem = LatticeProblem(enc, criteria, trees, budget, population, population_weights)
     lattice = problem.lattice
     if lattice.size > max_lattice_size:
         raise InputError(
@@ -164,10 +170,11 @@ def lattice_anonymize(
         f"publishing {_node_text(problem, best)}"
     )
 
-    release, rows, suppressed = _release(problem, best, seed)
+    recoding = _recoding(problem, best)
+    suppressed = enc.n - recoding.records
     group_columns = enc.qi_names
-    b, results = recheck(
-        release, group_columns, enc.sensitive.name, problem.criteria,
+    b, results = recheck_counts(
+        recoding_bucketization(enc, recoding), problem.criteria,
         population=_population_classes(problem, best),
     )  # fmt: skip
     elapsed = time.perf_counter() - started
@@ -229,7 +236,7 @@ def lattice_anonymize(
         },
         seed=seed,
         records_in=enc.n,
-        records_out=release.num_rows,
+        records_out=recoding.records,
         suppressed=suppressed,
         groups=b.n_groups,
         dropped_columns=enc.dropped,
@@ -237,7 +244,9 @@ def lattice_anonymize(
         utility=best_utility,
         details=details,
     )
-    return AnonymizationResult(release, group_columns, manifest, b, rows)
+    return AnonymizationResult(
+        empty_release(enc, recoding), group_columns, manifest, b, NO_ROWS, recoding=recoding
+    )
 
 
 def _fraction(limit: object) -> float:
@@ -290,13 +299,12 @@ def _impossible(problem: LatticeProblem) -> None:
     )
 
 
-def _release(problem: LatticeProblem, levels: Levels, seed: int) -> tuple[Any, IntArray, int]:
-    """The published table of node ``levels``: suppressed records removed, rows in a seeded
-    random order (the input order is not published)."""
-    import pyarrow as pa
-
+def _recoding(problem: LatticeProblem, levels: Levels) -> Recoding:
+    """The decision at node ``levels`` (Samarati & Sweeney 1998, full-domain recoding):
+    every histogram row goes, with all its records, to the group of its generalized QI
+    tuple; the rows of the groups suppression removes are not listed. Computed from the
+    bottom node's rows (the distinct tuples), never from records."""
     enc = problem.enc
-    q = len(problem.trees)
     codes = [
         t.leaf_codes[lv][leaves]
         for t, lv, leaves in zip(problem.trees, levels, problem.leaves, strict=True)
@@ -308,19 +316,25 @@ def _release(problem: LatticeProblem, levels: Levels, seed: int) -> tuple[Any, I
     inverse = inverse.reshape(-1)
     n_groups = int(inverse.max()) + 1
     v = len(problem.values)
-    counts = np.bincount(inverse * v + enc.sensitive.codes, minlength=n_groups * v)
+    counts = np.bincount(
+        inverse * v + enc.sensitive.codes, weights=problem.weights, minlength=n_groups * v
+    )
     counts = counts.reshape(n_groups, v).astype(np.int64)
     group_codes = np.column_stack([c[first] for c in codes]).astype(np.int64)
     keep = problem.kept(counts, problem.all, problem.population_of(levels, group_codes))
     if keep is None:  # pragma: no cover - the node passed
         raise RuntimeError("the chosen node does not fit the suppression budget")
-    kept_rows = np.flatnonzero(keep[inverse])
-    suppressed = enc.n - int(kept_rows.shape[0])
-    rows = np.random.default_rng(seed).permutation(kept_rows).astype(np.int64)
-    take = pa.array(rows)
-    columns = {}
-    for i in range(q):
-        labels = pa.array(list(problem.trees[i].labels[levels[i]]), type=pa.string())
-        columns[enc.qis[i].name] = labels.take(pa.array(codes[i][rows]))
-    columns[enc.sensitive.name] = enc.table.column(enc.sensitive.name).take(take)
-    return pa.table(columns), rows, suppressed
+    kept_groups = np.flatnonzero(keep)
+    number = np.full(n_groups, -1, dtype=np.int64)
+    number[kept_groups] = np.arange(kept_groups.shape[0], dtype=np.int64)
+    rows = np.flatnonzero(keep[inverse]).astype(np.int64)
+    labels = tuple(
+        tuple(
+            t.labels[lv][int(c)]
+            for t, lv, c in zip(problem.trees, levels, group_codes[g], strict=True)
+        )
+        for g in kept_groups.tolist()
+    )
+    return Recoding(
+        enc.qi_names, labels, rows, number[inverse[rows]], problem.weights[rows].astype(np.int64)
+    )

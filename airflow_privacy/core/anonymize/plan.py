@@ -18,11 +18,61 @@ them in order.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 IntArray = npt.NDArray[np.int64]
+
+
+class HistogramLike(Protocol):
+    """What the anonymizers read of a backend's histogram
+    (:class:`airflow_privacy.core.backends.histogram.Histogram`, which depends on this
+    package, so it is named here by its shape): ``keys`` holds one row per distinct
+    ``(qis..., sensitive)`` tuple, ``counts[r]`` its records, ``dropped`` the source's other
+    columns."""
+
+    @property
+    def qis(self) -> tuple[str, ...]: ...
+
+    @property
+    def sensitive(self) -> str: ...
+
+    @property
+    def keys(self) -> pa.Table: ...
+
+    @property
+    def counts(self) -> IntArray: ...
+
+    @property
+    def dropped(self) -> tuple[str, ...]: ...
+
+
+class PopulationCounts(Protocol):
+    """A population table given by its counts (a ``GROUP BY`` of its QI columns where it
+    lives): ``keys`` holds one row per distinct QI tuple, ``counts[r]`` its records."""
+
+    @property
+    def keys(self) -> pa.Table: ...
+
+    @property
+    def counts(self) -> IntArray: ...
+
+
+@dataclass(frozen=True)
+class TableHistogram:
+    """A histogram counted in process (:func:`.apply.table_histogram`), with the fields of
+    the backends' ``Histogram``."""
+
+    qis: tuple[str, ...]
+    sensitive: str
+    keys: pa.Table
+    counts: IntArray
+    dropped: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

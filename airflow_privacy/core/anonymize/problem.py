@@ -84,6 +84,7 @@ class LatticeProblem:
         trees: Sequence[QITree],
         budget: int,
         population: Sequence[Column] | None = None,
+        population_weights: IntArray | None = None,
     ) -> None:
         self.enc = enc
         self.criteria = criteria.bind(enc.sensitive.values)
@@ -93,9 +94,15 @@ class LatticeProblem:
             t.bind(col.values)[col.codes] for t, col in zip(self.trees, enc.qis, strict=True)
         ]
         self.values = enc.sensitive.values
-        self.totals = np.bincount(enc.sensitive.codes, minlength=len(self.values)).astype(np.int64)
+        self.weights = enc.row_weights()
+        self.totals = np.bincount(
+            enc.sensitive.codes, weights=self.weights, minlength=len(self.values)
+        ).astype(np.int64)
         self.lattice = Lattice(tuple(t.height for t in self.trees))
-        self.rollup = Rollup(self.trees, self.leaves, enc.sensitive.codes, len(self.values))
+        self.rollup = Rollup(
+            self.trees, self.leaves, enc.sensitive.codes, len(self.values),
+            weights=enc.weights,
+        )  # fmt: skip
         every = list(range(len(self.criteria.items)))
         self.monotone = [i for i in every if prunes(self.criteria.items[i], budget > 0)]
         self.rest = [i for i in every if i not in self.monotone]
@@ -103,10 +110,24 @@ class LatticeProblem:
         self.population: Rollup | None = None
         self.population_records = 0
         if population is not None:
-            self.population = self._population_rollup(population)
+            self.population = self._population_rollup(population, population_weights)
 
-    def _population_rollup(self, population: Sequence[Column]) -> Rollup:
-        """The population's bottom node, checked to contain the input's (module doc)."""
+    def records(self) -> tuple[list[IntArray], IntArray]:
+        """Every record's leaf per QI and sensitive code (a histogram's rows repeated by
+        their weights): for the steps that reason about individual records (the
+        algorithm-aware safe mode's possible worlds, Zhang et al. 2007, section 3)."""
+        w = self.enc.weights
+        if w is None:
+            return list(self.leaves), self.enc.sensitive.codes
+        leaves = [np.repeat(lv, w).astype(np.int64) for lv in self.leaves]
+        return leaves, np.repeat(self.enc.sensitive.codes, w).astype(np.int64)
+
+    def _population_rollup(
+        self, population: Sequence[Column], weights: IntArray | None = None
+    ) -> Rollup:
+        """The population's bottom node, checked to contain the input's (module doc);
+        ``weights[r]``: the records of population row ``r`` when the population is given
+        by its counts (one row per distinct QI tuple)."""
         names = [c.name for c in population]
         if names != list(self.enc.qi_names):
             raise InputError(f"the population's columns {names} are not the QIs")
@@ -116,9 +137,9 @@ class LatticeProblem:
                 leaves.append(t.bind(col.values)[col.codes])
             except InputError as exc:
                 raise InputError(f"{opt('population')}: {exc}") from None
-        n = int(population[0].codes.shape[0]) if population else 0
-        self.population_records = n
-        rollup = Rollup(self.trees, leaves, np.zeros(n, dtype=np.int64), 1)
+        rows = int(population[0].codes.shape[0]) if population else 0
+        self.population_records = rows if weights is None else int(weights.sum())
+        rollup = Rollup(self.trees, leaves, np.zeros(rows, dtype=np.int64), 1, weights=weights)
         bottom = tuple(0 for _ in self.trees)
         g = self.groups(bottom)
         pop, _ = self._match(bottom, g.codes, rollup)
@@ -225,7 +246,7 @@ class LatticeProblem:
         """The constant of the non-uniform entropy metric for this input."""
         return nue_constant(
             [
-                np.bincount(lv, minlength=len(t.leaves))
+                np.bincount(lv, weights=self.weights, minlength=len(t.leaves)).astype(np.int64)
                 for t, lv in zip(self.trees, self.leaves, strict=True)
             ]
         )
@@ -234,7 +255,9 @@ class LatticeProblem:
         """Loss and covered-record count of every label, per QI and level."""
         out = []
         for t, leaves in zip(self.trees, self.leaves, strict=True):
-            leaf_counts = np.bincount(leaves, minlength=len(t.leaves)).astype(np.float64)
+            leaf_counts = np.bincount(leaves, weights=self.weights, minlength=len(t.leaves)).astype(
+                np.float64
+            )
             numbers = t.numeric_leaves()
             per_level = []
             for level in range(t.height):

@@ -17,8 +17,14 @@ from airflow_privacy.errors import InputError
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from airflow_privacy.core.anonymize.encoding import Encoded
+    from airflow_privacy.core.anonymize.plan import Recoding
+
 IntArray = npt.NDArray[np.int64]
 Progress = Callable[[str], None]
+
+#: ``source_rows`` of a result whose release is not built yet (a decision from a histogram).
+NO_ROWS: IntArray = np.zeros(0, dtype=np.int64)
 
 _PLACEHOLDERS: list[tuple[str]] = []
 
@@ -73,7 +79,16 @@ def recheck(
     classes of the population generalized as the release is, keyed by their labels (as
     ``check --population`` counts them)."""
     spec = ReleaseSpec(sensitive=sensitive, group_columns=group_columns)
-    b = Bucketization.from_arrow(release, spec)
+    return recheck_counts(Bucketization.from_arrow(release, spec), criteria, population)
+
+
+def recheck_counts(
+    b: Bucketization,
+    criteria: CriteriaSet,
+    population: Mapping[tuple[str, ...], int] | None = None,
+) -> tuple[Bucketization, list[CriterionResult]]:
+    """:func:`recheck` on the release's per-group counts (from a histogram and its
+    recoding, or counted by a backend on the written release)."""
     if population is not None:
         b = b.with_population_classes(population)
     results = criteria.evaluate_all(b)
@@ -83,3 +98,24 @@ def recheck(
             f"internal error: the release fails {failed[0].criterion}: {failed[0].reason}"
         )
     return b, results
+
+
+def empty_release(
+    enc: Encoded, recoding: Recoding, column_types: Mapping[str, pa.DataType] | None = None
+) -> pa.Table:
+    """The release's columns with no rows: what a decision from a histogram returns before
+    a backend applies it (:func:`airflow_privacy.core.anonymize.apply.apply_recoding` gives
+    the same columns in the same order)."""
+    import pyarrow as pa
+
+    types = dict(column_types or {})
+    published = set(recoding.columns)
+    fields = []
+    for c in enc.qis:
+        kind = pa.string() if c.name in published else enc.table.schema.field(c.name).type
+        fields.append(pa.field(c.name, kind))
+    for name in recoding.columns:
+        if name not in enc.qi_names:
+            fields.append(pa.field(name, types.get(name, pa.string())))
+    fields.append(pa.field(enc.sensitive.name, enc.table.schema.field(enc.sensitive.name).type))
+    return pa.schema(fields).empty_table()

@@ -61,7 +61,11 @@ class Rollup:
         s_codes: IntArray,
         n_values: int,
         cache_size: int = 32,
+        weights: IntArray | None = None,
     ) -> None:
+        """``leaves[i][r]``, ``s_codes[r]``: row ``r``'s leaf of QI ``i`` and sensitive code;
+        ``weights[r]``: its records (``None``: one each), so the bottom node is counted from
+        a histogram of distinct tuples as from the records."""
         self.trees = tuple(trees)
         self.n_values = n_values
         self.cache_size = cache_size
@@ -69,7 +73,7 @@ class Rollup:
         self.cells_read = 0
         self._maps: dict[tuple[int, int, int], IntArray] = {}
         bottom_levels = tuple(0 for _ in trees)
-        self.bottom = self._aggregate(bottom_levels, list(leaves), s_codes, None)
+        self.bottom = self._aggregate(bottom_levels, list(leaves), s_codes, weights)
         self._cache: OrderedDict[Levels, FrequencySet] = OrderedDict()
 
     def _cards(self, levels: Levels) -> list[int]:
