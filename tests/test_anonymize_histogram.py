@@ -26,7 +26,6 @@ from airflow_privacy.core.algorithm_aware import anonymize_histogram as aware_an
 from airflow_privacy.core.algorithm_aware.lattice_mode import safe_lattice_choice
 from airflow_privacy.core.anonymize import (
     AnonymizationResult,
-    _mondrian_weighted,
     anonymize,
     anonymize_histogram,
 )
@@ -192,7 +191,6 @@ def test_bucketize_from_the_table_and_from_its_histogram_decide_the_same(
     assert a.tables["qit"].equals(a.release.drop_columns(["s"]))
 
 
-@pytest.mark.skipif(not _mondrian_weighted(), reason="Mondrian does not decide from weights yet")
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(p=problems(max_rows=24), criteria=CRITERIA_LISTS, seed=st.integers(0, 3),
        shuffle=st.integers(0, 5))  # fmt: skip

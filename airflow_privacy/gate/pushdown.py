@@ -225,10 +225,9 @@ def decide(
     progress: Callable[[str], None],
 ) -> AnonymizationResult:
     """The anonymizer's decision from the histogram (the safe lattice mode supplied)."""
-    from airflow_privacy.core.algorithm_aware.lattice_mode import safe_lattice_choice
-    from airflow_privacy.core.anonymize import anonymize_histogram
+    from airflow_privacy.core.algorithm_aware import anonymize_histogram
 
     return anonymize_histogram(
         hist, method, criteria, hierarchies, seed,  # type: ignore[arg-type]
-        chooser=safe_lattice_choice, benign=benign, progress=progress, **options,
+        benign=benign, progress=progress, **options,
     )  # fmt: skip

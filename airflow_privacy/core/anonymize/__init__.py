@@ -133,8 +133,6 @@ def anonymize(
 
     prepared = _prepare(method, method_options, seed, benign, criteria, hierarchies, qis,
                         population)  # fmt: skip
-    if method == "mondrian" and not _mondrian_weighted():  # pragma: no cover - transitional
-        return _row_level_mondrian(table, qis, sensitive, prepared, hierarchies, population)
     hist, row_of = table_histogram(table, qis, sensitive)
     decided = _decide(hist, method, prepared, hierarchies, chooser, population)
     recoding = decided.recoding
@@ -186,8 +184,6 @@ def anonymize_histogram(
         raise InputError(f"expected a Histogram, got {type(hist).__name__}")
     prepared = _prepare(method, method_options, seed, benign, criteria, hierarchies, hist.qis,
                         population)  # fmt: skip
-    if method == "mondrian" and not _mondrian_weighted():  # pragma: no cover - transitional
-        raise InputError("method mondrian cannot decide from a histogram in this version")
     return _decide(hist, method, prepared, hierarchies, chooser, population)
 
 
@@ -318,38 +314,6 @@ def _check_written(release: pa.Table, decided: AnonymizationResult) -> None:
         or not np.array_equal(written.counts, b.counts)
     ):
         raise RuntimeError("internal error: the written release does not have the decided counts")
-
-
-def _mondrian_weighted() -> bool:
-    """Whether the installed Mondrian decides from a weighted histogram (transitional:
-    until it does, :func:`anonymize` runs it on the records as before)."""
-    import inspect
-
-    from airflow_privacy.core.anonymize import mondrian
-
-    try:
-        return "weights" in inspect.getsource(mondrian)
-    except (OSError, TypeError):  # pragma: no cover - no source: the row-level path
-        return False
-
-
-def _row_level_mondrian(
-    table: pa.Table,
-    qis: Sequence[str],
-    sensitive: str,
-    prepared: _Prepared,
-    hierarchies: Mapping[str, Hierarchy] | None,
-    population: pa.Table | None,
-) -> AnonymizationResult:  # pragma: no cover - transitional
-    from airflow_privacy.core.anonymize.encoding import encode, encode_population
-    from airflow_privacy.core.anonymize.mondrian import mondrian_anonymize
-
-    enc = encode(table, qis, sensitive)
-    pop = None if population is None else encode_population(population, enc.qi_names)
-    result = mondrian_anonymize(
-        enc, prepared.criteria, hierarchies, prepared.seed, population=pop, **prepared.opts
-    )
-    return _with_benign(result, prepared.marked)
 
 
 def check_population_method(method: str, criteria: CriteriaSet, given: bool) -> None:
