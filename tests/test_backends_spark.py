@@ -222,13 +222,12 @@ def test_histogram_parity_on_generated_parquet(
     # one row per distinct tuple, listed in the order of the label tuples
     enc = got.encoded()
     keys = [
-        tuple(c.values[int(c.codes[r])] for c in [*enc.qis, enc.sensitive])
-        for r in range(enc.rows)
+        tuple(c.values[int(c.codes[r])] for c in [*enc.qis, enc.sensitive]) for r in range(enc.rows)
     ]
     assert keys == sorted(set(keys))
     # the check step's counts: equal to the Arrow and DuckDB backends' (or the same error)
     spec = ReleaseSpec("s", ("zip", "age"))
-    outcomes = []
+    outcomes: list[Any] = []
     for name in ("arrow", "duckdb", "spark"):
         try:
             if name == "spark":
@@ -356,9 +355,7 @@ def test_write_release_applies_a_generalization(spark: Any, tmp_path: Path, mode
     rec = generalize_age(h)
     target = str(tmp_path / "out") if mode == "parquet" else f"release_{tmp_path.name[-8:]}"
     target = target.replace("-", "_") if mode == "table" else target
-    written = backend.write_release(
-        src, h, rec, target, mode=mode, spark=spark, missing_as="?"
-    )
+    written = backend.write_release(src, h, rec, target, mode=mode, spark=spark, missing_as="?")
     assert written == rec.records == len(ROWS)
     out = spark.read.parquet(target) if mode == "parquet" else spark.table(target)
     assert out.columns == ["age", "zip", "s"]  # no other column is written
@@ -380,9 +377,7 @@ def test_write_release_applies_a_generalization(spark: Any, tmp_path: Path, mode
         )
 
 
-def test_write_release_splits_rows_over_groups_and_suppresses(
-    spark: Any, tmp_path: Path
-) -> None:
+def test_write_release_splits_rows_over_groups_and_suppresses(spark: Any, tmp_path: Path) -> None:
     """A bucketization-like recoding: the 3 records of (51, a, cold) go 2 to bucket 1 and
     1 to bucket 2; one of the 2 records of (35, a, flu) to bucket 2, the other suppressed;
     rows not listed are suppressed."""
@@ -411,20 +406,22 @@ def test_write_release_splits_rows_over_groups_and_suppresses(
     target = str(tmp_path / "split")
     assert backend.write_release(src, h, rec, target, spark=spark, missing_as="?") == 5
     got = backend.count(spark.read.parquet(target), ReleaseSpec("s", ("bucket",)), spark=spark)
-    assert cells(got) == expected_release(h, rec) == {
-        ("1", "cold"): 2,
-        ("1", "hiv"): 1,
-        ("2", "cold"): 1,
-        ("2", "flu"): 1,
-    }
+    assert (
+        cells(got)
+        == expected_release(h, rec)
+        == {
+            ("1", "cold"): 2,
+            ("1", "hiv"): 1,
+            ("2", "cold"): 1,
+            ("2", "flu"): 1,
+        }
+    )
 
 
 def test_write_release_of_a_dataframe_with_float_keys(spark: Any, tmp_path: Path) -> None:
     """A DataFrame source; -0.0 and 0.0 are separate histogram rows and each record is
     written once (the join keeps them apart too)."""
-    df = spark.createDataFrame(
-        pa.table({"w": [0.0, -0.0, -0.0, 1.0], "s": ["a", "a", "b", "a"]})
-    )
+    df = spark.createDataFrame(pa.table({"w": [0.0, -0.0, -0.0, 1.0], "s": ["a", "a", "b", "a"]}))
     backend = spark_backend()
     h = backend.histogram(df, ["w"], "s", spark=spark)
     assert labelled(h) == {("0", "a"): 1, ("-0", "a"): 1, ("-0", "b"): 1, ("1", "a"): 1}
@@ -466,7 +463,7 @@ def test_bad_input(spark: Any, tmp_path: Path) -> None:
     h = backend.histogram(src, ["age", "zip"], "s", spark=spark, missing_as="?")
     rec = generalize_age(h)
     with pytest.raises(InputError, match="--mode must be one of"):
-        backend.write_release(src, h, rec, str(tmp_path / "x"), mode="csv", spark=spark)  # type: ignore[arg-type]
+        backend.write_release(src, h, rec, str(tmp_path / "x"), mode="csv", spark=spark)
     too_many = Recoding(rec.columns, rec.labels, rec.row, rec.group, rec.count + 1)
     with pytest.raises(InputError, match="more records than a histogram row has"):
         backend.write_release(src, h, too_many, str(tmp_path / "y"), spark=spark, missing_as="?")
@@ -482,9 +479,7 @@ def test_bad_input(spark: Any, tmp_path: Path) -> None:
 def test_no_value_leaks_in_errors(spark: Any, tmp_path: Path) -> None:
     """A blank or null error names the column and a row number, never a cell's value."""
     path = tmp_path / "secret.parquet"
-    pq.write_table(
-        pa.table({"q": ["SECRET-QI", None], "s": ["SECRET-S", "cancer"]}), path
-    )
+    pq.write_table(pa.table({"q": ["SECRET-QI", None], "s": ["SECRET-S", "cancer"]}), path)
     with pytest.raises(InputError) as err:
         spark_backend().histogram(path, ["q"], "s", spark=spark)
     assert "SECRET" not in str(err.value) and "cancer" not in str(err.value)

@@ -34,6 +34,7 @@ Column names never enter an expression: the source's columns are renamed by posi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Callable, Sequence
@@ -201,10 +202,8 @@ def _as_declared(table: pa.Table, columns: Sequence[str], frame: _Frame) -> pa.T
         if declared is not None and pa.types.is_dictionary(declared):
             declared = declared.value_type
         if declared is not None and col.type != declared:
-            try:
+            with contextlib.suppress(pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 col = pc.cast(col, declared)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                pass
         table = table.set_column(idx, key, col)
     drop = [c for c in table.column_names if c.startswith("z")]
     return table.drop_columns(drop) if drop else table
@@ -528,10 +527,8 @@ def _raw_sensitive(frame: _Frame, hist: Histogram, missing_as: str) -> pa.Table:
     declared = frame.types.get(name)
     shown = values
     if declared is not None and shown.type != declared and not pa.types.is_dictionary(declared):
-        try:
+        with contextlib.suppress(pa.ArrowInvalid, pa.ArrowNotImplementedError):
             shown = pc.cast(shown, declared)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            pass
     shown, blank, _ = blank_mask(shown)
     text = pc.if_else(blank, pa.scalar(missing_as), pc.cast(shown, pa.string()))
     kind = frame.df.schema[f"c{frame.position[name]}"].dataType
@@ -592,8 +589,7 @@ def write_release(
 
     def on(right: Any) -> list[Any]:
         return [
-            src[c].eqNullSafe(right[c]) if c == f"m{q}" else src[c] == right[c]
-            for c in key_cols
+            src[c].eqNullSafe(right[c]) if c == f"m{q}" else src[c] == right[c] for c in key_cols
         ]
 
     out_cols = [
@@ -611,9 +607,9 @@ def write_release(
         numbered = first.withColumn(
             "__n", F.row_number().over(Window.partitionBy("__r").orderBy(F.lit(1)))
         )
-        ranges = mapping.select("__r", "__lo", "__hi", "__s", *[
-            f"g{j}" for j in range(len(recoding.columns))
-        ]).distinct()
+        ranges = mapping.select(
+            "__r", "__lo", "__hi", "__s", *[f"g{j}" for j in range(len(recoding.columns))]
+        ).distinct()
         joined = numbered.join(
             F.broadcast(ranges),
             on=(numbered["__r"] == ranges["__r"])
@@ -623,10 +619,10 @@ def write_release(
         )
     out = joined.select(*out_cols)
     if mode == "parquet":
-        out.write.mode("errorifexists").parquet(target)
+        out.write.mode("error").parquet(target)
         written = int(session.read.parquet(target).count())
     else:
-        out.write.mode("errorifexists").saveAsTable(target)
+        out.write.mode("error").saveAsTable(target)
         written = int(session.table(target).count())
     if written != recoding.records:
         _remove(session, target, mode)
