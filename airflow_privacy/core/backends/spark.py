@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -56,6 +57,8 @@ if TYPE_CHECKING:
 Progress = Callable[[str], None] | None
 WriteMode = Literal["table", "parquet"]
 WRITE_MODES: tuple[str, ...] = ("table", "parquet")
+_TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}")
+"""A table to write: plain identifiers only, so the name is never SQL."""
 
 
 @dataclass(frozen=True)
@@ -569,6 +572,11 @@ def write_release(
         raise InputError(f"{opt('mode')} must be one of {', '.join(WRITE_MODES)}, got {mode!r}")
     if not isinstance(target, str) or not target.strip():
         raise InputError(f"{opt('target')} must name a table or a folder")
+    if mode == "table" and not _TABLE_NAME.fullmatch(target):
+        raise InputError(
+            f"{opt('target')} must be a table name of letters, digits and underscores, "
+            f"dot-separated (catalog.schema.table), got {target!r}"
+        )
     _check_recoding(hist, recoding)
     frame = _frame(source, spark)
     missing = [c for c in (*hist.qis, hist.sensitive) if c not in frame.position]
@@ -625,19 +633,23 @@ def write_release(
         out.write.mode("error").saveAsTable(target)
         written = int(session.table(target).count())
     if written != recoding.records:
-        _remove(session, target, mode)
+        removed = _remove(session, target, mode)
         raise InputError(
-            f"{frame.name} no longer matches its histogram: {written:,} records would be "
-            f"published, the recoding publishes {recoding.records:,}; nothing was written"
+            f"{frame.name} no longer matches its histogram: {written:,} records were "
+            f"written, the recoding publishes {recoding.records:,}; "
+            + ("the output was removed" if removed else f"remove {target!r}, never publish it")
         )
     return written
 
 
-def _remove(session: Any, target: str, mode: WriteMode) -> None:
-    """Remove a written output: the table, or a local Parquet folder."""
+def _remove(session: Any, target: str, mode: WriteMode) -> bool:
+    """Remove a written output (the table, or a Parquet folder on this machine); whether
+    it is gone."""
     if mode == "table":
-        session.sql(f"DROP TABLE IF EXISTS {target}")  # a name Spark itself just wrote
-        return
+        session.sql(f"DROP TABLE IF EXISTS {target}")  # plain identifiers (_TABLE_NAME)
+        return not session.catalog.tableExists(target)
     path = target[len("file:") :] if target.startswith("file:") else target
-    if "://" not in path and os.path.isdir(path):
-        shutil.rmtree(path, ignore_errors=True)
+    if "://" in path or not os.path.isdir(path):
+        return False
+    shutil.rmtree(path, ignore_errors=True)
+    return not os.path.exists(path)
