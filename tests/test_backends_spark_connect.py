@@ -49,6 +49,8 @@ spark = (
     SparkSession.builder.remote("local[1]")
     .config("spark.ui.enabled", "false")
     .config("spark.sql.shuffle.partitions", "1")
+    .config("spark.sql.adaptive.enabled", "false")
+    .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
     .config("spark.sql.warehouse.dir", str(work / "warehouse"))
     .getOrCreate()
 )
