@@ -423,6 +423,26 @@ def test_write_release_splits_rows_over_groups_and_suppresses(spark: Any, tmp_pa
     )
 
 
+def test_write_release_suppresses_part_of_a_row(spark: Any, tmp_path: Path) -> None:
+    """One group per histogram row, but fewer records than the row has: only that many
+    are written (the range join, not the plain join)."""
+    src = tmp_path / "src.parquet"
+    write_source(src, ROWS)
+    backend = spark_backend()
+    h = backend.histogram(src, ["age", "zip"], "s", spark=spark, missing_as="?")
+    whole = generalize_age(h)
+    r51 = int(np.flatnonzero(h.counts == 3)[0])
+    count = whole.count.copy()
+    count[r51] = 1
+    rec = Recoding(whole.columns, whole.labels, whole.row, whole.group, count)
+    assert rec.one_group_per_row and rec.records == len(ROWS) - 2
+    target = str(tmp_path / "partial")
+    assert backend.write_release(src, h, rec, target, spark=spark, missing_as="?") == 10
+    got = backend.count(spark.read.parquet(target), ReleaseSpec("s", ("age", "zip")), spark=spark)
+    assert cells(got) == expected_release(h, rec)
+    assert cells(got)[("50-59", "*", "cold")] == 1
+
+
 def test_write_release_of_a_dataframe_with_float_keys(spark: Any, tmp_path: Path) -> None:
     """A DataFrame source; -0.0 and 0.0 are separate histogram rows and each record is
     written once (the join keeps them apart too)."""
@@ -461,6 +481,10 @@ def test_bad_input(spark: Any, tmp_path: Path) -> None:
         backend.histogram(src, ["age"], "s", spark=spark)
     with pytest.raises(InputError, match="--missing-as must not be blank"):
         backend.histogram(src, ["age"], "s", spark=spark, missing_as=" ")
+    with pytest.raises(InputError, match="reads as a pattern"):
+        backend.histogram(tmp_path / "r*.parquet", ["age"], "s", spark=spark)
+    with pytest.raises(InputError, match="does not exist"):
+        backend.histogram(tmp_path / "gone.parquet", ["age"], "s", spark=spark)
     nested = tmp_path / "nested.parquet"
     pq.write_table(pa.table({"l": [[1], [2]], "s": ["a", "b"]}), nested)
     with pytest.raises(InputError, match="nested type"):

@@ -59,6 +59,8 @@ WriteMode = Literal["table", "parquet"]
 WRITE_MODES: tuple[str, ...] = ("table", "parquet")
 _TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}")
 """A table to write: plain identifiers only, so the name is never SQL."""
+_GLOB = re.compile(r"[*?\[\]{}\\]")
+"""Characters of a path that Spark (Hadoop's file system) reads as a glob pattern."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,11 @@ def _frame(source: Any, spark: Any) -> _Frame:
     elif isinstance(source, Path):
         from airflow_privacy.core.io import _reading, column_names
 
+        if _GLOB.search(str(source)):
+            raise InputError(
+                f"release path {str(source)!r} holds a character Spark reads as a pattern "
+                "(* ? [ ] { } \\): rename it, or pass spark.read.parquet(...) yourself"
+            )
         if not source.exists():
             raise InputError(f"release file {str(source)!r} does not exist")
         name = source.name
@@ -606,10 +613,12 @@ def write_release(
     ]
     if progress is not None:
         progress(f"writing the release to {target} (Spark, {mode})")
-    if recoding.one_group_per_row:
+    whole = bool(np.all(recoding.count == hist.counts[recoding.row]))
+    if recoding.one_group_per_row and whole:
         joined = src.join(F.broadcast(mapping), on=on(mapping), how="inner")
     else:
-        # number the records of each histogram row, then keep those in a group's range
+        # a row split over groups, or partly suppressed: number the records of each
+        # histogram row, then keep those in a group's range
         rows = mapping.select(*key_cols, "__r").distinct()
         first = src.join(F.broadcast(rows), on=on(rows), how="inner").select("__r")
         numbered = first.withColumn(
