@@ -354,12 +354,15 @@ def _sorted_rows(table: pa.Table, width: int) -> pa.Table:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    labels = []
+    labels = {}
     for i in range(width):
         col = table.column(f"k{i}")
-        labels.append((col if col.type == pa.string() else pc.cast(col, pa.string())).to_pylist())
-    order = sorted(range(table.num_rows), key=lambda r: tuple(lab[r] for lab in labels))
-    return table.take(pa.array(order, pa.int64()))
+        labels[f"l{i}"] = col if col.type == pa.string() else pc.cast(col, pa.string())
+    # UTF-8 byte order is the order of code points, Python's order of text
+    order = pc.sort_indices(
+        pa.table(labels), sort_keys=[(f"l{i}", "ascending") for i in range(width)]
+    )
+    return table.take(order)
 
 
 def histogram(
