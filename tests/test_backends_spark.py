@@ -279,6 +279,58 @@ def test_typed_keys_and_labels_of_other_types(spark: Any, tmp_path: Path) -> Non
     same_bucketization(spark_backend().count(path, spec, spark=spark), arrow)
 
 
+def test_decimals_timestamps_and_narrow_floats(spark: Any, tmp_path: Path) -> None:
+    """Decimals, timestamps (UTC, another zone, none) and 32-bit floats: the file's types
+    and the Arrow path's labels (a zone shown as the file declares it, not in Spark's
+    session zone); a recoding keyed on them writes each record once."""
+    import datetime
+    import decimal
+
+    utc = datetime.UTC
+    moments = [
+        datetime.datetime(2020, 1, 1, 12, tzinfo=utc),
+        datetime.datetime(2021, 6, 1, tzinfo=utc),
+    ]
+    pick = [0, 1, 0, 0]
+    table = pa.table(
+        {
+            "dec": pa.array(
+                [decimal.Decimal(x) for x in ("1.50", "2.00", "1.50", "1.50")], pa.decimal128(5, 2)
+            ),
+            "tsu": pa.array([moments[i] for i in pick], pa.timestamp("us", tz="UTC")),
+            "tsp": pa.array([moments[i] for i in pick], pa.timestamp("ms", tz="Europe/Paris")),
+            "ntz": pa.array([datetime.datetime(2020, 1, 1 + i) for i in pick], pa.timestamp("us")),
+            "f32": pa.array([0.1, 0.2, 0.1, 0.1], pa.float32()),
+            "s": ["a", "b", "a", "c"],
+        }
+    )
+    path = tmp_path / "types.parquet"
+    pq.write_table(table, path)
+    qis = ["dec", "tsu", "tsp", "ntz", "f32"]
+    backend = spark_backend()
+    h = backend.histogram(path, qis, "s", spark=spark)
+    assert h.keys.schema.types == [table.schema.field(c).type for c in [*qis, "s"]]
+    labels = labelled(h)
+    assert labels == arrow_histogram(path, qis, "s", None)
+    assert sorted(labels.values()) == [1, 1, 2]
+    assert any("+0100" in k[2] for k in labels)  # Paris time, as the file declares it
+    spec = ReleaseSpec("s", ("tsp", "f32", "dec"))
+    arrow, _ = count_release(path, spec, requested="arrow")
+    same_bucketization(backend.count(path, spec, spark=spark), arrow)
+    rows = h.keys.num_rows
+    rec = Recoding(
+        ("key",),
+        tuple((str(r),) for r in range(rows)),
+        np.arange(rows, dtype=np.int64),
+        np.arange(rows, dtype=np.int64),
+        np.asarray(h.counts, dtype=np.int64),
+    )
+    target = str(tmp_path / "types-out")
+    assert backend.write_release(path, h, rec, target, spark=spark) == 4
+    out = backend.count(spark.read.parquet(target), ReleaseSpec("s", ("key",)), spark=spark)
+    assert cells(out) == expected_release(h, rec)
+
+
 def test_adult_counts_equal_the_arrow_and_duckdb_backends(spark: Any, tmp_path: Path) -> None:
     path = tmp_path / "adult.parquet"
     pq.write_table(read_release(ADULT), path)

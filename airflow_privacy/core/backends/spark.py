@@ -459,9 +459,30 @@ def _check_recoding(hist: Histogram, recoding: Recoding) -> None:
 
 
 def _spark_arrow_type(kind: Any) -> Any:
-    from pyspark.sql.pandas.types import to_arrow_type
+    """The Arrow type Spark reads as its type ``kind`` (a timestamp with a zone: an instant,
+    given in UTC), for the key columns of the mapping table; unknown types: text."""
+    import pyarrow as pa
+    from pyspark.sql import types as T
 
-    return to_arrow_type(kind)
+    simple: list[tuple[Any, Any]] = [
+        (T.BooleanType, pa.bool_()),
+        (T.ByteType, pa.int8()),
+        (T.ShortType, pa.int16()),
+        (T.IntegerType, pa.int32()),
+        (T.LongType, pa.int64()),
+        (T.FloatType, pa.float32()),
+        (T.DoubleType, pa.float64()),
+        (T.StringType, pa.string()),
+        (T.DateType, pa.date32()),
+        (T.TimestampNTZType, pa.timestamp("us")),
+        (T.TimestampType, pa.timestamp("us", tz="UTC")),
+    ]
+    if isinstance(kind, T.DecimalType):
+        return pa.decimal128(kind.precision, kind.scale)
+    for spark_type, arrow_type in simple:
+        if isinstance(kind, spark_type):
+            return arrow_type
+    return pa.string()
 
 
 def _mapping(
