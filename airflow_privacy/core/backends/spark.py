@@ -593,6 +593,7 @@ def write_release(
     groups' labels) and the sensitive column as text. Returns the records written, counted
     on the written output; a count other than the recoding's is refused (the source
     changed since its histogram) and the output removed."""
+    from pyspark.errors import AnalysisException
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -614,6 +615,7 @@ def write_release(
     if missing:
         raise InputError(f"column {missing[0]!r} of the histogram does not exist in {frame.name}")
     session = frame.df.sparkSession
+    _check_target(session, target, mode)
     s_raw = _raw_sensitive(frame, hist, replacement) if replacement is not None else None
     mapping, key_cols = _mapping(frame, hist, recoding, s_raw)
     names = [*hist.qis, hist.sensitive]
@@ -659,11 +661,18 @@ def write_release(
             how="inner",
         )
     out = joined.select(*out_cols)
+    try:
+        if mode == "parquet":
+            out.write.mode("error").parquet(target)
+        else:
+            out.write.mode("error").saveAsTable(target)
+    except AnalysisException:
+        # Spark's text is not shown (it can quote the plan); a target made meanwhile
+        _check_target(session, target, mode)
+        raise
     if mode == "parquet":
-        out.write.mode("error").parquet(target)
         written = int(session.read.parquet(target).count())
     else:
-        out.write.mode("error").saveAsTable(target)
         written = int(session.table(target).count())
     if written != recoding.records:
         removed = _remove(session, target, mode)
@@ -673,6 +682,21 @@ def write_release(
             + ("the output was removed" if removed else f"remove {target!r}, never publish it")
         )
     return written
+
+
+def _check_target(session: Any, target: str, mode: WriteMode) -> None:
+    """A release is never written over anything: an existing table, or a folder or file
+    on this machine, is bad input (Spark refuses any other existing path when writing)."""
+    if mode == "table":
+        exists = bool(session.catalog.tableExists(target))
+    else:
+        path = target[len("file:") :] if target.startswith("file:") else target
+        exists = "://" not in path and os.path.lexists(path)
+    if exists:
+        raise InputError(
+            f"{opt('target')} {target!r} already exists; a release is never written over "
+            "anything: choose a new name"
+        )
 
 
 def _remove(session: Any, target: str, mode: WriteMode) -> bool:
