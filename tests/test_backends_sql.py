@@ -448,3 +448,16 @@ def test_count_matches_the_gates_sql_count(engine: sa.Engine, db_url: str) -> No
         same(new, old)
     with pytest.raises(InputError, match="column 'nope' does not exist in table"):
         sql.count(engine, t, ReleaseSpec(sensitive="nope", group_columns=("age",)))
+
+
+def test_a_plain_histogram_of_int_and_text_keys_is_written_too(engine: sa.Engine) -> None:
+    """A :class:`Histogram` built elsewhere (no warehouse tuples kept): its typed int and
+    text keys are joined on directly."""
+    t, out = name(), name()
+    rows = [(1, "a", "x"), (1, "a", "x"), (2, "é", "'"), (3, '"', "x")]
+    load(engine, t, COLUMNS, rows)
+    h = sql.histogram(engine, t, QIS, S)
+    plain = Histogram(h.qis, h.sensitive, h.keys, h.counts)
+    for rec in (generalizing(plain, 9), splitting(plain, 2, keep=0.5)):
+        assert sql.write_release(engine, t, plain, rec, out) == rec.records
+        assert release_counts(engine, out, [*rec.columns, S]) == expected_release(plain, rec)
