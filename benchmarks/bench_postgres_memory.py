@@ -205,6 +205,16 @@ def measure(url: str, table: str, shape: str) -> dict[str, Any]:
     return result
 
 
+def _run(*argv: str, url: str) -> str:
+    """This script in a subprocess; its last line of output."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_postgres_memory", *argv, "--url", url],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    lines = proc.stdout.strip().splitlines()
+    return lines[-1] if lines else ""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--url", default=os.environ.get("AIRFLOW_PRIVACY_BENCH_PG_URL"))
@@ -214,18 +224,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--child", nargs=2, metavar=("TABLE", "SHAPE"))
     parser.add_argument("--keep", action="store_true", help="keep the loaded tables")
+    parser.add_argument("--load", nargs=2, metavar=("TABLE", "ROWS"))
+    parser.add_argument("--drop", metavar="TABLE")
     args = parser.parse_args(argv)
     if not args.url:
         parser.error("give --url or set AIRFLOW_PRIVACY_BENCH_PG_URL")
     if args.child:
         child(args.url, *args.child)
         return 0
-    import sqlalchemy as sa
+    if args.load:
+        print(json.dumps(load(args.url, args.load[0], int(args.load[1]))))
+        return 0
+    if args.drop:
+        import sqlalchemy as sa
 
+        engine = sa.create_engine(args.url)
+        with engine.begin() as conn:
+            conn.execute(sa.text(f'DROP TABLE IF EXISTS "{args.drop}"'))
+        engine.dispose()
+        return 0
     runs = []
     for rows in args.rows:
         table = f"adult_{rows}"
-        seconds = load(args.url, table, rows)
+        # loading and dropping in subprocesses: on Linux a child's peak RSS starts at its
+        # parent's (fork copies the high-water mark), so this process stays small
+        seconds = float(_run("--load", table, str(rows), url=args.url))
         print(f"{rows:,} rows loaded (COPY) in {seconds:.1f} s", flush=True)
         for shape in args.shape:
             r = measure(args.url, table, shape)
@@ -235,10 +258,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['write_seconds']:.2f} s, count {r['count_seconds']:.2f} s; "
                   f"peak RSS {r['peak_rss_mib']:.0f} MiB", flush=True)  # fmt: skip
         if not args.keep:
-            engine = sa.create_engine(args.url)
-            with engine.begin() as conn:
-                conn.execute(sa.text(f'DROP TABLE "{table}"'))
-            engine.dispose()
+            _run("--drop", table, url=args.url)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"hardware": hardware(), "runs": runs}, indent=2) + "\n")
     print(f"wrote {args.out}")

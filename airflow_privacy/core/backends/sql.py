@@ -588,21 +588,22 @@ def write_release(
 
     def fill(conn: Connection) -> int:
         mapping.create(conn)
-        key_py = [keys.column(c).take(pa.array(plan.source)).to_pylist() for c in key_cols]
-        sv = s_text.take(pa.array(plan.source)).to_pylist()
-        lo, hi, grp = plan.lo.tolist(), plan.hi.tolist(), plan.group.tolist()
         labels = recoding.labels
-        batch: list[dict[str, Any]] = []
-        for i in range(plan.source.shape[0]):
-            row: dict[str, Any] = {f"k{j}": key_py[j][i] for j in range(len(key_cols))}
-            row["lo"], row["hi"], row["sv"] = lo[i], hi[i], sv[i]
-            for j, v in enumerate(labels[grp[i]]):
-                row[f"g{j}"] = v
-            batch.append(row)
-            if len(batch) >= INSERT_ROWS:
-                conn.execute(raw_mapping.insert(), batch)
-                batch = []
-        if batch:
+        width = len(key_cols)
+        for start in range(0, int(plan.source.shape[0]), INSERT_ROWS):
+            # one batch of Python values at a time: memory of INSERT_ROWS mapping rows
+            part = slice(start, start + INSERT_ROWS)
+            take = pa.array(plan.source[part])
+            key_py = [keys.column(c).take(take).to_pylist() for c in key_cols]
+            sv = s_text.take(take).to_pylist()
+            lo, hi = plan.lo[part].tolist(), plan.hi[part].tolist()
+            batch: list[dict[str, Any]] = []
+            for i, g in enumerate(plan.group[part].tolist()):
+                row: dict[str, Any] = {f"k{j}": key_py[j][i] for j in range(width)}
+                row["lo"], row["hi"], row["sv"] = lo[i], hi[i], sv[i]
+                for j, v in enumerate(labels[g]):
+                    row[f"g{j}"] = v
+                batch.append(row)
             conn.execute(raw_mapping.insert(), batch)
         if direct:
             target.drop(conn, checkfirst=True)
