@@ -521,8 +521,10 @@ def write_release(
 ) -> int:
     """Create ``target_table`` in the warehouse holding the release the ``recoding`` of
     ``histogram`` (computed by :func:`histogram` from ``source_table``) decides, and return
-    its records (module doc): the recoding's group columns with their labels, then the
-    sensitive column as text (``missing_as`` where the source is blank), all ``TEXT``.
+    its records (module doc). Columns, all ``TEXT``, as the in-process release has them:
+    every QI (its group labels when the recoding publishes it, else its own text: a
+    bucketization's exact QIs), then the recoding's other columns (a bucket), then the
+    sensitive column's text (``missing_as`` where the source is blank).
     An existing target is replaced only once the new release is complete; the number of
     records written is checked against the recoding before anything is committed (a
     source changed since its histogram was taken is refused, nothing written)."""
@@ -534,8 +536,15 @@ def write_release(
 
     replacement = check_missing_as(missing_as)
     qis, sensitive = list(histogram.qis), histogram.sensitive
-    out_cols = [*recoding.columns, sensitive]
-    if len(set(out_cols)) != len(out_cols):
+    # (published column, mapping column): every QI, the recoding's others, the sensitive
+    layout = [
+        (q, f"g{recoding.columns.index(q)}" if q in recoding.columns else f"q{i}")
+        for i, q in enumerate(qis)
+    ]
+    layout += [(c, f"g{j}") for j, c in enumerate(recoding.columns) if c not in qis]
+    layout.append((sensitive, "sv"))
+    out_cols = [c for c, _ in layout]
+    if len(set(out_cols)) != len(out_cols) or len(set(recoding.columns)) != len(recoding.columns):
         raise ValueError("recoding: the group columns repeat or include the sensitive column")
     if any(len(lab) != len(recoding.columns) for lab in recoding.labels):
         raise ValueError("recoding: labels do not match the group columns")
@@ -554,6 +563,7 @@ def write_release(
     if s_text is None:
         s_text = _text(histogram.keys.column(sensitive), replacement)
     s_has_null = bool(keys.column(sensitive).null_count)
+    exact = {m: _tuple_text(histogram, q) for q, m in layout if m.startswith("q")}
 
     dialect = engine.dialect.name
     token = secrets.token_hex(4)
@@ -569,6 +579,7 @@ def write_release(
         sa.Column("lo", sa.BigInteger),
         sa.Column("hi", sa.BigInteger),
         *[sa.Column(f"g{i}", sa.Text) for i in range(len(recoding.columns))],
+        *[sa.Column(m, sa.Text) for m in exact],
         sa.Column("sv", sa.Text),
         prefixes=["TEMPORARY"] if temporary else [],
         schema=None if temporary else t_schema,
@@ -578,7 +589,7 @@ def write_release(
     build_name = t_name if direct else _temp_name(t_name, token)
     target = sa.Table(build_name, md, *[sa.Column(c, sa.Text) for c in out_cols], schema=t_schema)
     source = _table(source_table, key_cols)
-    names = [*map(str, recoding.columns), sensitive]
+    names = out_cols
 
     # the driver's own values are bound as they came (no type's bind processing: SQLite's
     # DATE, for one, would refuse the text its driver returned)
@@ -596,6 +607,7 @@ def write_release(
             take = pa.array(plan.source[part])
             key_py = [keys.column(c).take(take).to_pylist() for c in key_cols]
             sv = s_text.take(take).to_pylist()
+            exact_py = {m: text.take(take).to_pylist() for m, text in exact.items()}
             lo, hi = plan.lo[part].tolist(), plan.hi[part].tolist()
             batch: list[dict[str, Any]] = []
             for i, g in enumerate(plan.group[part].tolist()):
@@ -603,6 +615,8 @@ def write_release(
                 row["lo"], row["hi"], row["sv"] = lo[i], hi[i], sv[i]
                 for j, v in enumerate(labels[g]):
                     row[f"g{j}"] = v
+                for m, values in exact_py.items():
+                    row[m] = values[i]
                 batch.append(row)
             conn.execute(raw_mapping.insert(), batch)
         if direct:
@@ -610,7 +624,7 @@ def write_release(
         target.create(conn)
         for nulls in (False, True) if s_has_null else (False,):
             conn.execute(target.insert().from_select(names, _select(
-                source, mapping, key_cols, recoding, plan.whole, nulls, s_has_null
+                source, mapping, key_cols, [m for _, m in layout], plan.whole, nulls
             )))  # fmt: skip
         written = int(conn.execute(sa.select(sa.func.count()).select_from(target)).scalar_one())
         if written != expected:
@@ -651,6 +665,16 @@ def _temp_name(name: str, token: str) -> str:
     return f"{name[:40]}__ap_{token}"
 
 
+def _tuple_text(histogram: Histogram, column: str) -> pa.Array:
+    """The text of ``column`` for each warehouse tuple of ``histogram`` (its label)."""
+    import pyarrow as pa
+
+    col = histogram.keys.column(column)
+    if isinstance(histogram, SqlHistogram) and histogram.source_row is not None:
+        col = col.take(pa.array(histogram.source_row))
+    return _text(col, None)
+
+
 def _text(col: Any, replacement: str | None) -> pa.Array:
     """The published text of a sensitive column: its labels, ``replacement`` for blanks."""
     import pyarrow as pa
@@ -672,15 +696,15 @@ def _select(
     source: sa.TableClause,
     mapping: sa.Table,
     key_cols: Sequence[str],
-    recoding: Recoding,
+    published: Sequence[str],
     whole: bool,
     nulls: bool,
-    s_has_null: bool,
 ) -> sa.Select[Any]:
-    """``SELECT g..., sv FROM source JOIN mapping``: on every key (and, when records of a
-    tuple are split, on its record number's range). With a null sensitive value (published
-    as ``missing_as``), rows whose sensitive value is null are joined in a second pass
-    (``nulls``), so every join stays an equality a hash join can run."""
+    """``SELECT published... FROM source JOIN mapping`` (the mapping's label columns), on
+    every key (and, when records of a tuple are split, on its record number's range).
+    With a null sensitive value (published as ``missing_as``), rows whose sensitive value
+    is null are joined in a second pass (``nulls``), so every join stays an equality a hash
+    join can run."""
     import sqlalchemy as sa
 
     k = [mapping.c[f"k{i}"] for i in range(len(key_cols))]
@@ -701,7 +725,7 @@ def _select(
         cond.append(cols[-1] == k[-1])
     if not whole:
         cond += [src.c.rn > mapping.c.lo, src.c.rn <= mapping.c.hi]
-    out = [mapping.c[f"g{i}"] for i in range(len(recoding.columns))] + [mapping.c.sv]
+    out = [mapping.c[m] for m in published]
     return sa.select(*out).select_from(src).join(mapping, sa.and_(*cond))
 
 
