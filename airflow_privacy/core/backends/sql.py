@@ -581,6 +581,7 @@ def write_release(
         *[sa.Column(f"g{i}", sa.Text) for i in range(len(recoding.columns))],
         *[sa.Column(m, sa.Text) for m in exact],
         sa.Column("sv", sa.Text),
+        sa.Column("gid", sa.BigInteger),
         prefixes=["TEMPORARY"] if temporary else [],
         schema=None if temporary else t_schema,
         **map_kwargs,
@@ -612,7 +613,7 @@ def write_release(
             batch: list[dict[str, Any]] = []
             for i, g in enumerate(plan.group[part].tolist()):
                 row: dict[str, Any] = {f"k{j}": key_py[j][i] for j in range(width)}
-                row["lo"], row["hi"], row["sv"] = lo[i], hi[i], sv[i]
+                row["lo"], row["hi"], row["sv"], row["gid"] = lo[i], hi[i], sv[i], g
                 for j, v in enumerate(labels[g]):
                     row[f"g{j}"] = v
                 for m, values in exact_py.items():
@@ -622,10 +623,12 @@ def write_release(
         if direct:
             target.drop(conn, checkfirst=True)
         target.create(conn)
-        for nulls in (False, True) if s_has_null else (False,):
-            conn.execute(target.insert().from_select(names, _select(
-                source, mapping, key_cols, [m for _, m in layout], plan.whole, nulls
-            )))  # fmt: skip
+        passes = [
+            _select(source, mapping, key_cols, [m for _, m in layout], plan.whole, nulls)
+            for nulls in ((False, True) if s_has_null else (False,))
+        ]
+        joined = passes[0] if len(passes) == 1 else sa.union_all(*passes)
+        conn.execute(target.insert().from_select(names, _published(joined, layout)))
         written = int(conn.execute(sa.select(sa.func.count()).select_from(target)).scalar_one())
         if written != expected:
             raise InputError(
@@ -725,8 +728,42 @@ def _select(
         cond.append(cols[-1] == k[-1])
     if not whole:
         cond += [src.c.rn > mapping.c.lo, src.c.rn <= mapping.c.hi]
-    out = [mapping.c[m] for m in published]
+    out = [mapping.c[m] for m in published] + [mapping.c.gid]
     return sa.select(*out).select_from(src).join(mapping, sa.and_(*cond))
+
+
+def _published(joined: Any, layout: Sequence[tuple[str, str]]) -> sa.Select[Any]:
+    """The release's rows from the joined records. When the QIs are published as they are
+    (a bucketization), each row must not pair a record's QIs with its own sensitive value
+    (Xiao and Tao 2006, "Anatomy", section 3: the QI table and the sensitive table are
+    linked by the group only): within each group the QI side, ordered by the QI values,
+    is paired by rank with the sensitive side, ordered by the sensitive value, an order
+    that depends on the two multisets only (the in-process release shuffles both sides
+    with its seed instead; the published multisets are the same)."""
+    import sqlalchemy as sa
+
+    marks = [m for _, m in layout]
+    exact = [m for m in marks if m.startswith("q")]
+    if not exact:
+        sub = joined.subquery("released")
+        return sa.select(*[sub.c[m] for m in marks])
+    released = joined.cte("released")
+    side = [released.c[m] for m in marks if m != "sv"]
+    qi_side = sa.select(
+        *side,
+        released.c.gid,
+        sa.func.row_number()
+        .over(partition_by=released.c.gid, order_by=[released.c[m] for m in exact])
+        .label("i"),
+    ).subquery("qi_side")
+    s_side = sa.select(
+        released.c.gid.label("gid"),
+        released.c.sv,
+        sa.func.row_number().over(partition_by=released.c.gid, order_by=released.c.sv).label("i"),
+    ).subquery("s_side")
+    cols = [s_side.c.sv if m == "sv" else qi_side.c[m] for m in marks]
+    on = sa.and_(qi_side.c.gid == s_side.c.gid, qi_side.c.i == s_side.c.i)
+    return sa.select(*cols).select_from(qi_side.join(s_side, on))
 
 
 def _swap(conn: Connection, built: sa.Table, name: str, schema: str | None) -> None:
