@@ -509,6 +509,52 @@ def _plan(hist: Histogram, recoding: Recoding) -> _Plan:
     return _Plan(s, lo_a, hi_a, np.asarray(out_g, np.int64), whole)
 
 
+def _pair_by_rank(
+    plan: _Plan, qi_text: Sequence[pa.Array], s_text: pa.Array
+) -> tuple[_Plan, pa.Array]:
+    """The plan of a bucketization whose rows do not pair a record's QIs with its own
+    sensitive value, and the published sensitive text of each of its entries.
+
+    The QI table and the sensitive table of Anatomy are linked by the bucket only (Xiao and
+    Tao 2006, "Anatomy: simple and effective privacy preservation", VLDB, section 3). Within
+    each bucket the records are put in the order of their QI text (then their own value,
+    which only breaks ties) and given the bucket's sensitive values in the order of their
+    text, by rank: a pairing that is a function of the bucket's two multisets, which the
+    release publishes anyway, so it says nothing about who holds which value. Computed on
+    the entries (histogram rows), so the warehouse only numbers records as for any split."""
+    import pyarrow as pa
+
+    src, lo, hi, grp = (x.tolist() for x in (plan.source, plan.lo, plan.hi, plan.group))
+    q_py = [col.to_pylist() for col in qi_text]
+    s_py = s_text.to_pylist()
+    by_group: dict[int, list[int]] = {}
+    for i, g in enumerate(grp):
+        by_group.setdefault(g, []).append(i)
+    out: tuple[list[int], list[int], list[int], list[int]] = ([], [], [], [])
+    out_sv: list[str] = []
+    for g, entries in by_group.items():
+        entries.sort(key=lambda i: (tuple(c[src[i]] for c in q_py), s_py[src[i]], src[i], lo[i]))
+        values: dict[str, int] = {}
+        for i in entries:
+            values[s_py[src[i]]] = values.get(s_py[src[i]], 0) + hi[i] - lo[i]
+        runs = sorted(values.items())
+        k, left = 0, runs[0][1] if runs else 0
+        for i in entries:
+            a = lo[i]
+            while a < hi[i]:
+                take = min(hi[i] - a, left)
+                for lst, v in zip(out, (src[i], a, a + take, g), strict=True):
+                    lst.append(v)
+                out_sv.append(runs[k][0])
+                a += take
+                left -= take
+                if left == 0 and k + 1 < len(runs):
+                    k += 1
+                    left = runs[k][1]
+    arrays = [np.asarray(x, np.int64) for x in out]
+    return _Plan(arrays[0], arrays[1], arrays[2], arrays[3], False), pa.array(out_sv, pa.string())
+
+
 def write_release(
     engine: Engine,
     source_table: str,
@@ -526,8 +572,10 @@ def write_release(
     bucketization's exact QIs), then the recoding's other columns (a bucket), then the
     sensitive column's text (``missing_as`` where the source is blank).
     An existing target is replaced only once the new release is complete; the number of
-    records written is checked against the recoding before anything is committed (a
-    source changed since its histogram was taken is refused, nothing written)."""
+    records of the source (before) and written (after) are checked against the histogram
+    and the recoding before anything is committed: a source with more or fewer records
+    than its histogram is refused, nothing written (a change that keeps every count is not
+    seen here; the re-check of the written release judges what was written)."""
     import pyarrow as pa
     import sqlalchemy as sa
     from sqlalchemy.exc import SQLAlchemyError
@@ -564,6 +612,9 @@ def write_release(
         s_text = _text(histogram.keys.column(sensitive), replacement)
     s_has_null = bool(keys.column(sensitive).null_count)
     exact = {m: _tuple_text(histogram, q) for q, m in layout if m.startswith("q")}
+    paired: pa.Array | None = None
+    if exact:
+        plan, paired = _pair_by_rank(plan, list(exact.values()), s_text)
 
     dialect = engine.dialect.name
     token = secrets.token_hex(4)
@@ -581,7 +632,6 @@ def write_release(
         *[sa.Column(f"g{i}", sa.Text) for i in range(len(recoding.columns))],
         *[sa.Column(m, sa.Text) for m in exact],
         sa.Column("sv", sa.Text),
-        sa.Column("gid", sa.BigInteger),
         prefixes=["TEMPORARY"] if temporary else [],
         schema=None if temporary else t_schema,
         **map_kwargs,
@@ -598,7 +648,16 @@ def write_release(
         mapping.name, *[sa.column(c.name) for c in mapping.columns], schema=mapping.schema
     )
 
+    def changed(now: int, then: int) -> InputError:
+        return InputError(
+            f"table {source_table!r} changed since its histogram was taken: {now:,} records "
+            f"where {then:,} were expected; nothing written"
+        )
+
     def fill(conn: Connection) -> int:
+        now = int(conn.execute(sa.select(sa.func.count()).select_from(source)).scalar_one())
+        if now != histogram.records:
+            raise changed(now, histogram.records)
         mapping.create(conn)
         labels = recoding.labels
         width = len(key_cols)
@@ -607,13 +666,13 @@ def write_release(
             part = slice(start, start + INSERT_ROWS)
             take = pa.array(plan.source[part])
             key_py = [keys.column(c).take(take).to_pylist() for c in key_cols]
-            sv = s_text.take(take).to_pylist()
+            sv = (paired[part] if paired is not None else s_text.take(take)).to_pylist()
             exact_py = {m: text.take(take).to_pylist() for m, text in exact.items()}
             lo, hi = plan.lo[part].tolist(), plan.hi[part].tolist()
             batch: list[dict[str, Any]] = []
             for i, g in enumerate(plan.group[part].tolist()):
                 row: dict[str, Any] = {f"k{j}": key_py[j][i] for j in range(width)}
-                row["lo"], row["hi"], row["sv"], row["gid"] = lo[i], hi[i], sv[i], g
+                row["lo"], row["hi"], row["sv"] = lo[i], hi[i], sv[i]
                 for j, v in enumerate(labels[g]):
                     row[f"g{j}"] = v
                 for m, values in exact_py.items():
@@ -628,13 +687,11 @@ def write_release(
             for nulls in ((False, True) if s_has_null else (False,))
         ]
         joined = passes[0] if len(passes) == 1 else sa.union_all(*passes)
-        conn.execute(target.insert().from_select(names, _published(joined, layout)))
+        sub = joined.subquery("released")
+        conn.execute(target.insert().from_select(names, sa.select(*[sub.c[m] for _, m in layout])))
         written = int(conn.execute(sa.select(sa.func.count()).select_from(target)).scalar_one())
         if written != expected:
-            raise InputError(
-                f"table {source_table!r} changed while the release was written: "
-                f"{written:,} records where its histogram gives {expected:,}; nothing written"
-            )
+            raise changed(written, expected)
         return written
 
     if progress is not None:
@@ -728,42 +785,8 @@ def _select(
         cond.append(cols[-1] == k[-1])
     if not whole:
         cond += [src.c.rn > mapping.c.lo, src.c.rn <= mapping.c.hi]
-    out = [mapping.c[m] for m in published] + [mapping.c.gid]
+    out = [mapping.c[m] for m in published]
     return sa.select(*out).select_from(src).join(mapping, sa.and_(*cond))
-
-
-def _published(joined: Any, layout: Sequence[tuple[str, str]]) -> sa.Select[Any]:
-    """The release's rows from the joined records. When the QIs are published as they are
-    (a bucketization), each row must not pair a record's QIs with its own sensitive value
-    (Xiao and Tao 2006, "Anatomy", section 3: the QI table and the sensitive table are
-    linked by the group only): within each group the QI side, ordered by the QI values,
-    is paired by rank with the sensitive side, ordered by the sensitive value, an order
-    that depends on the two multisets only (the in-process release shuffles both sides
-    with its seed instead; the published multisets are the same)."""
-    import sqlalchemy as sa
-
-    marks = [m for _, m in layout]
-    exact = [m for m in marks if m.startswith("q")]
-    if not exact:
-        sub = joined.subquery("released")
-        return sa.select(*[sub.c[m] for m in marks])
-    released = joined.cte("released")
-    side = [released.c[m] for m in marks if m != "sv"]
-    qi_side = sa.select(
-        *side,
-        released.c.gid,
-        sa.func.row_number()
-        .over(partition_by=released.c.gid, order_by=[released.c[m] for m in exact])
-        .label("i"),
-    ).subquery("qi_side")
-    s_side = sa.select(
-        released.c.gid.label("gid"),
-        released.c.sv,
-        sa.func.row_number().over(partition_by=released.c.gid, order_by=released.c.sv).label("i"),
-    ).subquery("s_side")
-    cols = [s_side.c.sv if m == "sv" else qi_side.c[m] for m in marks]
-    on = sa.and_(qi_side.c.gid == s_side.c.gid, qi_side.c.i == s_side.c.i)
-    return sa.select(*cols).select_from(qi_side.join(s_side, on))
 
 
 def _swap(conn: Connection, built: sa.Table, name: str, schema: str | None) -> None:
