@@ -17,8 +17,9 @@ name (``schema.table`` or ``table``):
   range of record numbers, the published labels) is filled with bound parameters and
   joined to the source; records of a tuple split over several groups (a bucketization)
   are numbered with ``ROW_NUMBER() OVER (PARTITION BY key)`` and matched on their range.
-  The release (group columns and the sensitive column, as text) is created with
-  ``CREATE TABLE`` + ``INSERT INTO ... SELECT``;
+  The release (the in-process release's columns, as text) is created with
+  ``CREATE TABLE`` + ``INSERT INTO ... SELECT``; a bucketization's rows pair each bucket's
+  QIs and sensitive values by rank, never a record's own pair (:func:`_pair_by_rank`);
 * :func:`count`: the per-group sensitive counts of a table (the check's ``GROUP BY``), so
   the written release is re-checked on the warehouse's own counts.
 
