@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import airflow_privacy.core.backends as backends_module
 from airflow_privacy.cli import main
 from airflow_privacy.core.backends import (
     DUCKDB_MIN_BYTES,
@@ -29,6 +30,7 @@ from airflow_privacy.core.backends import (
     choose,
     count_release,
     duck,
+    parquet_cells,
 )
 from airflow_privacy.core.backends.duck import quote_identifier
 from airflow_privacy.core.model import Bucketization, ReleaseSpec
@@ -331,7 +333,7 @@ def test_quote_identifier() -> None:
 
 
 def test_choice(tmp_path: Path) -> None:
-    for name, limit in (("r.parquet", 4 << 20), ("r.csv", 64 << 20), ("r.csv.gz", 4 << 20)):
+    for name, limit in (("r.csv", 64 << 20), ("r.csv.gz", 4 << 20)):
         path = tmp_path / name
         with path.open("wb") as fh:
             fh.truncate(limit - 1)
@@ -345,9 +347,30 @@ def test_choice(tmp_path: Path) -> None:
     odd = tmp_path / "r.data"
     odd.write_bytes(b"x" * 100)
     assert choose("auto", odd) == "arrow"  # the Arrow reader says it cannot tell the format
-    assert choose("auto", odd, "parquet") == "arrow"
+    assert choose("auto", odd, "parquet") == "arrow"  # not Parquet: its reader says so
     with pytest.raises(InputError, match="--backend must be one of auto, arrow, duckdb"):
         check_backend("spark")
+
+
+def test_choice_parquet_by_cells(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parquet: rows x columns counted, from the footer, against DUCKDB_MIN_CELLS; the
+    bytes do not matter (a big file of few cells stays in process)."""
+    path = tmp_path / "r.parquet"
+    pq.write_table(pa.table({"a": list(range(100)), "b": ["x"] * 100, "s": ["v"] * 100}), path)
+    assert parquet_cells(path) == 300
+    assert parquet_cells(path, ["a", "s"]) == 200
+    monkeypatch.setattr(backends_module, "DUCKDB_MIN_CELLS", 201)
+    assert choose("auto", path) == "duckdb"
+    assert choose("auto", path, columns=["a", "s"]) == "arrow"
+    assert choose("auto", path, columns=["a", "b", "s"]) == "duckdb"
+    assert choose("arrow", path) == "arrow"
+    monkeypatch.undo()
+    big = tmp_path / "big.parquet"  # 8 MiB of bytes, few cells: Arrow
+    rng = random.Random(1)
+    noise = [rng.randbytes(4096).hex() for _ in range(1024)]
+    pq.write_table(pa.table({"s": noise}), big, compression="none")
+    assert big.stat().st_size > 4 << 20
+    assert choose("auto", big) == "arrow"
 
 
 def test_cli_backend_recorded(

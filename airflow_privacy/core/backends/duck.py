@@ -118,6 +118,10 @@ class DuckDBBackend:
         table, names = self._group_by(
             path, spec, fmt, delimiter, missing_as, progress, ordered=True
         )
+        if missing_as is not None:
+            # blank cells of several kinds (null, "", " ") are now one value: one row each
+            table = table.group_by(list(names), use_threads=False).aggregate([("n", "sum")])
+            table = table.rename_columns([*names, "n"]).sort_by([(k, "ascending") for k in names])
         keys = table.select(list(names)).rename_columns([*spec.group_columns, spec.sensitive])
         counts = np.asarray(table.column("n").to_numpy(), dtype=np.int64)
         wanted = set(spec.required_columns())
