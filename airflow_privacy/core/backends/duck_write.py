@@ -48,6 +48,9 @@ if TYPE_CHECKING:
     from airflow_privacy.core.backends.histogram import Histogram
 
 OUTPUT_FORMATS = ("parquet", "csv")
+WINDOW_MEMORY = "500MB"
+"""DuckDB's memory limit while it numbers the records of split rows (a window over every
+record, which it holds in memory unless told to spill to its private folder)."""
 
 
 def write_release(
@@ -158,6 +161,7 @@ def write_release(
             )
         else:
             con.register("assign", _assignment(recoding))
+            con.sql(f"SET memory_limit = '{WINDOW_MEMORY}'")
             query = (
                 f"SELECT {select_out} FROM (SELECT m.r AS m_r, m.st AS m_st, "
                 f"row_number() OVER (PARTITION BY m.r) AS rn FROM {src} {sjoin} "
