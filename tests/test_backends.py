@@ -479,6 +479,7 @@ def test_parquet_types(tmp_path: Path, name: str) -> None:
     group_size=st.integers(1, 7),
     dictionary_limit=st.sampled_from([1, 1 << 20]),
     missing_as=st.sampled_from([None, "?"]),
+    unify_limit=st.sampled_from([0, 2, 1 << 16]),
 )
 def test_dictionary_reading_unchanged(
     tmp_path_factory: pytest.TempPathFactory,
@@ -486,11 +487,14 @@ def test_dictionary_reading_unchanged(
     group_size: int,
     dictionary_limit: int,
     missing_as: str | None,
+    unify_limit: int,
 ) -> None:
     """The Arrow path reads Parquet text columns as dictionaries (``read_dictionary``):
     the bucketization, in its own order, equals the one counted from the decoded strings,
     with several row groups of different dictionaries (and plain-encoded pages once the
-    dictionary page is full: ``dictionary_limit`` 1 byte)."""
+    dictionary page is full: ``dictionary_limit`` 1 byte), row groups re-coded onto one
+    dictionary as they are read, or left with their own past ``unify_limit`` values."""
+    import airflow_privacy.core.io as core_io
     from airflow_privacy.core.io import read_bucketization
 
     path = tmp_path_factory.mktemp("rg") / "r.parquet"
@@ -513,7 +517,12 @@ def test_dictionary_reading_unchanged(
             read_bucketization(path, spec, missing_as=missing_as)
         assert str(got.value) == str(exc)
         return
-    got_b = read_bucketization(path, spec, missing_as=missing_as)
+    saved = core_io.UNIFY_LIMIT
+    core_io.UNIFY_LIMIT = unify_limit
+    try:
+        got_b = read_bucketization(path, spec, missing_as=missing_as)
+    finally:
+        core_io.UNIFY_LIMIT = saved
     assert got_b.groups == want.groups and got_b.values == want.values
     assert got_b.counts.tolist() == want.counts.tolist()
     assert as_cells(got_b) == expected(rows, missing_as)
