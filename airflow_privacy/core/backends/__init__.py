@@ -49,14 +49,14 @@ CSV (not measured) holds rows about as densely as Parquet."""
 DUCKDB_MIN_CELLS = 40_000_000
 """Under ``auto``, a Parquet file is counted by DuckDB when its rows times the columns
 counted reach this many cells (4 x 10^7: 5 x 10^6 rows of eight columns), read from its
-metadata, not its size in bytes. The in-process path reads text columns as dictionaries
-and counts their codes, so its time and memory follow the cells it decodes (about 25 ns
-and 13 bytes a cell) and hardly the bytes or the groups; DuckDB adds a fixed ~0.2 s and a
-cost per distinct ``(group, value)`` cell that it returns. Measured (docs/benchmarks.md):
-10^6 Adult-shaped rows x 8 columns (8 x 10^6 cells, 3.1 MiB) 0.22 s Arrow against 0.30 s
-DuckDB; 6 x 10^6 rows x 2 columns into 1.3 x 10^6 cells (1.2 x 10^7 cells, 17 MiB, the
-(c,k)-safety process) 0.4 s against 1.4 s; 10^7 rows x 8 columns (8 x 10^7, 31 MiB) 2.1 s
-and 1.1 GiB against 0.8 s and 190 MiB."""
+footer, not its size in bytes. The in-process path reads text columns as dictionaries and
+counts their codes, so its time and memory follow the cells (about 25 ns and 10 bytes a
+cell) and hardly the bytes or the groups; DuckDB adds a fixed ~0.2 s and a cost per
+distinct ``(group, value)`` cell it returns, and stays in constant memory. Measured
+(docs/backends.md): 10^6 Adult-shaped rows x 8 columns (8 x 10^6 cells, 3.1 MiB) 0.22 s
+Arrow against 0.30 s DuckDB; 6 x 10^6 rows x 2 columns into 1.3 x 10^6 distinct cells
+(1.2 x 10^7 cells, 17 MiB, the (c,k)-safety process) 0.4 s against 1.4 s; 10^7 rows x 8
+columns (8 x 10^7 cells, 31.5 MiB) 2.1-2.4 s and 790 MiB against 0.8 s and 190 MiB."""
 
 
 class CountingBackend(Protocol):
