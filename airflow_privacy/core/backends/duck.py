@@ -253,6 +253,9 @@ def _connection() -> Iterator[duckdb.DuckDBPyConnection]:
         },
     )
     try:
+        # DuckDB can draw a progress bar on stderr for a query past two seconds (a COPY, a
+        # count of 10^8 rows) in the middle of the step's own output
+        con.sql("SET enable_progress_bar = false")
         yield con
     finally:
         con.close()
