@@ -80,7 +80,7 @@ class CountingBackend(Protocol):
 
 
 class ArrowBackend:
-    """The in-process Arrow path, unchanged (:func:`airflow_privacy.core.io.read_bucketization`)."""
+    """The in-process Arrow path (:func:`airflow_privacy.core.io.read_bucketization`)."""
 
     name: BackendName = "arrow"
 
