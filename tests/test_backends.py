@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import airflow_privacy.core.backends as backends_module
 from airflow_privacy.cli import main
 from airflow_privacy.core.backends import (
     DUCKDB_MIN_BYTES,
@@ -29,8 +30,10 @@ from airflow_privacy.core.backends import (
     choose,
     count_release,
     duck,
+    parquet_cells,
 )
 from airflow_privacy.core.backends.duck import quote_identifier
+from airflow_privacy.core.io import read_release
 from airflow_privacy.core.model import Bucketization, ReleaseSpec
 from airflow_privacy.errors import InputError
 from airflow_privacy.gate.check import CheckRequest, run_check
@@ -331,7 +334,7 @@ def test_quote_identifier() -> None:
 
 
 def test_choice(tmp_path: Path) -> None:
-    for name, limit in (("r.parquet", 4 << 20), ("r.csv", 64 << 20), ("r.csv.gz", 4 << 20)):
+    for name, limit in (("r.csv", 64 << 20), ("r.csv.gz", 4 << 20)):
         path = tmp_path / name
         with path.open("wb") as fh:
             fh.truncate(limit - 1)
@@ -345,9 +348,30 @@ def test_choice(tmp_path: Path) -> None:
     odd = tmp_path / "r.data"
     odd.write_bytes(b"x" * 100)
     assert choose("auto", odd) == "arrow"  # the Arrow reader says it cannot tell the format
-    assert choose("auto", odd, "parquet") == "arrow"
+    assert choose("auto", odd, "parquet") == "arrow"  # not Parquet: its reader says so
     with pytest.raises(InputError, match="--backend must be one of auto, arrow, duckdb"):
         check_backend("spark")
+
+
+def test_choice_parquet_by_cells(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parquet: rows x columns counted, from the footer, against DUCKDB_MIN_CELLS; the
+    bytes do not matter (a big file of few cells stays in process)."""
+    path = tmp_path / "r.parquet"
+    pq.write_table(pa.table({"a": list(range(100)), "b": ["x"] * 100, "s": ["v"] * 100}), path)
+    assert parquet_cells(path) == 300
+    assert parquet_cells(path, ["a", "s"]) == 200
+    monkeypatch.setattr(backends_module, "DUCKDB_MIN_CELLS", 201)
+    assert choose("auto", path) == "duckdb"
+    assert choose("auto", path, columns=["a", "s"]) == "arrow"
+    assert choose("auto", path, columns=["a", "b", "s"]) == "duckdb"
+    assert choose("arrow", path) == "arrow"
+    monkeypatch.undo()
+    big = tmp_path / "big.parquet"  # 8 MiB of bytes, few cells: Arrow
+    rng = random.Random(1)
+    noise = [rng.randbytes(4096).hex() for _ in range(1024)]
+    pq.write_table(pa.table({"s": noise}), big, compression="none")
+    assert big.stat().st_size > 4 << 20
+    assert choose("auto", big) == "arrow"
 
 
 def test_cli_backend_recorded(
@@ -447,3 +471,58 @@ def test_parquet_types(tmp_path: Path, name: str) -> None:
     pq.write_table(two, path)
     b = outcome(path, ReleaseSpec("s", (name,)), "duckdb")
     assert b.n_groups == 2
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rows=st.lists(st.tuples(cell, st.integers(0, 3), sensitive_cell), min_size=1, max_size=60),
+    group_size=st.integers(1, 7),
+    dictionary_limit=st.sampled_from([1, 1 << 20]),
+    missing_as=st.sampled_from([None, "?"]),
+    unify_limit=st.sampled_from([0, 2, 1 << 16]),
+)
+def test_dictionary_reading_unchanged(
+    tmp_path_factory: pytest.TempPathFactory,
+    rows: list[tuple[str, int, str | None]],
+    group_size: int,
+    dictionary_limit: int,
+    missing_as: str | None,
+    unify_limit: int,
+) -> None:
+    """The Arrow path reads Parquet text columns as dictionaries (``read_dictionary``):
+    the bucketization, in its own order, equals the one counted from the decoded strings,
+    with several row groups of different dictionaries (and plain-encoded pages once the
+    dictionary page is full: ``dictionary_limit`` 1 byte), row groups re-coded onto one
+    dictionary as they are read, or left with their own past ``unify_limit`` values."""
+    import airflow_privacy.core.io as core_io
+    from airflow_privacy.core.io import read_bucketization
+
+    path = tmp_path_factory.mktemp("rg") / "r.parquet"
+    table = pa.table(
+        {
+            "g": pa.array([r[0] for r in rows], pa.string()),
+            "n": pa.array([r[1] for r in rows], pa.int64()),
+            "s": pa.array([r[2] for r in rows], pa.string()),
+        }
+    )
+    pq.write_table(
+        table, path, row_group_size=group_size, dictionary_pagesize_limit=dictionary_limit
+    )
+    spec = ReleaseSpec("s", ("g", "n"))
+    try:
+        decoded = read_release(path, ["g", "n", "s"], sensitive="s", missing_as=missing_as)
+        want = Bucketization.from_arrow(decoded, spec)
+    except InputError as exc:
+        with pytest.raises(InputError) as got:
+            read_bucketization(path, spec, missing_as=missing_as)
+        assert str(got.value) == str(exc)
+        return
+    saved = core_io.UNIFY_LIMIT
+    core_io.UNIFY_LIMIT = unify_limit
+    try:
+        got_b = read_bucketization(path, spec, missing_as=missing_as)
+    finally:
+        core_io.UNIFY_LIMIT = saved
+    assert got_b.groups == want.groups and got_b.values == want.values
+    assert got_b.counts.tolist() == want.counts.tolist()
+    assert as_cells(got_b) == expected(rows, missing_as)

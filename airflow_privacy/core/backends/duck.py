@@ -40,9 +40,14 @@ from airflow_privacy.errors import InputError
 
 if TYPE_CHECKING:
     import duckdb
+    import numpy.typing as npt
     import pyarrow as pa
 
+    from airflow_privacy.core.anonymize.plan import Recoding
+    from airflow_privacy.core.backends.histogram import Histogram
     from airflow_privacy.core.model import Bucketization, ReleaseSpec
+
+    IntArray = npt.NDArray[np.int64]
 
 
 def quote_identifier(name: str) -> str:
@@ -82,6 +87,94 @@ class DuckDBBackend:
         missing_as: str | None = None,
         progress: Callable[[str], None] | None = None,
     ) -> Bucketization:
+        from airflow_privacy.core.model import Bucketization
+
+        table, names = self._group_by(path, spec, fmt, delimiter, missing_as, progress)
+        groups, labels, grid = _grid(table, names)
+        return Bucketization(spec.group_columns, spec.sensitive, groups, labels, grid)
+
+    def histogram(
+        self,
+        path: Path,
+        qis: Sequence[str],
+        sensitive: str,
+        *,
+        fmt: Any = None,
+        delimiter: str | None = None,
+        missing_as: str | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> Histogram:
+        """The anonymizers' input: one ``GROUP BY qis..., sensitive`` over the file, the
+        same checks and messages as :meth:`count`. ``keys`` holds DuckDB's typed values
+        (in the file's declared types, as :meth:`count` labels them; the sensitive
+        column's blank cells replaced by ``missing_as``, as the Arrow path fills them), so
+        that :meth:`write_release` joins a recoding back on them; ``counts`` the records
+        of each distinct tuple."""
+        from airflow_privacy.core.backends.histogram import Histogram
+        from airflow_privacy.core.io import column_names
+        from airflow_privacy.core.model import ReleaseSpec
+
+        spec = ReleaseSpec(sensitive=sensitive, group_columns=tuple(qis))
+        table, names = self._group_by(
+            path, spec, fmt, delimiter, missing_as, progress, ordered=True
+        )
+        if missing_as is not None:
+            # blank cells of several kinds (null, "", " ") are now one value: one row each
+            table = table.group_by(list(names), use_threads=False).aggregate([("n", "sum")])
+            table = table.rename_columns([*names, "n"]).sort_by([(k, "ascending") for k in names])
+        keys = table.select(list(names)).rename_columns([*spec.group_columns, spec.sensitive])
+        counts = np.asarray(table.column("n").to_numpy(), dtype=np.int64)
+        wanted = set(spec.required_columns())
+        kind = fmt or _kind(path)
+        dropped = tuple(c for c in column_names(path, kind, delimiter) if c not in wanted)
+        return Histogram(spec.group_columns, spec.sensitive, keys, counts, dropped)
+
+    def write_release(
+        self,
+        path: Path,
+        histogram: Histogram,
+        recoding: Recoding,
+        target: Path,
+        *,
+        fmt: Any = None,
+        delimiter: str | None = None,
+        missing_as: str | None = None,
+        output_format: str = "parquet",
+        progress: Callable[[str], None] | None = None,
+    ) -> int:
+        """Apply ``recoding`` (decided on ``histogram``, this backend's histogram of
+        ``path``) where the data lives and write the release to exactly ``target``; returns
+        the records written. See :mod:`airflow_privacy.core.backends.duck_write`."""
+        from airflow_privacy.core.backends.duck_write import write_release
+
+        return write_release(
+            path,
+            histogram,
+            recoding,
+            target,
+            fmt=fmt,
+            delimiter=delimiter,
+            missing_as=missing_as,
+            output_format=output_format,
+            progress=progress,
+        )
+
+    def _group_by(
+        self,
+        path: Path,
+        spec: ReleaseSpec,
+        fmt: Any,
+        delimiter: str | None,
+        missing_as: str | None,
+        progress: Callable[[str], None] | None,
+        *,
+        ordered: bool = False,
+    ) -> tuple[pa.Table, list[str]]:
+        """DuckDB's ``(k0.., ks, n)`` rows of ``spec``'s columns in ``path``, checked
+        (module doc): typed as the file declares, the sensitive blanks refused or replaced,
+        no null group value, not empty. ``ordered``: sorted by their values (DuckDB's
+        parallel ``GROUP BY`` returns them in any order; a histogram's row order is then
+        the same on every run)."""
         import pyarrow as pa
 
         from airflow_privacy.core.io import (
@@ -112,12 +205,21 @@ class DuckDBBackend:
                     e = source.exprs[i]
                     select += f", ({e} = 0 AND signbit({e})) AS z{i}"
             query = f"SELECT {select}, count(*) AS n FROM {source.clause} GROUP BY ALL"
+            if ordered:
+                query += " ORDER BY ALL"
             try:
                 table = _run(con, query, source.params, p, kind)
             except InputError:
                 _arrow_reason(p, spec, kind, delimiter)
                 raise
-            return _bucketization(table, spec, replacement, p, kind, con, source, keys)
+            table = _checked(table, spec, replacement, p, kind, con, source, keys)
+            return table, keys
+
+
+def _kind(path: Path) -> Any:
+    from airflow_privacy.core.io import detect_format
+
+    return detect_format(path)
 
 
 @contextlib.contextmanager
@@ -151,6 +253,9 @@ def _connection() -> Iterator[duckdb.DuckDBPyConnection]:
         },
     )
     try:
+        # DuckDB can draw a progress bar on stderr for a query past two seconds (a COPY, a
+        # count of 10^8 rows) in the middle of the step's own output
+        con.sql("SET enable_progress_bar = false")
         yield con
     finally:
         con.close()
@@ -254,7 +359,7 @@ def _total(counts: Any, mask: Any) -> int:
     return int(pc.sum(pc.filter(counts, mask)).as_py() or 0)
 
 
-def _bucketization(
+def _checked(
     table: pa.Table,
     spec: ReleaseSpec,
     replacement: str | None,
@@ -263,14 +368,14 @@ def _bucketization(
     con: duckdb.DuckDBPyConnection,
     source: _Source,
     keys: Sequence[str],
-) -> Bucketization:
-    """The bucketization of DuckDB's ``(k0.., ks, n)`` rows, checked as the Arrow path
-    checks a release (module doc)."""
+) -> pa.Table:
+    """DuckDB's ``(k0.., ks, n)`` rows checked as the Arrow path checks a release (module
+    doc): the columns in the file's types, the blank sensitive cells refused or replaced
+    by ``replacement`` (the column then text), no null group value, not empty."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from airflow_privacy.core.io import blank_cells_message, blank_mask
-    from airflow_privacy.core.model import Bucketization
 
     table = _as_in_file(table, keys, source.types)
     counts = table.column("n")
@@ -285,35 +390,64 @@ def _bucketization(
         if not textual:
             s_col = pc.cast(s_col, pa.string())
         s_col = pc.if_else(blank, pa.scalar(replacement, s_col.type), s_col)
+        table = table.set_column(table.column_names.index(keys[-1]), keys[-1], s_col)
     if _total(counts, pc.is_valid(counts)) == 0:
         raise InputError("the release is empty (0 records)")
-    group_cols = [table.column(k) for k in keys[:-1]]
-    for name, col in zip(spec.group_columns, group_cols, strict=True):
-        nulls = _total(counts, pc.is_null(col))
+    for name, key in zip(spec.group_columns, keys[:-1], strict=True):
+        nulls = _total(counts, pc.is_null(table.column(key)))
         if nulls:
             raise InputError(
                 f"column {name!r} has {nulls} missing value(s); fill or drop them first"
             )
-    labels = [[str(v) for v in col.to_pylist()] for col in group_cols]
-    values = [str(v) for v in s_col.to_pylist()]
-    group_pos: dict[tuple[str, ...], int] = {}
-    value_pos: dict[str, int] = {}
-    g_idx = np.fromiter(
-        (group_pos.setdefault(key, len(group_pos)) for key in zip(*labels, strict=True)),
+    return table.select([*keys, "n"])
+
+
+def _label_codes(col: Any) -> tuple[list[str], IntArray]:
+    """``(labels, codes)``: the text of each distinct value as Python writes it (the Arrow
+    path's labels; two values with the same text are one label) and each row's label."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    if pa.types.is_dictionary(col.type):
+        col = pc.cast(col, col.type.value_type)
+    enc = pc.dictionary_encode(col)
+    position: dict[str, int] = {}
+    remap = np.fromiter(
+        (position.setdefault(str(v), len(position)) for v in enc.dictionary.to_pylist()),
         dtype=np.int64,
-        count=len(values),
+        count=len(enc.dictionary),
     )
-    v_idx = np.fromiter(
-        (value_pos.setdefault(v, len(value_pos)) for v in values),
-        dtype=np.int64,
-        count=len(values),
+    codes = remap[np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)]
+    return list(position), codes
+
+
+def _grid(
+    table: pa.Table, keys: Sequence[str]
+) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...], IntArray]:
+    """``(groups, values, counts)`` of checked ``(k0.., ks, n)`` rows, summed by label, in
+    numpy (a million distinct cells cost a fraction of a second, not a Python loop)."""
+    from airflow_privacy.core.anonymize.encoding import combine
+
+    coded = [_label_codes(table.column(k)) for k in keys]
+    g_labels = [labels for labels, _ in coded[:-1]]
+    values, v_codes = coded[-1]
+    key, _ = combine([c for _, c in coded[:-1]], [len(lbl) for lbl in g_labels])
+    uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # groups in order of first appearance
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.shape[0])
+    g_idx = rank[inverse.reshape(-1)]
+    n = np.asarray(table.column("n").to_numpy(), dtype=np.int64)
+    grid = np.zeros((int(uniq.shape[0]), len(values)), dtype=np.int64)
+    np.add.at(grid, (g_idx, v_codes), n)
+    rows = first[order]
+    parts = [c[rows].tolist() for _, c in coded[:-1]]
+    groups = tuple(
+        tuple(g_labels[j][code] for j, code in enumerate(row)) for row in zip(*parts, strict=True)
     )
-    n = np.asarray(counts.to_pylist(), dtype=np.int64)
-    grid = np.zeros((len(group_pos), len(value_pos)), dtype=np.int64)
-    np.add.at(grid, (g_idx, v_idx), n)
-    return Bucketization(
-        spec.group_columns, spec.sensitive, tuple(group_pos), tuple(value_pos), grid
-    )
+    return groups, tuple(values), grid
 
 
 def _as_in_file(table: pa.Table, keys: Sequence[str], types: Sequence[Any]) -> pa.Table:
