@@ -238,7 +238,7 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
             )
     from airflow_privacy.gate.pushdown import choose
 
-    backend = choose(req.backend, req.source, req.release, ctx, req.fmt)
+    backend = choose(req.backend, req.source, req.release, ctx, req.fmt, [*qis, sensitive])
     if backend != "arrow":
         if req.population is not None:
             raise InputError(

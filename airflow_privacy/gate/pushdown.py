@@ -45,7 +45,7 @@ table (``auto`` picks it for a table source written to a table)."""
 
 
 def choose(requested: str, source: ReleaseRef, release: ReleaseRef, ctx: GateContext,
-           fmt: Any = None) -> str:  # fmt: skip
+           fmt: Any = None, columns: Sequence[str] | None = None) -> str:  # fmt: skip
     """The backend that anonymizes ``source`` into ``release`` (module doc)."""
     if not isinstance(requested, str) or requested not in ANONYMIZE_BACKENDS:
         raise InputError(
@@ -85,7 +85,7 @@ def choose(requested: str, source: ReleaseRef, release: ReleaseRef, ctx: GateCon
         return "arrow"
     from airflow_privacy.core.backends import choose as choose_file
 
-    return choose_file("auto", source.local, fmt)
+    return choose_file("auto", source.local, fmt, columns=columns)
 
 
 @dataclass(frozen=True)
@@ -164,8 +164,11 @@ def write_table(
     engine, source = sql_target(where.source, ctx, write=True)
     _, target = sql_target(release, ctx)
     ctx.progress(f"writing {release.describe()} in the database (CREATE TABLE AS SELECT)")
-    return sql.write_release(engine, source, hist, recoding, target,
-                             missing_as=where.missing_as, progress=ctx.progress)  # fmt: skip
+    written: int = sql.write_release(
+        engine, source, hist, recoding, target, missing_as=where.missing_as,
+        progress=ctx.progress,
+    )  # fmt: skip
+    return written
 
 
 def count_table(release: ReleaseRef, spec: ReleaseSpec, ctx: GateContext) -> Bucketization:
@@ -174,16 +177,20 @@ def count_table(release: ReleaseRef, spec: ReleaseSpec, ctx: GateContext) -> Buc
     from airflow_privacy.gate.tables import sql_target
 
     engine, table = sql_target(release, ctx)
-    return sql.count(engine, table, spec, progress=ctx.progress).normalized()
+    counted: Bucketization = sql.count(engine, table, spec, progress=ctx.progress)
+    return counted.normalized()
 
 
 def drop_table(release: ReleaseRef, ctx: GateContext) -> None:
     """Remove a written table that failed its re-check."""
-    from airflow_privacy.core.backends import sql
+    import sqlalchemy as sa
+
+    from airflow_privacy.gate.sql_releases import quoted
     from airflow_privacy.gate.tables import sql_target
 
     engine, table = sql_target(release, ctx, write=True)
-    sql.drop_table(engine, table)
+    with engine.begin() as conn:
+        conn.execute(sa.text(f"DROP TABLE IF EXISTS {quoted(engine, table)}"))
 
 
 def recheck(
