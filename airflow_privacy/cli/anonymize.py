@@ -316,6 +316,8 @@ def recheck_command(env: Envelope) -> str:
     population = d.get("population")
     if population:
         params = f"{params} --population {population['ref']}".strip()
+    if str(env.outputs["release"]).startswith("table:"):  # never the URL: it may hold a password
+        params = f"{params} --conn DATABASE_URL".strip()
     return (f"airflow-privacy check {env.outputs['release']} --sensitive "
             f"{env.release.sensitive if env.release else '?'} {groups} "
             f"--criterion {crit['name']} {params} {benign}").strip()  # fmt: skip
