@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 
 from airflow_privacy.core.anonymize import anonymize
 from airflow_privacy.core.anonymize.criteria import CriteriaSet
-from airflow_privacy.core.anonymize.dimensions import parse_set_label, set_label
 from airflow_privacy.core.anonymize.encoding import encode, encode_population
 from airflow_privacy.core.anonymize.mondrian import mondrian_anonymize
+from airflow_privacy.core.set_labels import parse_set_label, set_label
 from airflow_privacy.errors import InputError
 from tests.test_anonymize_oracle import Problem, problems
 

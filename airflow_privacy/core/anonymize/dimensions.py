@@ -33,6 +33,7 @@ from airflow_privacy.core.anonymize.encoding import Encoded
 from airflow_privacy.core.anonymize.hierarchies import QITree, flat, tree
 from airflow_privacy.core.anonymize.utility import categorical_loss, numeric_loss
 from airflow_privacy.core.hierarchy import Hierarchy
+from airflow_privacy.core.set_labels import set_label
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -277,40 +278,6 @@ def _fixed_order(values: Sequence[str], leaves: IntArray | None, t: QITree) -> I
     by_text = np.empty(len(values), dtype=np.int64)
     by_text[np.asarray(order, dtype=np.int64)] = np.arange(len(values), dtype=np.int64)
     return by_text
-
-
-def set_label(values: Sequence[str]) -> str:
-    """A halving partition's published value on a categorical QI: the single value present,
-    else the values present in the fixed order as ``{a|b|c}``, with ``\\`` and ``|``
-    inside a value escaped by a backslash (:func:`parse_set_label` reads it back)."""
-    if len(values) == 1:
-        return values[0]
-    return "{" + "|".join(v.replace("\\", "\\\\").replace("|", "\\|") for v in values) + "}"
-
-
-def parse_set_label(label: str) -> tuple[str, ...] | None:
-    """The values of a :func:`set_label` of several values, or ``None`` when ``label`` is
-    not one (a single value is published as itself)."""
-    if len(label) < 2 or label[0] != "{" or label[-1] != "}":
-        return None
-    out: list[str] = []
-    current: list[str] = []
-    escaped = False
-    for ch in label[1:-1]:
-        if escaped:
-            current.append(ch)
-            escaped = False
-        elif ch == "\\":
-            escaped = True
-        elif ch == "|":
-            out.append("".join(current))
-            current = []
-        else:
-            current.append(ch)
-    if escaped:
-        return None
-    out.append("".join(current))
-    return tuple(out) if len(out) >= 2 else None
 
 
 def group_costs(

@@ -16,7 +16,7 @@ with them. A label of a generalized release covers a value when
 * a comparison ``<30``, ``<=30``, ``>=40``, ``>40`` (also ``≤``, ``≥``): the number satisfies it;
 * a mask ``130**``: same length, and the unmasked prefix is equal (Table 1's ``3*`` age);
 * a set ``{a|b|c}`` (Mondrian's halving split publishes the values present so,
-  :func:`airflow_privacy.core.anonymize.dimensions.set_label`; a backslash escapes ``|``
+  :func:`airflow_privacy.core.set_labels.set_label`; a backslash escapes ``|``
   and itself inside a value): the value is one of them;
 * otherwise, or in addition: the label equals the value (text, or numerically: ``37`` covers
   ``37.0``).
@@ -162,26 +162,10 @@ def parse_label(
 def _set_members(text: str) -> frozenset[str] | None:
     """The values of a set label ``{a|b}`` (two or more, each stripped as the individuals'
     values are), or ``None`` when ``text`` is not one."""
-    if len(text) < 2 or text[0] != "{" or text[-1] != "}":
-        return None
-    out: list[str] = []
-    current: list[str] = []
-    escaped = False
-    for ch in text[1:-1]:
-        if escaped:
-            current.append(ch)
-            escaped = False
-        elif ch == "\\":
-            escaped = True
-        elif ch == "|":
-            out.append("".join(current))
-            current = []
-        else:
-            current.append(ch)
-    if escaped:
-        return None
-    out.append("".join(current))
-    return frozenset(v.strip() for v in out) if len(out) >= 2 else None
+    from airflow_privacy.core.set_labels import parse_set_label
+
+    values = parse_set_label(text)
+    return None if values is None else frozenset(v.strip() for v in values)
 
 
 def match_matrix(

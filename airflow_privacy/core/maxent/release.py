@@ -153,28 +153,8 @@ class BucketRelease:
         for i, (q, _, _) in enumerate(rows):
             if len(q) != len(qi_cols):
                 raise InputError(f"record {i} has {len(q)} QI values, expected {len(qi_cols)}")
-        if not rows:
-            raise InputError("the release has no records")
-        qis = sorted({q for q, _, _ in rows})
-        buckets = sorted({b for _, b, _ in rows}, key=_natural)
-        values = sorted({s for _, _, s in rows})
-        qpos = {q: i for i, q in enumerate(qis)}
-        bpos = {b: i for i, b in enumerate(buckets)}
-        vpos = {s: i for i, s in enumerate(values)}
-        q_idx = np.array([qpos[q] for q, _, _ in rows], dtype=np.int64)
-        b_idx = np.array([bpos[b] for _, b, _ in rows], dtype=np.int64)
-        s_idx = np.array([vpos[s] for _, _, s in rows], dtype=np.int64)
-        return cls._from_codes(
-            qi_cols,
-            sensitive,
-            bucket_column,
-            tuple(qis),
-            tuple(buckets),
-            tuple(values),
-            q_idx,
-            b_idx,
-            s_idx,
-        )
+        return cls.from_counts(qi_cols, [(q, b, v, 1) for q, b, v in rows], sensitive,
+                               bucket_column)  # fmt: skip
 
     @classmethod
     def from_counts(

@@ -241,6 +241,27 @@ def suda2(
     values in the order of ``qis``). ``k_max`` bounds the MSU size (default: all the QIs);
     the weights use the number of QIs whatever ``k_max``. Missing values (None, null) are
     an ordinary value."""
+    names, k_max = _arguments(qis, k_max, weighting, dis_fraction)
+    m = len(names)
+
+    if isinstance(data, Sequence):
+        codes = _codes_from_rows(data, m)
+    else:
+        codes = _codes_from_table(data, names)
+    n = codes.shape[0]
+    if n == 0:
+        raise InputError(f"{opt('input')} has no records: SUDA needs at least one")
+
+    # the distinct QI combinations and how many records hold each: the MSUs of a record are
+    # those of its combination, and only a combination held once can have any
+    distinct, first, counts = _distinct_rows(codes)
+    return _suda(names, distinct, first, counts, n, k_max, weighting, dis_fraction)
+
+
+def _arguments(
+    qis: Sequence[str], k_max: int | None, weighting: str, dis_fraction: float
+) -> tuple[tuple[str, ...], int]:
+    """The QI names and ``k_max`` (default: every QI), every argument checked."""
     names = tuple(qis)
     if not names:
         raise InputError(f"{opt('qi')} names no column: SUDA needs at least one")
@@ -255,19 +276,7 @@ def suda2(
         raise InputError(f"{opt('weighting')} must be one of {', '.join(WEIGHTINGS)}")
     if isinstance(dis_fraction, bool) or not 0 < dis_fraction <= 1:
         raise InputError(f"{opt('dis_fraction')} must be in (0, 1], got {dis_fraction!r}")
-
-    if isinstance(data, Sequence):
-        codes = _codes_from_rows(data, m)
-    else:
-        codes = _codes_from_table(data, names)
-    n = codes.shape[0]
-    if n == 0:
-        raise InputError(f"{opt('input')} has no records: SUDA needs at least one")
-
-    # the distinct QI combinations and how many records hold each: the MSUs of a record are
-    # those of its combination, and only a combination held once can have any
-    distinct, first, counts = _distinct_rows(codes)
-    return _suda(names, distinct, first, counts, n, k_max, weighting, dis_fraction)
+    return names, k_max
 
 
 def suda2_counts(
@@ -285,20 +294,8 @@ def suda2_counts(
     number ``c`` of its class (a special unique is the one record of its class): the counts
     are SUDA2's sufficient statistics (only a combination held once has MSUs, and the DIS
     needs the numbers of uniques and pairs)."""
-    names = tuple(qis)
-    if not names:
-        raise InputError(f"{opt('qi')} names no column: SUDA needs at least one")
-    if len(set(names)) != len(names):
-        raise InputError(f"{opt('qi')} names a column twice")
+    names, k_max = _arguments(qis, k_max, weighting, dis_fraction)
     m = len(names)
-    if k_max is None:
-        k_max = m
-    if isinstance(k_max, bool) or not isinstance(k_max, int) or not 1 <= k_max <= m:
-        raise InputError(f"{opt('k_max')} must be an integer from 1 to {m}, got {k_max!r}")
-    if weighting not in WEIGHTINGS:
-        raise InputError(f"{opt('weighting')} must be one of {', '.join(WEIGHTINGS)}")
-    if isinstance(dis_fraction, bool) or not 0 < dis_fraction <= 1:
-        raise InputError(f"{opt('dis_fraction')} must be in (0, 1], got {dis_fraction!r}")
     counts = np.asarray(list(sizes), dtype=np.int64)
     if len(classes) != counts.shape[0] or (counts.size and int(counts.min()) < 1):
         raise InputError("every class needs one size of at least 1")
