@@ -543,15 +543,15 @@ def test_bad_input(spark: Any, tmp_path: Path) -> None:
         backend.histogram(nested, ["l"], "s", spark=spark)
     h = backend.histogram(src, ["age", "zip"], "s", spark=spark, missing_as="?")
     rec = generalize_age(h)
-    with pytest.raises(InputError, match="--mode must be one of"):
+    with pytest.raises(InputError, match="mode must be one of"):
         backend.write_release(src, h, rec, str(tmp_path / "x"), mode="csv", spark=spark)
-    with pytest.raises(InputError, match="--target must be a table name"):
+    with pytest.raises(InputError, match="the target must be a table name"):
         backend.write_release(src, h, rec, "t; DROP TABLE x", mode="table", spark=spark)
     (tmp_path / "taken").mkdir()
-    with pytest.raises(InputError, match=r"--target .*taken' already exists"):
+    with pytest.raises(InputError, match=r"the target .*taken' already exists"):
         backend.write_release(src, h, rec, str(tmp_path / "taken"), spark=spark, missing_as="?")
     spark.createDataFrame(pa.table({"x": [1]})).write.saveAsTable("taken_table")
-    with pytest.raises(InputError, match="--target 'taken_table' already exists"):
+    with pytest.raises(InputError, match="the target 'taken_table' already exists"):
         backend.write_release(src, h, rec, "taken_table", mode="table", spark=spark, missing_as="?")
     assert spark.table("taken_table").count() == 1
     too_many = Recoding(rec.columns, rec.labels, rec.row, rec.group, rec.count + 1)

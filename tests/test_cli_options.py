@@ -77,9 +77,9 @@ def _options(*command: str) -> set[str]:
         (("skyline",), True),
         (("maxent",), True),
         (("anonymize",), True),
-        (("attempt",), False),
-        (("audit",), False),
-        (("report",), False),
+        (("attempt",), True),
+        (("audit",), True),
+        (("report",), True),
         (("ledger", "import"), False),
         (("audit-algorithm",), False),
     ],
@@ -93,10 +93,7 @@ def test_conn_only_where_a_table_can_be_read(command: tuple[str, ...], has_conn:
 @pytest.mark.parametrize(
     "argv",
     [
-        ["attempt", "table:x", "--dataset", "d", "--require", "check"],
         ["ledger", "import", "table:x", "--dataset", "d"],
-        ["report", "table:x", "--sensitive", "s", "--group", "g"],
-        ["audit", "table:x", "--no-ledger", "--first-release"],
     ],
 )
 def test_a_table_where_only_files_are_read_is_refused_as_such(
@@ -109,13 +106,24 @@ def test_a_table_where_only_files_are_read_is_refused_as_such(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_conn_is_no_option_of_attempt(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(["attempt", "r.csv", "--dataset", "d", "--require", "c", "--conn",
-                        "sqlite:///x.db"], capsys)  # fmt: skip
-    assert code == 2 and "unrecognized arguments: --conn" in err
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["attempt", "table:x", "--dataset", "d", "--require", "check"],
+        ["report", "table:x", "--sensitive", "s", "--group", "g", "--out", "r.html"],
+        ["audit", "table:x", "--no-ledger", "--first-release"],
+    ],
+)
+def test_a_table_without_its_connection_names_conn(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run([*argv, "--ledger", str(tmp_path / "l.db"), "--quiet"], capsys)
+    assert code == 2 and out == ""
+    assert "table 'x' needs a connection (--conn)" in err and len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
 
 
-def test_report_of_a_table_is_refused_before_the_check_runs(
+def test_the_report_of_a_table_counts_it_in_the_database(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "t.db"
@@ -127,10 +135,9 @@ def test_report_of_a_table_is_refused_before_the_check_runs(
     argv = ["check", "table:r", "--conn", f"sqlite:///{db}", "--sensitive", "s", "--group",
             "g", "--criterion", "k-anonymity:k=2", "--quiet"]  # fmt: skip
     assert run(argv, capsys)[0] == 0  # the table itself is checked in the database
-    code, out, err = run([*argv, "--report", str(tmp_path / "r.html")], capsys)
-    assert code == 2 and out == ""
-    assert "table:r is a SQL table: a report (--report) reads a release file" in err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.db"]
+    code, _, err = run([*argv, "--report", str(tmp_path / "r.html")], capsys)
+    assert code == 0, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html", "t.db"]
 
 
 # ------------------------------------------------------------------- shared parsers

@@ -84,7 +84,7 @@ def write_release(
 
     if output_format not in OUTPUT_FORMATS:
         raise InputError(
-            f"{opt('output_format')} must be one of {', '.join(OUTPUT_FORMATS)}, "
+            f"output_format must be one of {', '.join(OUTPUT_FORMATS)}, "
             f"got {output_format!r}"
         )
     replacement = check_missing_as(missing_as)

@@ -87,7 +87,7 @@ def _session(spark: Any, source: Any) -> Any:
     active = SparkSession.getActiveSession()
     if active is None:
         raise InputError(
-            f"no Spark session: pass {opt('spark')} (a SparkSession, local or Spark Connect)"
+            f"no Spark session: pass spark= (a SparkSession, local or Spark Connect)"
         )
     return active
 
@@ -601,12 +601,12 @@ def write_release(
 
     replacement = check_missing_as(missing_as)
     if mode not in WRITE_MODES:
-        raise InputError(f"{opt('mode')} must be one of {', '.join(WRITE_MODES)}, got {mode!r}")
+        raise InputError(f"mode must be one of {', '.join(WRITE_MODES)}, got {mode!r}")
     if not isinstance(target, str) or not target.strip():
-        raise InputError(f"{opt('target')} must name a table or a folder")
+        raise InputError("the target must name a table or a folder")
     if mode == "table" and not _TABLE_NAME.fullmatch(target):
         raise InputError(
-            f"{opt('target')} must be a table name of letters, digits and underscores, "
+            f"the target must be a table name of letters, digits and underscores, "
             f"dot-separated (catalog.schema.table), got {target!r}"
         )
     _check_recoding(hist, recoding)
@@ -694,7 +694,7 @@ def _check_target(session: Any, target: str, mode: WriteMode) -> None:
         exists = "://" not in path and os.path.lexists(path)
     if exists:
         raise InputError(
-            f"{opt('target')} {target!r} already exists; a release is never written over "
+            f"the target {target!r} already exists; a release is never written over "
             "anything: choose a new name"
         )
 
