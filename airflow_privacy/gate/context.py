@@ -34,6 +34,10 @@ class Connections(Protocol):
     def read_bytes(self, uri: str, conn: str | None) -> bytes:
         """The bytes of an object-store URI (``s3://...``, ``gs://...``)."""
 
+    def download(self, uri: str, conn: str | None, target: str) -> None:
+        """Stream an object into the local file ``target`` (1 MiB at a time: a release of
+        any size never sits in memory)."""
+
     def write_bytes(self, uri: str, conn: str | None, data: bytes) -> None:
         """Write an object (object stores replace objects atomically)."""
 
@@ -58,6 +62,20 @@ class LocalConnections:
             return pafs.FileSystem.from_uri(uri)  # type: ignore[no-any-return]
         except Exception as exc:  # pyarrow raises ArrowInvalid / OSError variants
             raise InputError(f"cannot open {uri!r}: {str(exc).splitlines()[0]}") from None
+
+    def download(self, uri: str, conn: str | None, target: str) -> None:
+        import shutil
+
+        from airflow_privacy.errors import InputError
+
+        fs, path = self._fs(uri)
+        try:
+            with fs.open_input_stream(path) as src, open(target, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+        except FileNotFoundError:
+            raise InputError(f"{uri!r} does not exist") from None
+        except OSError as exc:
+            raise InputError(f"cannot read {uri!r}: {str(exc).splitlines()[0]}") from None
 
     def read_bytes(self, uri: str, conn: str | None) -> bytes:
         from airflow_privacy.errors import InputError

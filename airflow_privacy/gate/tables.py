@@ -77,11 +77,10 @@ def local_copy(ref: ReleaseRef, ctx: GateContext) -> Iterator[Path]:
     if not ref.is_uri:
         yield ref.local
         return
-    data = ctx.connections.read_bytes(str(ref.path), ref.conn)
     folder = tempfile.mkdtemp(prefix="airflow-privacy-")
     try:
         path = Path(folder) / ref.name
-        path.write_bytes(data)
+        ctx.connections.download(str(ref.path), ref.conn, str(path))  # streamed, not in memory
         yield path
     finally:
         shutil.rmtree(folder, ignore_errors=True)

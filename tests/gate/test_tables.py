@@ -263,3 +263,21 @@ def test_a_failed_rename_says_which_outputs_are_in_place(
     msg = str(caught.value)
     assert f"cannot write {str(b)!r}: disk full; written: {str(a)!r}; not written" in msg
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv"]  # no temporary file left
+
+
+def test_an_object_is_streamed_to_a_local_file_not_held_in_memory(tmp_path: Path) -> None:
+    """``download`` copies an object 1 MiB at a time (pyarrow's file systems on the command
+    line): the copy equals the object, and a missing object is bad input naming it."""
+    import os
+
+    from airflow_privacy.errors import InputError
+    from airflow_privacy.gate.context import LocalConnections
+
+    src = tmp_path / "big.bin"
+    data = os.urandom(3 * (1 << 20) + 17)
+    src.write_bytes(data)
+    target = tmp_path / "copy.bin"
+    LocalConnections().download(src.as_uri(), None, str(target))
+    assert target.read_bytes() == data
+    with pytest.raises(InputError, match="does not exist"):
+        LocalConnections().download((tmp_path / "nope.bin").as_uri(), None, str(target))

@@ -61,6 +61,15 @@ class AirflowConnections:
             raise InputError(f"{uri!r} does not exist")
         return bytes(path.read_bytes())
 
+    def download(self, uri: str, conn: str | None, target: str) -> None:
+        import shutil
+
+        path = self._path(uri, conn)
+        if not path.exists():
+            raise InputError(f"{uri!r} does not exist")
+        with path.open("rb") as src, open(target, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+
     def write_bytes(self, uri: str, conn: str | None, data: bytes) -> None:
         self._path(uri, conn).write_bytes(data)
 
