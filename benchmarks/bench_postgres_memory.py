@@ -8,20 +8,20 @@ generated CSV. Then, in a fresh process (its peak resident set size, ``ru_maxrss
 
 1. ``histogram``: ``GROUP BY`` the seven QIs and the sensitive column in PostgreSQL; only the
    distinct tuples and their counts come back (at most Adult's distinct tuples, whatever N);
-2. the decision: a fixed level of Adult's ARX hierarchies (the node of the lattice
-   benchmarks' search; ``airflow_privacy.core.anonymize.anonymize_histogram`` is not on this
-   branch, so the node is given, not searched) with groups of fewer than k = 5 records
-   suppressed, as a :class:`~airflow_privacy.core.anonymize.plan.Recoding`; with
-   ``--shape split``, a bucketization-shaped recoding instead (every tuple's records dealt
-   over 8 buckets, so records of one tuple are numbered with ``ROW_NUMBER``);
+2. the decision: ``--shape lattice`` (default first) the lattice search itself
+   (:func:`airflow_privacy.core.anonymize.anonymize_histogram`, 5-anonymity over Adult's ARX
+   hierarchies with 1% suppression); ``generalize``, a fixed level of those hierarchies with
+   groups of fewer than k = 5 records suppressed; ``split``, a bucketization-shaped recoding
+   (every tuple's records dealt over 8 buckets, so records of one tuple are numbered with
+   ``ROW_NUMBER``); each a :class:`~airflow_privacy.core.anonymize.plan.Recoding`;
 3. ``write_release``: the release created in PostgreSQL (mapping table joined to the source,
    one transaction);
 4. ``count``: the release re-counted by PostgreSQL (``GROUP BY`` its group columns and the
    sensitive column) and compared with what the recoding decided.
 
 Usage: ``.venv/bin/python -m benchmarks.bench_postgres_memory --url
-postgresql+psycopg://USER:PASSWORD@HOST/DB [--rows 100000 10000000] [--shape generalize
-split]``. Without ``--url``, ``AIRFLOW_PRIVACY_BENCH_PG_URL``. Writes
+postgresql+psycopg://USER:PASSWORD@HOST/DB [--rows 100000 10000000] [--shape lattice
+generalize split]``. Without ``--url``, ``AIRFLOW_PRIVACY_BENCH_PG_URL``. Writes
 ``benchmarks/results/postgres_memory.json``; docs/warehouses.md has the numbers.
 """
 
@@ -111,6 +111,13 @@ def recoding_of(h: Any, shape: str) -> Any:
     from airflow_privacy.core.anonymize.plan import Recoding
     from airflow_privacy.core.datasets import adult_hierarchies
 
+    if shape == "lattice":  # the lattice search itself, from the histogram
+        from airflow_privacy.core.anonymize import anonymize_histogram
+
+        hier = {q: v for q, v in adult_hierarchies().items() if q in QIS}
+        result = anonymize_histogram(h, "lattice", [("k-anonymity", {"k": K})], hier,
+                                     suppression_limit=0.01)  # fmt: skip
+        return result.recoding
     enc = h.encoded()
     w = enc.row_weights()
     if shape == "split":
@@ -219,8 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--url", default=os.environ.get("AIRFLOW_PRIVACY_BENCH_PG_URL"))
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 10_000_000])
-    parser.add_argument("--shape", nargs="+", default=["generalize", "split"],
-                        choices=("generalize", "split"))  # fmt: skip
+    parser.add_argument("--shape", nargs="+", default=["lattice", "generalize", "split"],
+                        choices=("lattice", "generalize", "split"))  # fmt: skip
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--child", nargs=2, metavar=("TABLE", "SHAPE"))
     parser.add_argument("--keep", action="store_true", help="keep the loaded tables")

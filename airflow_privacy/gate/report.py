@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.errors import InputError, opt
@@ -125,6 +126,7 @@ def run_report(req: ReportRequest, ctx: GateContext) -> Envelope:
             path: Any = req.release.describe()
         else:
             path = stack.enter_context(local_copy(req.release, ctx))
+            table_args = {"counts": _file_counts(path, req, ctx)}
         report = build_release_report(
             path,
             **table_args,
@@ -255,3 +257,23 @@ def _table_report_args(req: ReportRequest, ctx: GateContext) -> dict[str, Any]:
         if not isinstance(manifest, dict):
             raise InputError(f"manifest {req.manifest.describe()!r} is not a JSON object")
     return {"counts": counts, "manifest": manifest}
+
+
+def _file_counts(path: Path, req: ReportRequest, ctx: GateContext) -> Any:
+    """The counts of a release file, by the backend ``auto`` picks for it (DuckDB for a big
+    file: only the per-group counts come back; else the in-process reader, with its checks
+    and messages)."""
+    from airflow_privacy.core.backends import choose, count_release
+    from airflow_privacy.core.model import Bucketization, ReleaseSpec
+    from airflow_privacy.report.build import read_counts
+
+    def counts(sensitive: str, groups: list[str]) -> Bucketization:
+        if choose("auto", path, req.fmt, [*groups, sensitive]) == "duckdb":
+            ctx.progress(f"counting {req.release.describe()} with DuckDB")
+            spec = ReleaseSpec(sensitive=sensitive, group_columns=tuple(groups))
+            return count_release(path, spec, requested="duckdb", fmt=req.fmt,
+                                 delimiter=req.delimiter, missing_as=req.missing_as)[0]  # fmt: skip
+        ctx.progress(f"reading {req.release.describe()}")
+        return read_counts(path, sensitive, groups, req.missing_as, req.fmt, req.delimiter)
+
+    return counts

@@ -114,7 +114,7 @@ def build_release_report(
         raise InputError(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
     _check_params(c, k_max, skyline_c)
     path = Path(release)
-    if manifest is None and counts is None:
+    if manifest is None and path.is_file():  # a release table has no file beside it
         manifest = read_manifest(path)
     m = dict(manifest or {})
     sens = sensitive or m.get("sensitive")
@@ -133,7 +133,7 @@ def build_release_report(
         b = counts(str(sens), groups)
     else:
         say(f"reading {path}")
-        b = _read(path, str(sens), groups, missing_as, fmt, delimiter)
+        b = read_counts(path, str(sens), groups, missing_as, fmt, delimiter)
     # the benign values the checks assumed: the curve and skyline then show what they judged
     b = b.with_benign(v for p in _params_of(checks, m, ("ck-safety", "negation-safety", "skyline"))
                       for v in (p.get("benign") or ()))  # fmt: skip
@@ -215,7 +215,7 @@ def _check_params(c: float | None, k_max: int | None, skyline_c: float | None) -
         )
 
 
-def _read(
+def read_counts(
     path: Path,
     sensitive: str,
     groups: Sequence[str],

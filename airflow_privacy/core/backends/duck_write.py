@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from airflow_privacy.errors import InputError, opt
+from airflow_privacy.errors import InputError
 
 if TYPE_CHECKING:
     import duckdb
@@ -84,8 +84,7 @@ def write_release(
 
     if output_format not in OUTPUT_FORMATS:
         raise InputError(
-            f"output_format must be one of {', '.join(OUTPUT_FORMATS)}, "
-            f"got {output_format!r}"
+            f"output_format must be one of {', '.join(OUTPUT_FORMATS)}, got {output_format!r}"
         )
     replacement = check_missing_as(missing_as)
     _check_recoding(histogram, recoding)

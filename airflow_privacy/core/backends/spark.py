@@ -86,9 +86,7 @@ def _session(spark: Any, source: Any) -> Any:
         return source.sparkSession
     active = SparkSession.getActiveSession()
     if active is None:
-        raise InputError(
-            f"no Spark session: pass spark= (a SparkSession, local or Spark Connect)"
-        )
+        raise InputError("no Spark session: pass spark= (a SparkSession, local or Spark Connect)")
     return active
 
 

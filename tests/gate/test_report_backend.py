@@ -1,0 +1,43 @@
+"""The report counts a big release file with DuckDB (only the per-group counts come back),
+and the report is the same as the in-process reader's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from airflow_privacy.core.datasets import load_adult
+from airflow_privacy.gate.context import GateContext
+from airflow_privacy.gate.refs import ReleaseRef
+from airflow_privacy.gate.report import ReportRequest, run_report
+
+
+def test_a_big_file_is_counted_by_duckdb_with_the_same_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import airflow_privacy.core.backends as backends
+
+    path = tmp_path / "release.parquet"
+    pq.write_table(load_adult().slice(0, 4000).select(["age", "sex", "occupation"]), path)
+    lines: list[str] = []
+
+    def report(name: str) -> dict[str, object]:
+        env = run_report(
+            ReportRequest(release=ReleaseRef(path=str(path)), sensitive="occupation",
+                          group_columns=["age", "sex"], out=ReleaseRef(path=str(tmp_path / name))),
+            GateContext(progress=lines.append),
+        )  # fmt: skip
+        d = env.to_dict()
+        d.pop("outputs")
+        d.pop("created_at", None)
+        d["details"].pop("generated", None)
+        return d
+
+    small = report("a.html")
+    assert not any("DuckDB" in x for x in lines)
+    monkeypatch.setattr(backends, "DUCKDB_MIN_CELLS", 1)  # every Parquet file is "big"
+    big = report("b.html")
+    assert any("with DuckDB" in x for x in lines)
+    assert small == big
