@@ -301,3 +301,26 @@ def test_a_release_table_is_counted_in_its_database(
         d.pop("release", None)
         d["solver"].pop("seconds")  # time taken
     assert a["details"] == b["details"]
+
+
+def test_a_big_release_file_is_counted_by_duckdb_with_the_same_result(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file big enough for ``auto`` to pick DuckDB is read as DuckDB's histogram of
+    (QIs, bucket, sensitive): the same posteriors and details as the in-process reader."""
+    import airflow_privacy.core.backends as backends
+
+    tail = ["--sensitive", "disease", "--bucket", "bucket", "--knowledge",
+            str(files["knowledge"]), "--c", "0.9", "--format", "json"]  # fmt: skip
+    c1, small, err1 = run(["maxent", str(files["release"]), *tail], capsys)
+    assert "with DuckDB" not in err1
+    monkeypatch.setattr(backends, "DUCKDB_MIN_BYTES", {"csv": 1, "csv.gz": 1, "parquet": 1})
+    monkeypatch.setattr(backends, "DUCKDB_MIN_CELLS", 1)
+    c2, big, err2 = run(["maxent", str(files["release"]), *tail], capsys)
+    assert "with DuckDB" in err2
+    a, b = json.loads(small), json.loads(big)
+    assert c1 == c2
+    for d in (a, b):
+        d["details"]["solver"].pop("seconds")
+        d.pop("created_at", None)
+    assert a == b

@@ -88,7 +88,7 @@ def _check(req: MaxEntRequest) -> None:
 def run_maxent(req: MaxEntRequest, ctx: GateContext) -> Envelope:
     """Estimate P*(s | q) and gate on it (module doc)."""
     from airflow_privacy.core.io import describe_columns
-    from airflow_privacy.core.maxent import BucketRelease, SolverOptions, estimate
+    from airflow_privacy.core.maxent import SolverOptions, estimate
     from airflow_privacy.core.maxent.knowledge_file import load_knowledge
     from airflow_privacy.core.thresholds import TOLERANCE, maxent_safe
     from airflow_privacy.gate.tables import check_writable, column_names, read_table, write_outputs
@@ -120,11 +120,7 @@ def run_maxent(req: MaxEntRequest, ctx: GateContext) -> Envelope:
     if req.release.is_table:  # only the counts leave the database (a GROUP BY there)
         release = _table_release(req, qis, bucket, sensitive, ctx)
     else:
-        ctx.progress(f"reading {req.release.describe()}")
-        table = read_table(req.release, [*qis, bucket, sensitive], ctx, fmt=req.fmt,
-                           delimiter=req.delimiter, sensitive=sensitive,
-                           missing_as=req.missing_as)  # fmt: skip
-        release = BucketRelease.from_arrow(table, qis, sensitive, bucket)
+        release = _file_release(req, qis, bucket, sensitive, ctx)
     ctx.progress(
         f"{release.n_records:,} records in {release.n_buckets:,} buckets, "
         f"{len(release.qi_values):,} QI values, {len(release.values)} sensitive values"
@@ -253,3 +249,43 @@ def _table_release(
             )
         rows.append((q, b, v, int(n)))
     return BucketRelease.from_counts(qis, rows, sensitive, bucket)
+
+
+def _file_release(
+    req: MaxEntRequest, qis: list[str], bucket: str, sensitive: str, ctx: GateContext
+) -> BucketRelease:
+    """A bucketized release file, counted by the backend ``auto`` picks: DuckDB's histogram
+    of ``(qis..., bucket, sensitive)`` for a big file (only the distinct tuples and their
+    counts come back), else the in-process reader."""
+    from airflow_privacy.core.backends import choose
+    from airflow_privacy.core.maxent import BucketRelease
+    from airflow_privacy.gate.tables import local_copy, read_table
+
+    cols = [*qis, bucket, sensitive]
+    if not req.release.is_uri:
+        path = req.release.local
+        if choose("auto", path, req.fmt, cols) == "duckdb":
+            from airflow_privacy.core.backends.duck import DuckDBBackend
+
+            ctx.progress(f"counting {req.release.describe()} with DuckDB")
+            with local_copy(req.release, ctx) as p:
+                hist = DuckDBBackend().histogram(
+                    p, [*qis, bucket], sensitive, fmt=req.fmt, delimiter=req.delimiter,
+                    missing_as=req.missing_as, progress=ctx.progress,
+                )  # fmt: skip
+            enc = hist.encoded()
+            w = enc.row_weights().tolist()
+            rows = [
+                (
+                    tuple(c.values[int(c.codes[r])] for c in enc.qis[:-1]),
+                    enc.qis[-1].values[int(enc.qis[-1].codes[r])],
+                    enc.sensitive.values[int(enc.sensitive.codes[r])],
+                    int(w[r]),
+                )
+                for r in range(enc.rows)
+            ]
+            return BucketRelease.from_counts(qis, rows, sensitive, bucket)
+    ctx.progress(f"reading {req.release.describe()}")
+    table = read_table(req.release, cols, ctx, fmt=req.fmt, delimiter=req.delimiter,
+                       sensitive=sensitive, missing_as=req.missing_as)  # fmt: skip
+    return BucketRelease.from_arrow(table, qis, sensitive, bucket)
