@@ -63,7 +63,8 @@ class AnonymizeRequest:
     backend: str = "auto"
     """Where the anonymization runs (:mod:`airflow_privacy.gate.pushdown`): ``auto``,
     ``arrow`` (in process), ``duckdb`` (a file, out of core), ``sql`` (a SQL table in its
-    database, the release a table there); recorded in ``details.backend``."""
+    database, the release a table there), ``spark`` (the release a Spark table, read from a
+    Spark table or a Parquet file or folder); recorded in ``details.backend``."""
 
 
 def _options(req: AnonymizeRequest) -> dict[str, Any]:
@@ -198,9 +199,10 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
     )
     options = _options(req)
     seed = _seed(req.seed)
-    if req.release.is_table and req.manifest is None:
+    if (req.release.is_table or req.release.is_spark) and req.manifest is None:
         raise InputError(
-            f"the release {req.release.describe()} is a SQL table: give {opt('manifest')}, the "
+            f"the release {req.release.describe()} is a "
+            f"{'Spark' if req.release.is_spark else 'SQL'} table: give {opt('manifest')}, the "
             "file its manifest is written to"
         )
     manifest_ref = req.manifest or req.release.sibling(MANIFEST_SUFFIX)
@@ -210,7 +212,7 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
     options_of = {"release": "out", "manifest": "manifest" if req.manifest is not None else "out",
                   "qit": "qit", "st": "st"}  # fmt: skip
     for what, ref in outputs:
-        if not (what == "release" and ref.is_table):  # a table: written in its database
+        if not (what == "release" and (ref.is_table or ref.is_spark)):  # written in place
             check_writable(ref, f"the {what}", option=options_of[what],
                            kind="json" if what == "manifest" else "table")  # fmt: skip
         key = ref.describe()
@@ -312,7 +314,16 @@ def _anonymize_pushed(
     assert result.recoding is not None
     manifest = result.manifest.to_dict()
     spec = ReleaseSpec(sensitive=sensitive, group_columns=tuple(result.group_columns))
-    if backend == "sql":
+    if backend == "spark":
+        pushdown.write_spark_table(where, hist, result.recoding, req.release, ctx)
+        try:
+            counted = pushdown.spark_count(req.release, spec, ctx)
+            pushdown.recheck(result, counted, criteria, benign)
+            write_outputs({manifest_ref: manifest}, ctx)
+        except BaseException:
+            pushdown.drop_spark_table(req.release, ctx)
+            raise
+    elif backend == "sql":
         pushdown.write_table(where, hist, result.recoding, req.release, ctx)
         try:
             pushdown.recheck(result, pushdown.count_table(req.release, spec, ctx), criteria,
