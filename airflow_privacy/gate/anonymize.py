@@ -303,6 +303,8 @@ def _anonymize_pushed(
     from airflow_privacy.gate.tables import write_outputs
 
     where = pushdown.Where(backend, req.source, req.fmt, req.delimiter, req.missing_as)
+    if backend == "spark":
+        pushdown.check_spark_target(req.release, ctx)
     hist = pushdown.histogram(where, qis, sensitive, ctx)
     hierarchies.update(_built(req, hist.keys, qis, None))
     ctx.progress(

@@ -171,6 +171,16 @@ def spark_count(
     return counted.normalized()
 
 
+def check_spark_target(release: ReleaseRef, ctx: GateContext) -> None:
+    """Before any work: the Spark table release does not exist yet (a release is never
+    written over anything)."""
+    if spark_session(ctx).catalog.tableExists(release.spark_table):
+        raise InputError(
+            f"the release ({opt('out')}) {release.describe()} already exists; a release is "
+            "never written over anything: choose a new name"
+        )
+
+
 def write_spark_table(
     where: Where, hist: Histogram, recoding: Recoding, release: ReleaseRef, ctx: GateContext
 ) -> int:
