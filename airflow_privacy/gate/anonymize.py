@@ -231,7 +231,12 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
         if col in req.hierarchies:
             raise InputError(f"column {col!r} has both a hierarchy file and {opt('interval')}")
     hierarchies = _hierarchy_files(req.hierarchies, qis)
-    header = column_names(req.source, ctx, fmt=req.fmt, delimiter=req.delimiter)
+    if req.source.is_spark:
+        from airflow_privacy.gate.pushdown import spark_column_names
+
+        header = spark_column_names(req.source, ctx)
+    else:
+        header = column_names(req.source, ctx, fmt=req.fmt, delimiter=req.delimiter)
     for col in [*qis, sensitive]:
         if col not in header:
             raise InputError(

@@ -116,10 +116,6 @@ def column_names(
 
     if ref.is_table:
         return _sql_column_names(ref, ctx)
-    if ref.is_spark:
-        from airflow_privacy.gate.pushdown import spark_column_names
-
-        return spark_column_names(ref, ctx)
     with local_copy(ref, ctx) as path:
         return names(path, fmt, delimiter)
 

@@ -255,3 +255,25 @@ def test_anonymize_refuses(spark_local: Any, tmp_path: Path) -> None:
         ReleaseRef(spark_table=name).local  # noqa: B018  (the other steps' way in)
     with pytest.raises(InputError, match="a Spark table name is letters"):
         ReleaseRef.parse("spark:a;drop table x")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["risk", "spark:db.t", "--qi", "a"],
+        ["maxent", "spark:db.t", "--sensitive", "s", "--bucket", "b"],
+        ["attempt", "spark:db.t", "--dataset", "d", "--require", "check", "--ledger", "LEDGER"],
+    ],
+)
+def test_other_steps_refuse_a_spark_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """Without a Spark session: the steps that read files or SQL tables say so (exit 2),
+    and the ledger is not created."""
+    ledger = tmp_path / "ledger.db"
+    argv = [f"sqlite:///{ledger}" if a == "LEDGER" else a for a in argv]
+    code = main(argv, io.StringIO())
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "spark:db.t is a Spark table, which only the check and anonymize steps read" in err
+    assert not ledger.exists()
