@@ -277,3 +277,29 @@ def test_other_steps_refuse_a_spark_table(
     assert code == 2
     assert "spark:db.t is a Spark table, which only the check and anonymize steps read" in err
     assert not ledger.exists()
+
+
+def test_operators_with_spark_tables(spark_local: Any, tmp_path: Path) -> None:
+    """The operators' ``spark_table`` / ``source_spark_table`` / ``release_spark_table``
+    reach the same service: the anonymize operator's Spark release, checked by the check
+    operator, both recorded as backend spark."""
+    pytest.importorskip("airflow")
+    from airflow_privacy.providers.airflow.operators.anonymize import AnonymizeLatticeOperator
+    from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
+    from tests.gate.test_parity import FakeTI
+
+    source = table_name()
+    spark_local.createDataFrame(rows_table(60)).write.saveAsTable(source)
+    out = table_name()
+    anon = AnonymizeLatticeOperator(
+        task_id="anonymize", source_spark_table=source, release_spark_table=out,
+        manifest=str(tmp_path / "m.json"), qis=["age", "zip"], sensitive="disease",
+        criteria=["k-anonymity:k=3"], method="mondrian",
+    ).execute({"ti": FakeTI()})  # fmt: skip
+    assert anon["details"]["backend"] == "spark" and anon["release"]["ref"] == f"spark:{out}"
+    check = CheckSafetyOperator(
+        task_id="check", spark_table=out, sensitive="disease",
+        group_columns=anon["release"]["group_columns"], criteria=["k-anonymity:k=3"],
+    ).execute({"ti": FakeTI()})  # fmt: skip
+    assert check["safe"] is True and check["details"]["backend"] == "spark"
+    assert check["release"]["records"] == anon["details"]["records_out"] == 60

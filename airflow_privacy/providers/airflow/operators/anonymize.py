@@ -303,8 +303,8 @@ class AnonymizeLatticeOperator(_AnonymizeBase):
         checked when the DAG is parsed); the manifest's results count it at the published
         node
     Other parameters as :class:`BucketizeOperator`: ``source``, ``source_table``,
-    ``source_conn_id``, ``release``, ``release_table``, ``manifest``, ``release_conn_id``,
-    ``backend``, ``qis``, ``sensitive``, ``criteria``, ``intervals``, ``masks``, ``seed``,
+    ``source_conn_id``, ``source_spark_table``, ``release``, ``release_table``,
+    ``release_spark_table``, ``manifest``, ``release_conn_id``, ``backend``, ``qis``, ``sensitive``, ``criteria``, ``intervals``, ``masks``, ``seed``,
     ``missing_as``, ``benign_values``. An
     anonymizer works outside the ledger: it takes no ``attempt``, ``check_name`` or ledger
     connection.
