@@ -231,10 +231,11 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
         if col in req.hierarchies:
             raise InputError(f"column {col!r} has both a hierarchy file and {opt('interval')}")
     hierarchies = _hierarchy_files(req.hierarchies, qis)
-    if req.source.is_spark:
+    dataset = req.source.is_folder and (req.release.is_spark or req.backend == "spark")
+    if req.source.is_spark or dataset:
         from airflow_privacy.gate.pushdown import spark_column_names
 
-        header = spark_column_names(req.source, ctx)
+        header = spark_column_names(req.source, ctx)  # a Spark table or Parquet dataset
     else:
         header = column_names(req.source, ctx, fmt=req.fmt, delimiter=req.delimiter)
     for col in [*qis, sensitive]:

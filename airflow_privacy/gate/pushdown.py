@@ -146,10 +146,16 @@ def _spark_source(ref: ReleaseRef) -> Any:
 
 
 def spark_column_names(ref: ReleaseRef, ctx: GateContext) -> list[str]:
-    """The columns of a Spark table (its schema; no job runs)."""
+    """The columns of a Spark table or a local Parquet dataset folder, by Spark (its
+    schema)."""
     session = spark_session(ctx)
     from pyspark.errors import AnalysisException
 
+    if ref.spark_table is None:
+        try:
+            return [str(c) for c in session.read.parquet(str(ref.local)).columns]
+        except AnalysisException:
+            raise InputError(f"cannot read {ref.describe()!r} as a Parquet dataset") from None
     try:
         return [str(c) for c in session.table(ref.spark_table).columns]
     except AnalysisException:

@@ -86,6 +86,11 @@ class ReleaseRef:
         return self.spark_table is not None
 
     @property
+    def is_folder(self) -> bool:
+        """A local folder (a Parquet dataset, which backend ``spark`` reads)."""
+        return self.path is not None and not self.is_uri and self.local.is_dir()
+
+    @property
     def is_uri(self) -> bool:
         return self.path is not None and "://" in self.path and not self.path.startswith("file://")
 

@@ -189,7 +189,13 @@ def test_anonymize_into_a_spark_table(spark_local: Any, tmp_path: Path, method: 
     written = pq.read_table(tmp_path / "r.parquet")
     cols = local["release"]["group_columns"]
     expected = by_definition(written, cols, "disease")
-    for source in (ReleaseRef(path=str(path)), ReleaseRef(spark_table=in_table)):
+    folder = tmp_path / "dataset"  # a Parquet dataset folder of two part files
+    folder.mkdir()
+    pq.write_table(data.slice(0, 25), folder / "part-0.parquet")
+    pq.write_table(data.slice(25), folder / "part-1.parquet")
+    sources = [ReleaseRef(path=str(path)), ReleaseRef(spark_table=in_table),
+               ReleaseRef(path=str(folder))]  # fmt: skip
+    for source in sources:
         out = table_name()
         env = anonymize(source, ReleaseRef.parse(f"spark:{out}"), tmp_path, method)
         assert env["details"]["backend"] == "spark"
@@ -303,3 +309,18 @@ def test_operators_with_spark_tables(spark_local: Any, tmp_path: Path) -> None:
     ).execute({"ti": FakeTI()})  # fmt: skip
     assert check["safe"] is True and check["details"]["backend"] == "spark"
     assert check["release"]["records"] == anon["details"]["records_out"] == 60
+
+
+def test_cli_anonymize_into_a_spark_table(spark_local: Any, tmp_path: Path) -> None:
+    path = tmp_path / "in.parquet"
+    pq.write_table(rows_table(), path)
+    out, manifest = table_name(), tmp_path / "m.json"
+    argv = ["anonymize", str(path), "--qi", "age", "--qi", "zip", "--sensitive", "disease",
+            "--criterion", "k-anonymity:k=4", "--method", "mondrian", "--out", f"spark:{out}",
+            "--manifest", str(manifest), "--format", "json"]  # fmt: skip
+    stdout = io.StringIO()
+    assert main(argv, stdout) == 0
+    env = json.loads(stdout.getvalue())
+    assert env["details"]["backend"] == "spark" and env["outputs"]["release"] == f"spark:{out}"
+    assert spark_local.table(out).count() == env["details"]["records_out"] == 40
+    assert json.loads(manifest.read_text(encoding="utf-8"))["method"] == "mondrian"

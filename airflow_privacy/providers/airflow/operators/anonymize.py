@@ -304,10 +304,10 @@ class AnonymizeLatticeOperator(_AnonymizeBase):
         node
     Other parameters as :class:`BucketizeOperator`: ``source``, ``source_table``,
     ``source_conn_id``, ``source_spark_table``, ``release``, ``release_table``,
-    ``release_spark_table``, ``manifest``, ``release_conn_id``, ``backend``, ``qis``, ``sensitive``, ``criteria``, ``intervals``, ``masks``, ``seed``,
-    ``missing_as``, ``benign_values``. An
-    anonymizer works outside the ledger: it takes no ``attempt``, ``check_name`` or ledger
-    connection.
+    ``release_spark_table``, ``manifest``, ``release_conn_id``, ``backend``, ``qis``,
+    ``sensitive``, ``criteria``, ``intervals``, ``masks``, ``seed``, ``missing_as``,
+    ``benign_values``. An anonymizer works outside the ledger: it takes no ``attempt``,
+    ``check_name`` or ledger connection.
     """
 
     template_fields: Sequence[str] = (*_AnonymizeBase.template_fields, "method_name")
