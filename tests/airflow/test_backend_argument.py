@@ -71,6 +71,9 @@ def test_spark_table_arguments() -> None:
 
     op = CheckSafetyOperator(task_id="t", **{**BASE, "release": None, "spark_table": "db.t"})
     assert "spark_table" in op.template_fields
+    with pytest.raises(InputError, match=r"^spark_table takes no attempt"):
+        CheckSafetyOperator(task_id="t", **{**BASE, "release": None, "spark_table": "db.t"},
+                            attempt_task_id="open_attempt")  # fmt: skip
     anon: dict[str, Any] = {"qis": ["g"], "sensitive": "s", "criteria": ["k-anonymity:k=2"]}
     AnonymizeLatticeOperator(task_id="a", source_spark_table="db.in",
                              release_spark_table="db.out", manifest="m.json", **anon)  # fmt: skip

@@ -115,6 +115,13 @@ class CheckSafetyOperator(CheckOperator):
         given = [x for x in (self.release, self.sql_table, self.spark_table) if x is not None]
         if len(given) != 1:
             raise InputError("give exactly one of release, sql_table and spark_table")
+        if self.spark_table is not None and (
+            self.attempt is not None or self.attempt_task_id is not None
+        ):
+            raise InputError(
+                "spark_table takes no attempt: the ledger gates files and SQL tables; publish "
+                "the release through a SQL warehouse or a file"
+            )
         if self.spark_table is not None and out["backend"] in ("arrow", "duckdb"):
             raise InputError(
                 f"backend {out['backend']} does not apply with spark_table (counted by "
