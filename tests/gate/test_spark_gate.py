@@ -247,6 +247,15 @@ def test_anonymize_refuses(spark_local: Any, tmp_path: Path) -> None:
                   tmp_path, "mondrian")  # fmt: skip
     with pytest.raises(InputError, match="--backend duckdb does not apply to the release"):
         anonymize(src, ReleaseRef(spark_table="fresh"), tmp_path, "mondrian", "duckdb")
+    with pytest.raises(InputError, match="--method bucketize is not written by Spark yet"):
+        run_anonymize(
+            AnonymizeRequest(source=src, release=ReleaseRef(spark_table="fresh"), qis=["age"],
+                             sensitive="disease", method="bucketize",
+                             criteria=["distinct-l-diversity:l=2"],
+                             manifest=ReleaseRef(path=str(tmp_path / "m.json"))),
+            GateContext(),
+        )  # fmt: skip
+    assert not spark_local.catalog.tableExists("fresh")
     with pytest.raises(InputError, match="is a Spark table: give --manifest"):
         run_anonymize(
             AnonymizeRequest(source=src, release=ReleaseRef(spark_table="fresh"), qis=["age"],
