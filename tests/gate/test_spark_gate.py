@@ -120,6 +120,14 @@ def test_check_spark_table(spark_local: Any, tmp_path: Path) -> None:
     assert on_table["release"].pop("ref") == f"spark:{name}"
     on_file["release"].pop("ref")
     assert on_table == on_file
+    folder = tmp_path / "dataset"  # a Parquet dataset folder, counted by Spark
+    folder.mkdir()
+    pq.write_table(data.slice(0, 15), folder / "part-0.parquet")
+    pq.write_table(data.slice(15), folder / "part-1.parquet")
+    on_folder = check_env(ReleaseRef(path=str(folder)), "spark", ["age", "zip"], CRITERIA)
+    assert on_folder["details"].pop("backend") == "spark"
+    on_folder["release"].pop("ref")
+    assert on_folder == on_file
     assert env_cells(ReleaseRef(spark_table=name), ["age", "zip"]) == by_definition(
         data, ["age", "zip"], "disease"
     )
