@@ -349,8 +349,9 @@ def test_choice(tmp_path: Path) -> None:
     odd.write_bytes(b"x" * 100)
     assert choose("auto", odd) == "arrow"  # the Arrow reader says it cannot tell the format
     assert choose("auto", odd, "parquet") == "arrow"  # not Parquet: its reader says so
-    with pytest.raises(InputError, match="--backend must be one of auto, arrow, duckdb"):
-        check_backend("spark")
+    with pytest.raises(InputError, match="--backend must be one of auto, arrow, duckdb, spark"):
+        check_backend("sql")
+    assert choose("spark", path) == "spark"  # asked for only: auto never picks it
 
 
 def test_choice_parquet_by_cells(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -392,7 +393,7 @@ def test_cli_backend_recorded(
     bad = ["check", str(path), "--sensitive", "s", "--group", "g",
            "--criterion", "k-anonymity:k=2", "--backend", "spark"]  # fmt: skip
     code, _, err = cli(bad, capsys)
-    assert code == 2 and "--backend" in err
+    assert code == 2 and "--backend spark reads Parquet files and folders" in err
 
 
 def test_entity_and_table_refuse_a_backend(tmp_path: Path) -> None:

@@ -52,7 +52,9 @@ def register(sub: Any) -> None:
         "release (re-checkable with `airflow-privacy check`). Exit 0 = written, 2 = bad "
         "input or no release can pass.",
     )
-    p.add_argument("input", metavar="INPUT", help="input table (.csv[.gz] or .parquet)")
+    p.add_argument("input", metavar="INPUT",
+                   help="input table (.csv[.gz] or .parquet, table:NAME on --conn, or "
+                   "spark:NAME in the Spark catalog)")  # fmt: skip
     p.add_argument(
         "--qi", action="append", required=True, metavar="COL", dest="qis",
         help="a quasi-identifier column (repeat for several)",
@@ -129,14 +131,17 @@ def register(sub: Any) -> None:
         help="seed of the published row order and within-bucket permutations (default: 0)",
     )  # fmt: skip
     p.add_argument("--out", required=True, metavar="RELEASE",
-                   help="release to write: a file (.csv[.gz] or .parquet), or table:NAME on "
-                   "--conn when INPUT is a table there (written in the database)")  # fmt: skip
+                   help="release to write: a file (.csv[.gz] or .parquet), table:NAME on "
+                   "--conn when INPUT is a table there (written in the database), or "
+                   "spark:NAME (a Spark table written by Spark, from a spark:NAME or Parquet "
+                   "INPUT; needs --manifest)")  # fmt: skip
     p.add_argument(
-        "--backend", choices=("auto", "arrow", "duckdb", "sql"), default="auto",
-        help="where the anonymization runs: auto (default: a table in its database, a file "
-        "with DuckDB from 4 MiB of Parquet, else in process), arrow (in process), duckdb "
-        "(out of core: counts and the release written by DuckDB), sql (a table in its "
-        "database) (docs/backends.md)",
+        "--backend", choices=("auto", "arrow", "duckdb", "sql", "spark"), default="auto",
+        help="where the anonymization runs: auto (default: a table in its database, a "
+        "spark:NAME release by Spark, a file with DuckDB from 4 x 10^7 Parquet cells, else in "
+        "process), arrow (in process), duckdb (out of core: counts and the release written "
+        "by DuckDB), sql (a table in its database), spark (--out spark:NAME, counted and "
+        "written by Spark) (docs/backends.md)",
     )  # fmt: skip
     p.add_argument(
         "--manifest", metavar="FILE",
@@ -278,7 +283,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         AnonymizeRequest(
             source=ref(args.input, args),
             release=(
-                ref(args.out, args) if args.out.startswith("table:") else ReleaseRef(path=args.out)
+                ref(args.out, args)
+                if args.out.startswith(("table:", "spark:"))
+                else ReleaseRef(path=args.out)
             ),
             backend=args.backend,
             also_read=[args.criteria_file] if args.criteria_file is not None else [],

@@ -44,7 +44,8 @@ class CheckRequest:
     """A population table (k-map against it, delta-presence): counted on the group columns."""
     backend: str = "auto"
     """The counting backend of a file (:mod:`airflow_privacy.core.backends`): ``auto``,
-    ``arrow`` or ``duckdb``; recorded in ``details.backend``."""
+    ``arrow``, ``duckdb`` or ``spark`` (a Parquet file or folder; a ``spark:`` table is
+    always counted by Spark); recorded in ``details.backend``."""
 
 
 def columns(value: Any, what: str) -> list[str]:
@@ -108,6 +109,11 @@ def run_check(req: CheckRequest, ctx: GateContext) -> Envelope:
                 f"{opt('backend')} {backend} does not apply with {opt('entity')}: entities "
                 "are counted in process (leave it at auto)"
             )
+    if req.release.is_spark and req.attempt is not None:
+        raise InputError(
+            f"{req.release.describe()} is a Spark table: the ledger gates files and SQL tables "
+            f"(no {opt('attempt')}); publish the release through a SQL warehouse or a file"
+        )
     start = begin_check(req.attempt, req.ledger, ctx, reads=req.release)
     attempt = start.info
     if start.skip:

@@ -4,16 +4,21 @@ from counts, the release written back by the backend and re-checked on its count
 An anonymization reads its input once, as the histogram of distinct
 ``(QI..., sensitive)`` tuples with their record counts (the sufficient statistics every
 anonymizer decides from; :mod:`airflow_privacy.core.anonymize.plan`), computed by the
-backend where the data is: DuckDB over a Parquet/CSV file, the database of a SQL table.
-The decision (a :class:`~airflow_privacy.core.anonymize.plan.Recoding`) is applied by the
-same backend (a join on a mapping table), which writes the release: a file through DuckDB's
-``COPY``, a table through ``CREATE TABLE ... AS SELECT`` in the database. Rows never pass
+backend where the data is: DuckDB over a Parquet/CSV file, the database of a SQL table,
+Spark over a Spark table or a Parquet file or folder. The decision (a
+:class:`~airflow_privacy.core.anonymize.plan.Recoding`) is applied by the same backend (a
+join on a mapping table), which writes the release: a file through DuckDB's ``COPY``, a
+table through ``CREATE TABLE ... AS SELECT`` in the database, a Spark table through Spark
+(``saveAsTable``). Rows never pass
 through Python. Before the step reports success, the written release is counted again by the
 backend and every criterion re-checked on those counts; the counts must equal the ones the
 decision promised. A failure there is a bug (exit 3) and leaves no release behind.
 
 Which backend runs (:func:`choose`): a SQL table source is anonymized in its database when
-the release is a table on the same connection; a file is anonymized by DuckDB from the size
+the release is a table on the same connection; a release that is a Spark table
+(``spark:NAME``) is written by Spark, from a Spark table or a local Parquet file or folder
+(``backend`` ``spark``; a file release is never written by Spark: Spark writes folders,
+the gate publishes single files); a file is anonymized by DuckDB from the size
 at which DuckDB counts faster than the in-process path (``auto``), or as asked
 (``backend``); everything else runs in process (the Arrow path of
 :func:`airflow_privacy.core.anonymize.anonymize`, which decides from the same histogram).
@@ -39,9 +44,10 @@ if TYPE_CHECKING:
     from airflow_privacy.core.backends.histogram import Histogram
     from airflow_privacy.core.model import Bucketization, ReleaseSpec
 
-ANONYMIZE_BACKENDS: tuple[str, ...] = ("auto", "arrow", "duckdb", "sql")
+ANONYMIZE_BACKENDS: tuple[str, ...] = ("auto", "arrow", "duckdb", "sql", "spark")
 """The values of ``backend`` for the anonymize step: ``sql`` is the database of a SQL
-table (``auto`` picks it for a table source written to a table)."""
+table (``auto`` picks it for a table source written to a table); ``spark`` writes a Spark
+table release (``auto`` picks it for a ``spark:`` release)."""
 
 
 def choose(requested: str, source: ReleaseRef, release: ReleaseRef, ctx: GateContext,
@@ -51,6 +57,8 @@ def choose(requested: str, source: ReleaseRef, release: ReleaseRef, ctx: GateCon
         raise InputError(
             f"{opt('backend')} must be one of {', '.join(ANONYMIZE_BACKENDS)}, got {requested!r}"
         )
+    if source.is_spark or release.is_spark or requested == "spark":
+        return _choose_spark(requested, source, release)
     if source.is_table or release.is_table:
         if not (source.is_table and release.is_table):
             if requested == "sql" or release.is_table:
@@ -88,6 +96,119 @@ def choose(requested: str, source: ReleaseRef, release: ReleaseRef, ctx: GateCon
     return choose_file("auto", source.local, fmt, columns=columns)
 
 
+def _choose_spark(requested: str, source: ReleaseRef, release: ReleaseRef) -> str:
+    """Backend ``spark``: the release is a Spark table, the input a Spark table or a local
+    Parquet file or folder."""
+    if not release.is_spark:
+        if source.is_spark:
+            raise InputError(
+                f"the input {source.describe()} is a Spark table: its release is written by "
+                f"Spark, give {opt('out')} spark:TABLE (a file release of it: export the "
+                "table to Parquet and anonymize the file)"
+            )
+        raise InputError(
+            f"{opt('backend')} spark writes the release as a Spark table: give {opt('out')} "
+            f"spark:TABLE, not {release.describe()} (Spark writes folders; a file release is "
+            f"written by {opt('backend')} duckdb or arrow)"
+        )
+    if requested not in ("auto", "spark"):
+        raise InputError(
+            f"{opt('backend')} {requested} does not apply to the release "
+            f"{release.describe()}: a Spark table is written by Spark (leave "
+            f"{opt('backend')} at auto, or spark)"
+        )
+    if source.is_table or source.is_uri:
+        raise InputError(
+            f"a Spark table release is written from a Spark table or a local Parquet file or "
+            f"folder, not {source.describe()}"
+        )
+    return "spark"
+
+
+def spark_session(ctx: GateContext) -> Any:
+    """The session of backend ``spark``
+    (:func:`airflow_privacy.core.backends.spark_session`: the active one, else Spark's own
+    configuration)."""
+    from airflow_privacy.core.backends import spark_session as session
+
+    ctx.progress("connecting to Spark")
+    return session()
+
+
+def _spark_source(ref: ReleaseRef) -> Any:
+    """What :mod:`airflow_privacy.core.backends.spark` reads: a table name or a path."""
+    if ref.spark_table is not None:
+        return ref.spark_table
+    from airflow_privacy.core.backends import check_spark_parquet
+
+    check_spark_parquet(ref.local)
+    return ref.local
+
+
+def spark_column_names(ref: ReleaseRef, ctx: GateContext) -> list[str]:
+    """The columns of a Spark table or a local Parquet dataset folder, by Spark (its
+    schema)."""
+    session = spark_session(ctx)
+    from pyspark.errors import AnalysisException
+
+    if ref.spark_table is None:
+        try:
+            return [str(c) for c in session.read.parquet(str(ref.local)).columns]
+        except AnalysisException:
+            raise InputError(f"cannot read {ref.describe()!r} as a Parquet dataset") from None
+    try:
+        return [str(c) for c in session.table(ref.spark_table).columns]
+    except AnalysisException:
+        raise InputError(f"table {ref.spark_table!r} does not exist in the Spark catalog") from None
+
+
+def spark_count(
+    ref: ReleaseRef, spec: ReleaseSpec, ctx: GateContext, *, missing_as: str | None = None
+) -> Bucketization:
+    """The normalized per-group counts of a Spark table (or a local Parquet file or
+    folder), by one ``groupBy`` in Spark (the check step, the re-check)."""
+    from airflow_privacy.core.backends import spark
+
+    session = spark_session(ctx)
+    ctx.progress(f"counting {ref.describe()} in Spark")
+    counted: Bucketization = spark.count(
+        _spark_source(ref), spec, spark=session, missing_as=missing_as, progress=ctx.progress
+    )
+    return counted.normalized()
+
+
+def check_spark_target(release: ReleaseRef, ctx: GateContext) -> None:
+    """Before any work: the Spark table release does not exist yet (a release is never
+    written over anything)."""
+    if spark_session(ctx).catalog.tableExists(release.spark_table):
+        raise InputError(
+            f"the release ({opt('out')}) {release.describe()} already exists; a release is "
+            "never written over anything: choose a new name"
+        )
+
+
+def write_spark_table(
+    where: Where, hist: Histogram, recoding: Recoding, release: ReleaseRef, ctx: GateContext
+) -> int:
+    """The release written by Spark as the Spark table ``release`` (``mode="table"``)."""
+    from airflow_privacy.core.backends import spark
+
+    assert release.spark_table is not None
+    ctx.progress(f"writing {release.describe()} with Spark")
+    written: int = spark.write_release(
+        _spark_source(where.source), hist, recoding, release.spark_table, mode="table",
+        spark=spark_session(ctx), missing_as=where.missing_as, progress=ctx.progress,
+    )  # fmt: skip
+    return written
+
+
+def drop_spark_table(release: ReleaseRef, ctx: GateContext) -> None:
+    """Remove a written Spark table that failed its re-check."""
+    assert release.spark_table is not None
+    # plain identifiers only (ReleaseRef checks the name): never SQL
+    spark_session(ctx).sql(f"DROP TABLE IF EXISTS {release.spark_table}")
+
+
 @dataclass(frozen=True)
 class Where:
     """How the backend reaches the input (file options included)."""
@@ -103,6 +224,14 @@ def histogram(where: Where, qis: Sequence[str], sensitive: str, ctx: GateContext
     """The input's histogram of distinct ``(qis..., sensitive)`` tuples, counted by the
     backend."""
     ctx.progress(f"counting the distinct tuples of {where.source.describe()} ({where.backend})")
+    if where.backend == "spark":
+        from airflow_privacy.core.backends import spark
+
+        hist: Histogram = spark.histogram(
+            _spark_source(where.source), qis, sensitive, spark=spark_session(ctx),
+            missing_as=where.missing_as, progress=ctx.progress,
+        )  # fmt: skip
+        return hist
     if where.backend == "sql":
         from airflow_privacy.core.backends import sql
         from airflow_privacy.gate.tables import sql_target

@@ -163,12 +163,22 @@ def read_counts_by(
     """The normalized per-group counts (:meth:`Bucketization.normalized`) and the backend
     that counted them: ``sql`` for a SQL table (a ``GROUP BY`` in its database, under
     ``auto`` only), else the file's counting backend (:mod:`airflow_privacy.core.backends`:
-    ``auto`` picks by size, ``arrow`` or ``duckdb`` as asked). Only counts leave DuckDB or
-    the database."""
+    ``auto`` picks by size, ``arrow``, ``duckdb`` or ``spark`` as asked); ``spark`` for a
+    Spark table (``spark:NAME``) or a local Parquet file or folder under ``spark``: a
+    ``groupBy`` in Spark. Only counts leave DuckDB, the database or Spark."""
     from airflow_privacy.core.backends import check_backend, count_release
     from airflow_privacy.core.model import Bucketization
 
     requested = check_backend(backend)
+    if ref.is_spark:
+        from airflow_privacy.gate.pushdown import spark_count
+
+        if requested not in ("auto", "spark"):
+            raise InputError(
+                f"{opt('backend')} {requested} does not apply to {ref.describe()}: a Spark "
+                f"table is counted by Spark (leave {opt('backend')} at auto, or spark)"
+            )
+        return spark_count(ref, spec, ctx, missing_as=missing_as), "spark"
     if ref.is_table:
         if requested != "auto":
             raise InputError(
@@ -180,6 +190,11 @@ def read_counts_by(
             missing_as=missing_as,
         )  # fmt: skip
         return b.normalized(), "sql"
+    if requested == "spark" and ref.is_uri:
+        raise InputError(
+            f"{opt('backend')} spark reads a local Parquet file or folder or a spark:TABLE, "
+            f"not {ref.describe()}: register it as a table in Spark's catalog"
+        )
     with local_copy(ref, ctx) as path:
         counted, name = count_release(
             path, spec, requested=requested, fmt=fmt, delimiter=delimiter,
@@ -304,6 +319,8 @@ def _same_file(a: ReleaseRef, b: ReleaseRef) -> bool:
     symlink, ``./x`` and ``x``, a hard link), else the same resolved path; URIs by text."""
     if a.is_table or b.is_table:
         return False
+    if a.is_spark or b.is_spark:
+        return a.describe() == b.describe()
     if a.is_uri or b.is_uri:
         return a.describe() == b.describe()
     pa_, pb = a.local, b.local

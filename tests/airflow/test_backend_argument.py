@@ -18,8 +18,8 @@ BASE: dict[str, Any] = {"release": "r.parquet", "sensitive": "s", "group_columns
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"backend": "spark"}, r"^backend must be one of auto, arrow, duckdb, got 'spark'"),
-        ({"backend": 3}, r"^backend must be one of auto, arrow, duckdb, got 3"),
+        ({"backend": "sql"}, r"^backend must be one of auto, arrow, duckdb, spark, got 'sql'"),
+        ({"backend": 3}, r"^backend must be one of auto, arrow, duckdb, spark, got 3"),
         ({"backend": ""}, r"^backend is blank"),
         (
             {"backend": "duckdb", "release": None, "sql_table": "t", "conn_id": "c"},
@@ -29,6 +29,14 @@ BASE: dict[str, Any] = {"release": "r.parquet", "sensitive": "s", "group_columns
             {"backend": "arrow", "entity_column": "p"},
             r"^backend arrow does not apply with entity_column",
         ),
+        (
+            {"backend": "duckdb", "release": None, "spark_table": "db.t"},
+            r"^backend duckdb does not apply with spark_table",
+        ),
+        (
+            {"release": "r.parquet", "spark_table": "db.t"},
+            r"^give exactly one of release, sql_table and spark_table",
+        ),
     ],
 )
 def test_refused_when_parsed(kwargs: dict[str, Any], message: str) -> None:
@@ -37,7 +45,7 @@ def test_refused_when_parsed(kwargs: dict[str, Any], message: str) -> None:
     assert "--" not in str(info.value)
 
 
-@pytest.mark.parametrize("backend", ["auto", "arrow", "duckdb", "{{ params.backend }}"])
+@pytest.mark.parametrize("backend", ["auto", "arrow", "duckdb", "spark", "{{ params.backend }}"])
 def test_accepted(backend: str) -> None:
     op = CheckSafetyOperator(task_id="t", **{**BASE, "backend": backend})
     assert op.backend == backend
@@ -51,9 +59,36 @@ def test_gate_message_in_operator_words() -> None:
 
     with speaking("airflow"):
         with pytest.raises(InputError) as info:
-            check_backend("spark")
+            check_backend("sql")
         text = str(info.value)
     assert text.startswith("backend must be one of")
+
+
+def test_spark_table_arguments() -> None:
+    """``spark_table`` (check) and ``source_spark_table``/``release_spark_table``
+    (anonymize) are checked when the DAG is parsed, in the operator's words."""
+    from airflow_privacy.providers.airflow.operators.anonymize import AnonymizeLatticeOperator
+
+    op = CheckSafetyOperator(task_id="t", **{**BASE, "release": None, "spark_table": "db.t"})
+    assert "spark_table" in op.template_fields
+    with pytest.raises(InputError, match=r"^spark_table takes no attempt"):
+        CheckSafetyOperator(task_id="t", **{**BASE, "release": None, "spark_table": "db.t"},
+                            attempt_task_id="open_attempt")  # fmt: skip
+    anon: dict[str, Any] = {"qis": ["g"], "sensitive": "s", "criteria": ["k-anonymity:k=2"]}
+    AnonymizeLatticeOperator(task_id="a", source_spark_table="db.in",
+                             release_spark_table="db.out", manifest="m.json", **anon)  # fmt: skip
+    cases = [
+        ({"source_spark_table": "db.in", "release": "r.parquet"},
+         "^source_spark_table is anonymized by Spark into release_spark_table"),
+        ({"source": "in.parquet", "release_spark_table": "db.out"},
+         "^release_spark_table needs manifest"),
+        ({"source": "in.parquet", "release": "r.parquet", "release_spark_table": "db.out"},
+         "^give exactly one of release, release_table and release_spark_table"),
+    ]  # fmt: skip
+    for kwargs, message in cases:
+        with pytest.raises(InputError, match=message) as info:
+            AnonymizeLatticeOperator(task_id="a", **anon, **kwargs)
+        assert "--" not in str(info.value)
 
 
 def test_cli_and_operator_agree_through_the_gate(tmp_path: Path) -> None:

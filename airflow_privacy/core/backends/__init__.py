@@ -20,6 +20,11 @@ Parquet files of at least :data:`DUCKDB_MIN_CELLS` cells to count (rows x column
 footer) and CSV files of at least :data:`DUCKDB_MIN_BYTES` bytes, Arrow below
 (docs/backends.md).
 
+``spark`` counts a Parquet file or dataset folder with one ``groupBy`` in the Spark session
+(:mod:`airflow_privacy.core.backends.spark`, :class:`SparkBackend`): asked for only, never
+picked by ``auto`` (a session is costly to start); Spark's own configuration says where it
+runs (:func:`spark_session`).
+
 DuckDB also computes an anonymization's histogram
 (:meth:`~airflow_privacy.core.backends.duck.DuckDBBackend.histogram`) and writes the
 release a recoding decides (:meth:`~airflow_privacy.core.backends.duck.DuckDBBackend.write_release`,
@@ -38,9 +43,10 @@ from airflow_privacy.errors import InputError, opt
 if TYPE_CHECKING:
     from airflow_privacy.core.model import Bucketization, ReleaseSpec
 
-BackendName = Literal["arrow", "duckdb"]
-BACKENDS: tuple[str, ...] = ("auto", "arrow", "duckdb")
-"""The values of ``backend``: ``auto`` chooses by the file's size."""
+BackendName = Literal["arrow", "duckdb", "spark"]
+BACKENDS: tuple[str, ...] = ("auto", "arrow", "duckdb", "spark")
+"""The values of ``backend``: ``auto`` chooses between ``arrow`` and ``duckdb`` by the
+file's size; ``spark`` is used when asked for."""
 DUCKDB_MIN_BYTES: dict[str, int] = {"csv": 64 << 20, "csv.gz": 4 << 20}
 """Under ``auto``, text files of at least this many bytes are counted by DuckDB, by format:
 the two backends take the same time at about 10^6 Adult-shaped rows, 88 MiB of CSV, where
@@ -99,6 +105,70 @@ class ArrowBackend:
         return read_bucketization(path, spec, fmt, delimiter, progress, missing_as=missing_as)
 
 
+class SparkBackend:
+    """A Parquet file or dataset folder counted by Spark
+    (:func:`airflow_privacy.core.backends.spark.count`) in :func:`spark_session`."""
+
+    name: BackendName = "spark"
+
+    def count(
+        self,
+        path: Path,
+        spec: ReleaseSpec,
+        *,
+        fmt: Any = None,
+        delimiter: str | None = None,
+        missing_as: str | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> Bucketization:
+        from airflow_privacy.core.backends import spark
+
+        check_spark_parquet(path, fmt)
+        counted: Bucketization = spark.count(
+            path, spec, spark=spark_session(), missing_as=missing_as, progress=progress
+        )
+        return counted
+
+
+def check_spark_parquet(path: Path, fmt: Any = None) -> None:
+    """Backend ``spark`` reads Parquet (a file or a dataset folder): anything else is bad
+    input naming the backend."""
+    from airflow_privacy.core.io import detect_format
+
+    if fmt not in (None, "parquet"):
+        raise InputError(
+            f"{opt('backend')} spark reads Parquet files and folders, not format {fmt!r}: "
+            "use arrow or duckdb"
+        )
+    if path.is_dir() or not path.exists():
+        return  # a dataset folder, or missing: Spark's reader names the error
+    try:
+        kind = detect_format(path)
+    except ValueError:
+        kind = None
+    if kind != "parquet":
+        raise InputError(
+            f"{opt('backend')} spark reads Parquet files and folders, not {path.name!r}: use "
+            "arrow or duckdb"
+        )
+
+
+def spark_session() -> Any:
+    """The Spark session of backend ``spark``: the active one, else
+    ``SparkSession.builder.getOrCreate()``, which honours Spark's own configuration
+    (``SPARK_REMOTE`` for Spark Connect, ``spark-defaults.conf``, ``PYSPARK_SUBMIT_ARGS``;
+    docs/spark.md). Never called before a step runs (the command line's start-up imports
+    no pyspark)."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise InputError(
+            f"{opt('backend')} spark needs pyspark: install airflow-privacy[spark]"
+        ) from None
+    active = SparkSession.getActiveSession()
+    return active if active is not None else SparkSession.builder.getOrCreate()
+
+
 def check_backend(value: object) -> str:
     """``value`` checked as a backend name (:data:`BACKENDS`)."""
     if not isinstance(value, str) or value not in BACKENDS:
@@ -119,6 +189,8 @@ def choose(
         return "arrow"
     if chosen == "duckdb":
         return "duckdb"
+    if chosen == "spark":
+        return "spark"
     from airflow_privacy.core.io import detect_format
 
     try:
@@ -154,6 +226,8 @@ def backend(name: BackendName) -> CountingBackend:
         from airflow_privacy.core.backends.duck import DuckDBBackend
 
         return DuckDBBackend()
+    if name == "spark":
+        return SparkBackend()
     return ArrowBackend()
 
 
@@ -168,7 +242,7 @@ def count_release(
     progress: Callable[[str], None] | None = None,
 ) -> tuple[Bucketization, BackendName]:
     """The normalized per-group counts of a local release file and the backend that
-    counted them (``requested``: ``auto``, ``arrow`` or ``duckdb``)."""
+    counted them (``requested``: ``auto``, ``arrow``, ``duckdb`` or ``spark``)."""
     p = Path(path)
     name = choose(requested, p, fmt, spec.required_columns())
     b = backend(name).count(

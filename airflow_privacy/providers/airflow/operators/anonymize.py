@@ -30,7 +30,8 @@ class _AnonymizeBase(PrivacyOperator):
     template_fields: Sequence[str] = (
         "source", "source_table", "source_conn_id", "release", "release_conn_id", "qis",
         "sensitive", "criteria", "hierarchies", "seed", "missing_as", "benign_values",
-        "population", "release_table", "manifest", "backend",
+        "population", "release_table", "manifest", "backend", "source_spark_table",
+        "release_spark_table",
     )  # fmt: skip
     template_fields_renderers: ClassVar[dict[str, str]] = {"criteria": "json"}
     method: ClassVar[str] = ""
@@ -57,9 +58,13 @@ class _AnonymizeBase(PrivacyOperator):
         release_table: str | None = None,
         manifest: str | None = None,
         backend: str = "auto",
+        source_spark_table: str | None = None,
+        release_spark_table: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.source_spark_table = source_spark_table
+        self.release_spark_table = release_spark_table
         self.release_table = release_table
         self.manifest = manifest
         self.backend = backend
@@ -112,14 +117,27 @@ class _AnonymizeBase(PrivacyOperator):
             "benign_values": a.values("benign_values"),
             "population": a.text("population", optional=True),
             "method": methods[0],
+            "source_spark_table": a.text("source_spark_table", optional=True),
+            "release_spark_table": a.text("release_spark_table", optional=True),
         }
         self._check_population(methods)
-        if (self.source is None) == (self.source_table is None):
-            raise InputError("give exactly one of source and source_table")
+        sources = (self.source, self.source_table, self.source_spark_table)
+        if sum(x is not None for x in sources) != 1:
+            raise InputError("give exactly one of source, source_table and source_spark_table")
         if self.source_table is not None and self.source_conn_id is None:
             raise InputError("source_table needs source_conn_id: the SQL connection of the table")
-        if (self.release is None) == (self.release_table is None):
-            raise InputError("give exactly one of release and release_table")
+        releases = (self.release, self.release_table, self.release_spark_table)
+        if sum(x is not None for x in releases) != 1:
+            raise InputError("give exactly one of release, release_table and release_spark_table")
+        if self.source_spark_table is not None and self.release_spark_table is None:
+            raise InputError(
+                "source_spark_table is anonymized by Spark into release_spark_table: give "
+                "release_spark_table (a file release of it: export the table to Parquet)"
+            )
+        if self.release_spark_table is not None and self.manifest is None:
+            raise InputError(
+                "release_spark_table needs manifest: the file its manifest is written to"
+            )
         if self.release_table is not None and self.source_table is None:
             raise InputError(
                 "release_table is written in the database of source_table: give source_table "
@@ -166,6 +184,8 @@ class _AnonymizeBase(PrivacyOperator):
             source = (
                 ReleaseRef(sql_table=a["source_table"], conn=a["source_conn_id"])
                 if a["source_table"] is not None
+                else ReleaseRef(spark_table=a["source_spark_table"])
+                if a["source_spark_table"] is not None
                 else ReleaseRef(path=a["source"], conn=a["source_conn_id"])
             )
             return run_anonymize(
@@ -174,6 +194,8 @@ class _AnonymizeBase(PrivacyOperator):
                     release=(
                         ReleaseRef(sql_table=a["release_table"], conn=a["source_conn_id"])
                         if a["release_table"] is not None
+                        else ReleaseRef(spark_table=a["release_spark_table"])
+                        if a["release_spark_table"] is not None
                         else ReleaseRef(path=a["release"], conn=a["release_conn_id"])
                     ),
                     manifest=(
@@ -218,13 +240,21 @@ class BucketizeOperator(_AnonymizeBase):
     :param release_table: instead of ``release``, a SQL table on ``source_conn_id`` (the
         source must be a table there): the release is created in the database
         (``CREATE TABLE ... AS SELECT``), its rows never leave it; needs ``manifest``
+    :param source_spark_table: instead of ``source``, a table of the Spark catalog
+        (``db.name``), read by Spark (docs/spark.md); its release is a
+        ``release_spark_table``
+    :param release_spark_table: instead of ``release``, a Spark table (``db.name``) that
+        Spark writes (``saveAsTable``) from ``source_spark_table`` or a local Parquet
+        ``source``, re-counted by Spark and re-checked; needs ``manifest``. The ledger gates
+        files and SQL tables: publish it through a SQL warehouse or a file
     :param manifest: path/URI (through ``release_conn_id``) of the manifest (default: beside
         ``release``; required with ``release_table``)
     :param release_conn_id: the connection of a release or manifest URI
     :param backend: where the anonymization runs: ``"auto"`` (default: a table in its
         database; a file with DuckDB from 4 MiB of Parquet, in process below), ``"arrow"``
         (in process), ``"duckdb"`` (out of core: the distinct tuples counted and the release
-        written by DuckDB), ``"sql"`` (a ``source_table`` in its database); recorded in
+        written by DuckDB), ``"sql"`` (a ``source_table`` in its database), ``"spark"`` (a
+        ``release_spark_table``: counted and written by Spark; ``auto`` picks it); recorded in
         ``details.backend`` (docs/backends.md)
     :param qis: the quasi-identifier columns (a list)
     :param sensitive: the sensitive column
@@ -273,11 +303,11 @@ class AnonymizeLatticeOperator(_AnonymizeBase):
         checked when the DAG is parsed); the manifest's results count it at the published
         node
     Other parameters as :class:`BucketizeOperator`: ``source``, ``source_table``,
-    ``source_conn_id``, ``release``, ``release_table``, ``manifest``, ``release_conn_id``,
-    ``backend``, ``qis``, ``sensitive``, ``criteria``, ``intervals``, ``masks``, ``seed``,
-    ``missing_as``, ``benign_values``. An
-    anonymizer works outside the ledger: it takes no ``attempt``, ``check_name`` or ledger
-    connection.
+    ``source_conn_id``, ``source_spark_table``, ``release``, ``release_table``,
+    ``release_spark_table``, ``manifest``, ``release_conn_id``, ``backend``, ``qis``,
+    ``sensitive``, ``criteria``, ``intervals``, ``masks``, ``seed``, ``missing_as``,
+    ``benign_values``. An anonymizer works outside the ledger: it takes no ``attempt``,
+    ``check_name`` or ledger connection.
     """
 
     template_fields: Sequence[str] = (*_AnonymizeBase.template_fields, "method_name")

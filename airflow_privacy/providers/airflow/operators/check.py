@@ -20,6 +20,10 @@ class CheckSafetyOperator(CheckOperator):
         (templated)
     :param sql_table: instead of ``release``, a table on the SQL connection ``conn_id``; the
         per-group counting runs in the database (``GROUP BY``)
+    :param spark_table: instead of ``release``, a table of the Spark catalog
+        (``db.name``), counted by Spark (``groupBy``) in the session Spark's own
+        configuration gives (docs/spark.md); no ``attempt`` (the ledger gates files and SQL
+        tables)
     :param conn_id: the connection of a URI or of ``sql_table`` (``sql_table`` needs it)
     :param sensitive: the sensitive column
     :param group_columns: the columns that define the QI-groups (a list)
@@ -39,8 +43,9 @@ class CheckSafetyOperator(CheckOperator):
         is parsed); the envelope records its reference and size, never its rows
     :param backend: where a release file is counted: ``"auto"`` (default: DuckDB from 4 MiB
         of Parquet or ``.csv.gz`` and 64 MiB of CSV, else in process), ``"arrow"`` (in
-        process) or ``"duckdb"`` (an embedded ``GROUP BY``, out of core); a ``sql_table`` is
-        counted in its database (``auto`` only). The envelope records it in
+        process), ``"duckdb"`` (an embedded ``GROUP BY``, out of core) or ``"spark"`` (a
+        Parquet file or folder, by Spark); a ``sql_table`` is counted in its database
+        (``auto`` only), a ``spark_table`` by Spark. The envelope records it in
         ``details.backend`` (docs/backends.md)
     Also ``attempt``, ``attempt_task_id``, ``check_name``, ``privacy_ledger_conn_id``,
     ``on_unsafe`` (see :class:`CheckOperator`).
@@ -51,6 +56,7 @@ class CheckSafetyOperator(CheckOperator):
     template_fields: Sequence[str] = (
         "release", "sql_table", "conn_id", "sensitive", "group_columns", "criteria",
         "missing_as", "benign_values", "attempt", "entity_column", "population", "backend",
+        "spark_table",
     )  # fmt: skip
     template_fields_renderers: ClassVar[dict[str, str]] = {"criteria": "json"}
     ui_color = "#e8f4ea"
@@ -69,9 +75,11 @@ class CheckSafetyOperator(CheckOperator):
         benign_values: Sequence[str] = (),
         population: str | None = None,
         backend: str = "auto",
+        spark_table: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.spark_table = spark_table
         self.backend = backend
         self.population = population
         self.benign_values = benign_values
@@ -102,9 +110,23 @@ class CheckSafetyOperator(CheckOperator):
             "benign_values": a.values("benign_values"),
             "population": a.text("population", optional=True),
             "backend": a.choice("backend", BACKENDS),
+            "spark_table": a.text("spark_table", optional=True),
         }
-        if (self.release is None) == (self.sql_table is None):
-            raise InputError("give exactly one of release and sql_table")
+        given = [x for x in (self.release, self.sql_table, self.spark_table) if x is not None]
+        if len(given) != 1:
+            raise InputError("give exactly one of release, sql_table and spark_table")
+        if self.spark_table is not None and (
+            self.attempt is not None or self.attempt_task_id is not None
+        ):
+            raise InputError(
+                "spark_table takes no attempt: the ledger gates files and SQL tables; publish "
+                "the release through a SQL warehouse or a file"
+            )
+        if self.spark_table is not None and out["backend"] in ("arrow", "duckdb"):
+            raise InputError(
+                f"backend {out['backend']} does not apply with spark_table (counted by "
+                "Spark); leave it at auto"
+            )
         if self.sql_table is not None and self.conn_id is None:
             raise InputError("sql_table needs conn_id: the SQL connection of the table")
         if out["backend"] in ("arrow", "duckdb") and (
@@ -140,6 +162,8 @@ class CheckSafetyOperator(CheckOperator):
             ref = (
                 ReleaseRef(sql_table=a["sql_table"], conn=a["conn_id"])
                 if a["sql_table"] is not None
+                else ReleaseRef(spark_table=a["spark_table"])
+                if a["spark_table"] is not None
                 else ReleaseRef(path=a["release"], conn=a["conn_id"])
             )
             return run_check(
