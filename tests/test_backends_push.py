@@ -350,7 +350,7 @@ def test_write_release_bad_input(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="more records of a tuple than it has"):
         DUCK.write_release(path, hist, too_many, tmp_path / "o.parquet")
     ok = Recoding(("q",), (("*",),), one, one, np.asarray([2]))
-    with pytest.raises(InputError, match="--output-format must be one of parquet, csv"):
+    with pytest.raises(InputError, match="output_format must be one of parquet, csv"):
         DUCK.write_release(path, hist, ok, tmp_path / "o.parquet", output_format="json")
     assert not (tmp_path / "o.parquet").exists()
     # a target with quotes and glob characters is written exactly there
