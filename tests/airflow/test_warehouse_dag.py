@@ -68,6 +68,7 @@ def test_a_release_anonymized_checked_and_published_inside_postgresql(
     assert weak["tasks"]["check"] == "success" and weak["tasks"]["publish"] == "failed"
     assert envelope(weak, "check")["safe"] is False
     assert envelope(weak, "anonymize")["details"]["backend"] == "sql"
+    assert envelope(weak, "report")["details"]["status"] == "blocked"
     published = [t for t in tables(pg_url) if t.startswith("published_")]
     assert len(published) == 1  # only the target run's
     # anonymized to the check's criteria: published as a table with the checked rows
@@ -80,6 +81,9 @@ def test_a_release_anonymized_checked_and_published_inside_postgresql(
     check = envelope(target, "check")
     assert check["safe"] is True and check["details"]["backend"] == "sql"
     assert envelope(target, "publish")["outcome"] == "published"
+    report = envelope(target, "report")
+    assert report["details"]["status"] == "published"
+    assert Path(report["outputs"]["report"]).is_file()
     release = f"release_{published[0].removeprefix('published_')}"
     assert rows(pg_url, published[0]) == rows(pg_url, release)
     assert sum(rows(pg_url, release).values()) == anon["release"]["records"]

@@ -5,7 +5,8 @@ prepare (an Adult slice loaded into a table of the ``warehouse`` connection) -> 
 as a table and re-checked on the database's counts) -> open_attempt (the table's groups and
 content digest, counted in the database) -> check (a GROUP BY in the database) -> publish
 (the gate: a snapshot of the table verified against the attempt and copied to the published
-table). The anonymizer's and the check's criteria are params: a release anonymized to
+table) -> report (teardown: the table counted in the database). The anonymizer's and the
+check's criteria are params: a release anonymized to
 weaker criteria than the check's is blocked and nothing is published.
 """
 
@@ -22,6 +23,7 @@ from airflow_privacy.providers.airflow.operators.anonymize import AnonymizeLatti
 from airflow_privacy.providers.airflow.operators.attempt import OpenAttemptOperator
 from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
 from airflow_privacy.providers.airflow.operators.publish import PublishReleaseOperator
+from airflow_privacy.providers.airflow.operators.report import ReleaseReportOperator
 
 QIS = ["age", "marital-status", "race", "sex"]
 PREPARED = "ti.xcom_pull(task_ids='prepare')"
@@ -61,6 +63,7 @@ with DAG(
             "release_table": f"release_{run}",
             "published_table": f"published_{run}",
             "manifest": str(folder / "release.manifest.json"),
+            "report": str(folder / "release.report.html"),
         }
 
     anonymize = AnonymizeLatticeOperator(
@@ -100,4 +103,13 @@ with DAG(
         conn_id="warehouse",
         publish_to="{{ " + PREPARED + "['published_table'] }}",
     )
+    report = ReleaseReportOperator(
+        task_id="report",
+        attempt_task_id="open_attempt",
+        sql_table=RELEASE_TABLE,
+        conn_id="warehouse",
+        manifest=MANIFEST,
+        report_path="{{ " + PREPARED + "['report'] }}",
+    )
     prepare() >> anonymize >> attempt >> check >> publish
+    publish >> report.as_teardown()
