@@ -24,6 +24,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -106,6 +107,22 @@ def _as_postgres(cmd: list[str], stdin: str | None = None) -> subprocess.Complet
 
 
 def _start_local() -> PgServer:
+    """Start the local cluster and make the test role, one test process at a time: the
+    workers of ``pytest -n`` start together, and two concurrent ``ALTER ROLE`` statements
+    fail with "tuple concurrently updated"."""
+    import fcntl
+    import tempfile
+
+    lock = Path(tempfile.gettempdir()) / "airflow-privacy-pg-setup.lock"
+    with open(lock, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            return _start_local_locked()
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _start_local_locked() -> PgServer:
     if shutil.which("pg_lsclusters") is None or shutil.which("pg_ctlcluster") is None:
         _unavailable("PostgreSQL is not installed (no pg_lsclusters / pg_ctlcluster on PATH)")
     clusters = _clusters()

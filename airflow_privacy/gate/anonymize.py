@@ -338,14 +338,19 @@ def _anonymize_pushed(
             pushdown.drop_spark_table(req.release, ctx)
             raise
     elif backend == "sql":
-        pushdown.write_table(where, hist, result.recoding, req.release, ctx)
+        # built under a private name, re-checked, then put in place: a failure leaves the
+        # old release table as it was
+        staging = ReleaseRef(sql_table=pushdown.staging_name(req.release), conn=req.release.conn)
+        assert staging.sql_table is not None
         try:
-            pushdown.recheck(result, pushdown.count_table(req.release, spec, ctx), criteria,
+            pushdown.write_table(where, hist, result.recoding, staging.sql_table, ctx)
+            pushdown.recheck(result, pushdown.count_table(staging, spec, ctx), criteria,
                              benign)  # fmt: skip
-            write_outputs({manifest_ref: manifest}, ctx)
+            pushdown.put_table(staging.sql_table, req.release, ctx)
         except BaseException:
-            pushdown.drop_table(req.release, ctx)
+            pushdown.drop_table(staging, ctx)
             raise
+        write_outputs({manifest_ref: manifest}, ctx)
     else:
         with pushdown.written_file(where, hist, result.recoding, req.release, ctx) as path:
             pushdown.recheck(result, pushdown.count_file(path, spec, ctx), criteria, benign)

@@ -283,18 +283,28 @@ def count_file(path: Path, spec: ReleaseSpec, ctx: GateContext) -> Bucketization
     return DuckDBBackend().count(path, spec, progress=ctx.progress).normalized()
 
 
+def staging_name(release: ReleaseRef) -> str:
+    """A private name, in the release table's schema, the release is built under before it
+    is re-checked and put in place."""
+    import secrets
+
+    assert release.sql_table is not None
+    schema, _, name = release.sql_table.rpartition(".")
+    staged = f"{name[:40]}__ap_stage_{secrets.token_hex(4)}"
+    return f"{schema}.{staged}" if schema else staged
+
+
 def write_table(
-    where: Where, hist: Histogram, recoding: Recoding, release: ReleaseRef, ctx: GateContext
+    where: Where, hist: Histogram, recoding: Recoding, staging: str, ctx: GateContext
 ) -> int:
-    """The release created in the input's database (``CREATE TABLE ... AS SELECT``)."""
+    """The release built in the input's database under the private name ``staging``."""
     from airflow_privacy.core.backends import sql
     from airflow_privacy.gate.tables import sql_target
 
     engine, source = sql_target(where.source, ctx, write=True)
-    _, target = sql_target(release, ctx)
-    ctx.progress(f"writing {release.describe()} in the database (CREATE TABLE AS SELECT)")
+    ctx.progress("writing the release in the database (INSERT ... SELECT of a join)")
     written: int = sql.write_release(
-        engine, source, hist, recoding, target, missing_as=where.missing_as,
+        engine, source, hist, recoding, staging, missing_as=where.missing_as,
         progress=ctx.progress,
     )  # fmt: skip
     return written
@@ -310,16 +320,23 @@ def count_table(release: ReleaseRef, spec: ReleaseSpec, ctx: GateContext) -> Buc
     return counted.normalized()
 
 
-def drop_table(release: ReleaseRef, ctx: GateContext) -> None:
-    """Remove a written table that failed its re-check."""
-    import sqlalchemy as sa
+def put_table(staging: str, release: ReleaseRef, ctx: GateContext) -> None:
+    """The re-checked staging table put in place of the release table (one transaction on
+    PostgreSQL)."""
+    from airflow_privacy.core.backends import sql
+    from airflow_privacy.gate.tables import sql_target
 
-    from airflow_privacy.gate.sql_releases import quoted
+    engine, target = sql_target(release, ctx, write=True)
+    sql.replace_table(engine, staging, target)
+
+
+def drop_table(release: ReleaseRef, ctx: GateContext) -> None:
+    """Remove a staging table (a release that failed its re-check, or an interrupted step)."""
+    from airflow_privacy.core.backends import sql
     from airflow_privacy.gate.tables import sql_target
 
     engine, table = sql_target(release, ctx, write=True)
-    with engine.begin() as conn:
-        conn.execute(sa.text(f"DROP TABLE IF EXISTS {quoted(engine, table)}"))
+    sql.drop_table(engine, table)
 
 
 def recheck(

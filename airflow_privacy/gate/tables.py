@@ -318,7 +318,7 @@ def _same_file(a: ReleaseRef, b: ReleaseRef) -> bool:
     """Whether two path references name one file: the same inode when both exist (a
     symlink, ``./x`` and ``x``, a hard link), else the same resolved path; URIs by text."""
     if a.is_table or b.is_table:
-        return False
+        return a.is_table and b.is_table and _same_table(a, b)
     if a.is_spark or b.is_spark:
         return a.describe() == b.describe()
     if a.is_uri or b.is_uri:
@@ -330,6 +330,18 @@ def _same_file(a: ReleaseRef, b: ReleaseRef) -> bool:
         return pa_.resolve() == pb.resolve()
     except (OSError, RuntimeError, ValueError):
         return os.path.abspath(pa_) == os.path.abspath(pb)
+
+
+def _same_table(a: ReleaseRef, b: ReleaseRef) -> bool:
+    """Whether two SQL table references may name one table: the same connection and name,
+    the schemas equal or one left to the database's default (which may be the other's: taken
+    as the same, to be safe)."""
+    if a.conn != b.conn:
+        return False
+    assert a.sql_table is not None and b.sql_table is not None
+    sa_, _, na = a.sql_table.strip().rpartition(".")
+    sb, _, nb = b.sql_table.strip().rpartition(".")
+    return na == nb and (sa_ == sb or not sa_ or not sb)
 
 
 def check_not_input(

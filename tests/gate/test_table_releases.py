@@ -214,3 +214,64 @@ def test_a_report_of_a_table_needs_its_output_file(ws: Workspace, db: str) -> No
     write(db, "release_v1", ROWS)
     with pytest.raises(InputError, match=r"is a SQL table: give --out, the file"):
         run_report(ReportRequest(release=ref(db, "release_v1")), GateContext())
+
+
+def _adult_table(url: str, name: str = "adult_in") -> None:
+    from airflow_privacy.core.datasets import load_adult
+
+    engine = sa.create_engine(url)
+    table = load_adult().slice(0, 600).select(["age", "sex", "race", "occupation"])
+    table.to_pandas().to_sql(name, engine, index=False, if_exists="replace")
+    engine.dispose()
+
+
+def _anonymize(ws: Workspace, url: str, out: str, k: int = 5) -> Any:
+    from airflow_privacy.gate.anonymize import AnonymizeRequest, run_anonymize
+
+    return run_anonymize(
+        AnonymizeRequest(
+            source=ref(url, "adult_in"), release=ref(url, out), qis=["age", "sex", "race"],
+            sensitive="occupation", method="mondrian", criteria=[f"k-anonymity:k={k}"],
+            manifest=ReleaseRef(path=str(ws.root / "m.json")),
+        ),
+        GateContext(),
+    )  # fmt: skip
+
+
+def test_an_anonymization_never_writes_over_its_input_table(ws: Workspace, db: str) -> None:
+    _adult_table(db)
+    before = rows_of(db, "adult_in")
+    with pytest.raises(InputError, match=r"would overwrite the input 'table:adult_in'"):
+        _anonymize(ws, db, "adult_in")
+    with pytest.raises(InputError, match=r"would overwrite the input"):
+        _anonymize(ws, db, "main.adult_in" if db.startswith("sqlite") else "public.adult_in")
+    assert rows_of(db, "adult_in") == before
+    assert not (ws.root / "m.json").exists()
+
+
+def test_a_release_table_failing_its_recheck_leaves_the_old_one(
+    ws: Workspace, db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The release is built under a private name, re-checked, then put in place: a failed
+    re-check (a bug, exit 3) leaves the earlier release table and no staging table."""
+    from airflow_privacy.gate import pushdown
+
+    _adult_table(db)
+    env = _anonymize(ws, db, "rel", k=5)
+    assert env.details["backend"] == "sql"
+    first = rows_of(db, "rel")
+    assert sum(first.values()) == env.release.records if env.release else False
+
+    def broken(*_a: Any, **_k: Any) -> None:
+        raise RuntimeError("the written release does not have the counts decided")
+
+    monkeypatch.setattr(pushdown, "recheck", broken)
+    with pytest.raises(RuntimeError, match="counts decided"):
+        _anonymize(ws, db, "rel", k=10)
+    assert rows_of(db, "rel") == first
+    names = sa.inspect(sa.create_engine(db)).get_table_names()
+    assert not [n for n in names if "__ap_" in n], names
+    monkeypatch.undo()
+    again = _anonymize(ws, db, "rel", k=10)  # a passing re-check replaces it
+    assert sum(rows_of(db, "rel").values()) == again.release.records if again.release else False
+    assert rows_of(db, "rel") != first

@@ -801,6 +801,29 @@ def _swap(conn: Connection, built: sa.Table, name: str, schema: str | None) -> N
     conn.exec_driver_sql(f"ALTER TABLE {prep.format_table(built)} RENAME TO {prep.quote(name)}")
 
 
+def replace_table(engine: Engine, built: str, target: str) -> None:
+    """Put the complete table ``built`` in place of ``target`` (dropped if it exists), in one
+    transaction where the dialect runs DDL in transactions (PostgreSQL); both in the same
+    schema."""
+    import sqlalchemy as sa
+
+    b_schema, b_name = split_name(built)
+    t_schema, t_name = split_name(target)
+    if b_schema != t_schema:
+        raise ValueError("a table is renamed within its schema only")
+    with engine.begin() as conn:
+        _swap(conn, sa.Table(b_name, sa.MetaData(), schema=b_schema), t_name, t_schema)
+
+
+def drop_table(engine: Engine, table: str) -> None:
+    """Drop ``table`` if it exists (a staging table left by a failed step)."""
+    import sqlalchemy as sa
+
+    schema, name = split_name(table)
+    with engine.begin() as conn:
+        sa.Table(name, sa.MetaData(), schema=schema).drop(conn, checkfirst=True)
+
+
 def _drop_quietly(conn: Connection, table: sa.Table) -> None:
     """Drop ``table`` if it exists, in its own transaction, ignoring every error."""
     from sqlalchemy.exc import SQLAlchemyError
