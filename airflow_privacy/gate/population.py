@@ -71,6 +71,14 @@ def read_population_classes(
                 f"{opt('population')} {ref.describe()} has no column {c!r} "
                 f"(columns: {describe_columns(present)})"
             )
+    if not ref.is_table and not ref.is_uri:
+        from airflow_privacy.gate.risk import file_classes
+
+        counted = file_classes(ref, columns, ctx, fmt, delimiter)
+        if counted is not None:
+            if not counted:
+                raise InputError(f"{opt('population')} {ref.describe()} has no records")
+            return counted
     if ref.is_table:  # only the class sizes leave the database
         from airflow_privacy.gate.risk import class_key
         from airflow_privacy.gate.sql_releases import group_counts

@@ -220,6 +220,27 @@ def class_counts(table: pa.Table, qis: Sequence[str]) -> dict[tuple[str | None, 
     return out
 
 
+def file_classes(
+    ref: ReleaseRef, columns: Sequence[str], ctx: GateContext, fmt: Any, delimiter: str | None
+) -> dict[tuple[str | None, ...], int] | None:
+    """The class sizes of a file on ``columns`` counted by DuckDB when ``auto`` picks it for
+    the file (a big one: only the classes come back), else ``None`` (read in process)."""
+    from airflow_privacy.core.backends import choose
+
+    path = ref.local
+    if choose("auto", path, fmt, list(columns)) != "duckdb":
+        return None
+    from airflow_privacy.core.backends.duck import DuckDBBackend
+
+    out: dict[tuple[str | None, ...], int] = {}
+    for values, n in DuckDBBackend().class_counts(
+        path, columns, fmt=fmt, delimiter=delimiter, progress=ctx.progress
+    ):
+        k = class_key(values)
+        out[k] = out.get(k, 0) + n
+    return out
+
+
 def estimated_population_sizes(sizes: Sequence[int], pi: Fraction) -> list[int]:
     """``F_j = floor(f_j / pi)`` (module doc): rounded down, so the estimated risk ``1/F_j``
     is never below the unrounded estimate's."""
@@ -506,12 +527,18 @@ def run_risk(req: RiskRequest, ctx: GateContext) -> Envelope:
     weight_sums = None
     entity_facts = None
     table: pa.Table | None = None
-    if req.release.is_table and not extra and req.records is None:
+    classes: dict[tuple[str | None, ...], int]
+    duck = None
+    if not req.release.is_table and not req.release.is_uri and not extra and req.records is None:
+        duck = file_classes(req.release, qis, ctx, req.fmt, req.delimiter)
+    if duck is not None:
+        classes = duck
+    elif req.release.is_table and not extra and req.records is None:
         # only the class sizes leave the database (a GROUP BY there)
         from airflow_privacy.gate.sql_releases import group_counts
 
         ctx.progress(f"counting the classes of {req.release.describe()} in the database")
-        classes: dict[tuple[str | None, ...], int] = {}
+        classes = {}
         for row in group_counts(req.release, list(qis), ctx):
             k = class_key(row[:-1])
             classes[k] = classes.get(k, 0) + int(row[-1])

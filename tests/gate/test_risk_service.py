@@ -301,3 +301,43 @@ def test_a_table_is_counted_in_its_database(
     )  # fmt: skip
     assert from_db.details["measures"] == from_file.details["measures"]
     assert from_db.details["suda"] == from_file.details["suda"]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_big_file_is_counted_by_duckdb_with_the_same_numbers(
+    release: Path, tmp_path: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file big enough for ``auto`` to pick DuckDB: only the class sizes come back, and
+    every number (SUDA2 from the classes too) equals the in-process reader's; a population
+    file the same."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import airflow_privacy.core.backends as backends
+
+    rows = [*ROWS, ("-0.0", "F", "100"), ("0.0", "F", "100"), ("", "M", "300")]
+    src = write(tmp_path / "r.csv", rows)
+    pop = write(tmp_path / "p.csv", [*POPULATION, *rows[-3:]])
+    if fmt == "parquet":
+        for path in (src, pop):
+            t = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(
+                column_types={"age": pa.float64()}))  # fmt: skip
+            pq.write_table(t, path.with_suffix(".parquet"))
+        src, pop = src.with_suffix(".parquet"), pop.with_suffix(".parquet")
+    lines: list[str] = []
+
+    def measured() -> Envelope:
+        return run_risk(
+            RiskRequest(release=ReleaseRef(path=str(src)), qis=QIS,
+                        population=ReleaseRef(path=str(pop))),
+            GateContext(progress=lines.append),
+        )  # fmt: skip
+
+    small = measured()
+    assert not any("DuckDB" in x for x in lines)
+    monkeypatch.setattr(backends, "DUCKDB_MIN_BYTES", {"csv": 1, "csv.gz": 1, "parquet": 1})
+    monkeypatch.setattr(backends, "DUCKDB_MIN_CELLS", 1)
+    big = measured()
+    assert any("(DuckDB)" in x for x in lines)
+    assert big.details["measures"] == small.details["measures"]
+    assert big.details["suda"] == small.details["suda"]

@@ -159,6 +159,57 @@ class DuckDBBackend:
             progress=progress,
         )
 
+    def class_counts(
+        self,
+        path: Path,
+        columns: Sequence[str],
+        *,
+        fmt: Any = None,
+        delimiter: str | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> list[tuple[tuple[Any, ...], int]]:
+        """``(values, records)`` of every distinct combination of ``columns`` (the
+        equivalence classes the risk models count; El Emam and Dankar 2008, section 2):
+        one ``GROUP BY`` in DuckDB, the values typed as the file declares (a missing value
+        is ``None``: a value of its own, as in the in-process ``group_by``; -0.0 kept apart
+        from 0.0, as Arrow does)."""
+        import pyarrow as pa
+
+        from airflow_privacy.core.io import _existing_file, column_names, detect_format
+
+        p = _existing_file(path)
+        kind = fmt or detect_format(p)
+        present = column_names(p, kind, delimiter)
+        for c in columns:
+            if c not in present:
+                raise InputError(f"column {c!r} does not exist in {p.name}")
+        if progress is not None:
+            progress(f"counting the classes of {path} (DuckDB)")
+        with _private_link(p, kind) as link, _connection() as con:
+            source = (
+                _parquet_source(p, link, list(columns))
+                if kind == "parquet"
+                else _csv_source(p, link, list(columns), delimiter)
+            )
+            keys = [f"k{i}" for i in range(len(source.exprs))]
+            select = ", ".join(f"{e} AS {k}" for e, k in zip(source.exprs, keys, strict=True))
+            for i, declared in enumerate(source.types):
+                if declared is not None and pa.types.is_floating(declared):
+                    e = source.exprs[i]
+                    select += f", ({e} = 0 AND signbit({e})) AS z{i}"
+            query = f"SELECT {select}, count(*) AS n FROM {source.clause} GROUP BY ALL"
+            table = _run(con, query, source.params, p, kind)
+        cols = [table.column(k).to_pylist() for k in keys]
+        signs = {
+            i: table.column(f"z{i}").to_pylist()
+            for i in range(len(keys))
+            if f"z{i}" in table.column_names
+        }
+        for i, flags in signs.items():  # -0.0 as the file holds it
+            cols[i] = [-0.0 if z else v for v, z in zip(cols[i], flags, strict=True)]
+        counts = table.column("n").to_pylist()
+        return [(tuple(c[r] for c in cols), int(counts[r])) for r in range(table.num_rows)]
+
     def _group_by(
         self,
         path: Path,
@@ -262,30 +313,38 @@ def _connection() -> Iterator[duckdb.DuckDBPyConnection]:
         shutil.rmtree(spill, ignore_errors=True)
 
 
-def _parquet_source(path: Path, link: Path, spec: ReleaseSpec) -> _Source:
+def _parquet_source(path: Path, link: Path, spec: ReleaseSpec | Sequence[str]) -> _Source:
+    """``spec``: its required columns, or the columns themselves."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from airflow_privacy.core.io import _check_parquet_type, _reading
 
+    wanted = _wanted(spec)
     with _reading(path, "parquet"):
         schema = pq.read_schema(path)
-    for name in spec.required_columns():
+    for name in wanted:
         _check_parquet_type(name, schema.field(name).type, path)
     types = []
-    for name in spec.required_columns():
+    for name in wanted:
         kind = schema.field(name).type
         types.append(kind.value_type if pa.types.is_dictionary(kind) else kind)
     return _Source(
         "read_parquet(?, file_row_number = true)",
         [str(link)],
-        [quote_identifier(c) for c in spec.required_columns()],
+        [quote_identifier(c) for c in wanted],
         "file_row_number + 1",
         types,
     )
 
 
-def _csv_source(path: Path, link: Path, spec: ReleaseSpec, delimiter: str | None) -> _Source:
+def _wanted(spec: ReleaseSpec | Sequence[str]) -> list[str]:
+    return list(spec) if isinstance(spec, Sequence) else list(spec.required_columns())
+
+
+def _csv_source(
+    path: Path, link: Path, spec: ReleaseSpec | Sequence[str], delimiter: str | None
+) -> _Source:
     """Every field as text under a positional name (``c0``, ``c1``, ...; the header is
     the project's own parse, :func:`airflow_privacy.core.io._csv_header`, after the blank
     lines it skips); an empty field is the empty text, as the Arrow reader reads it."""
@@ -303,7 +362,7 @@ def _csv_source(path: Path, link: Path, spec: ReleaseSpec, delimiter: str | None
         "null_padding = false, compression = ?)"
     )
     gz = path.name.lower().endswith(".gz")
-    exprs = [f"coalesce(c{position[c]}, '')" for c in spec.required_columns()]
+    exprs = [f"coalesce(c{position[c]}, '')" for c in _wanted(spec)]
     params = [str(link), sep, '"', '"', skip, "gzip" if gz else "none"]
     return _Source(clause, params, exprs, "", [None] * len(exprs))
 
