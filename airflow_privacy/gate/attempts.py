@@ -99,8 +99,7 @@ def _table_candidate(
     the counts travel), the columns from the arguments or the manifest file."""
     from airflow_privacy.core.composition.files import ReleaseFile, read_json, resolve_columns
     from airflow_privacy.core.composition.release import PublishedRelease
-    from airflow_privacy.gate.sql_releases import group_counts
-    from airflow_privacy.gate.tables import local_copy
+    from airflow_privacy.gate.tables import local_copy, sql_group_counts
 
     mdata: Any = None
     if manifest is not None:
@@ -115,7 +114,7 @@ def _table_candidate(
             f"{k} release is recorded from a file"
         )
     groups: dict[tuple[str, ...], dict[str, int]] = {}
-    for row in group_counts(ref, [*q, s], ctx):
+    for row in sql_group_counts(ref, [*q, s], ctx):
         *labels, value, n = row
         if value is None or any(v is None for v in labels):
             raise InputError(

@@ -226,10 +226,10 @@ def _table_release(
 
     from airflow_privacy.core.io import blank_mask
     from airflow_privacy.core.maxent import BucketRelease
-    from airflow_privacy.gate.sql_releases import group_counts
+    from airflow_privacy.gate.tables import sql_group_counts
 
     ctx.progress(f"counting {req.release.describe()} in the database (GROUP BY)")
-    counted = group_counts(req.release, [*qis, bucket, sensitive], ctx)
+    counted = sql_group_counts(req.release, [*qis, bucket, sensitive], ctx)
     # blank sensitive cells by the one definition every backend uses
     texts = pa.array([None if r[-2] is None else str(r[-2]) for r in counted], pa.string())
     blank = blank_mask(texts)[1].to_pylist() if counted else []

@@ -81,11 +81,11 @@ def read_population_classes(
             return counted
     if ref.is_table:  # only the class sizes leave the database
         from airflow_privacy.gate.risk import class_key
-        from airflow_privacy.gate.sql_releases import group_counts
+        from airflow_privacy.gate.tables import sql_group_counts
 
         ctx.progress(f"counting the population's classes in {ref.describe()} (GROUP BY)")
         classes: Classes = {}
-        for row in group_counts(ref, list(columns), ctx):
+        for row in sql_group_counts(ref, list(columns), ctx):
             k = class_key(row[:-1])
             classes[k] = classes.get(k, 0) + int(row[-1])
     else:

@@ -241,12 +241,11 @@ def _table_report_args(req: ReportRequest, ctx: GateContext) -> dict[str, Any]:
     """A release table's counts (its ``GROUP BY`` in the database) and manifest file."""
     from airflow_privacy.core.composition.files import read_json
     from airflow_privacy.core.model import Bucketization
-    from airflow_privacy.gate.sql_releases import group_counts
-    from airflow_privacy.gate.tables import local_copy
+    from airflow_privacy.gate.tables import local_copy, sql_group_counts
 
     def counts(sensitive: str, groups: list[str]) -> Bucketization:
         ctx.progress(f"counting {req.release.describe()} in the database (GROUP BY)")
-        rows = group_counts(req.release, [*groups, sensitive], ctx)
+        rows = sql_group_counts(req.release, [*groups, sensitive], ctx)
         return Bucketization.from_counts(rows, groups, sensitive, missing_as=req.missing_as,
                                          source=req.release.describe())  # fmt: skip
 

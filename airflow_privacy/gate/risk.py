@@ -535,11 +535,11 @@ def run_risk(req: RiskRequest, ctx: GateContext) -> Envelope:
         classes = duck
     elif req.release.is_table and not extra and req.records is None:
         # only the class sizes leave the database (a GROUP BY there)
-        from airflow_privacy.gate.sql_releases import group_counts
+        from airflow_privacy.gate.tables import sql_group_counts
 
         ctx.progress(f"counting the classes of {req.release.describe()} in the database")
         classes = {}
-        for row in group_counts(req.release, list(qis), ctx):
+        for row in sql_group_counts(req.release, list(qis), ctx):
             k = class_key(row[:-1])
             classes[k] = classes.get(k, 0) + int(row[-1])
     else:

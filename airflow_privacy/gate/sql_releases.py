@@ -22,11 +22,18 @@ import hashlib
 import json
 import secrets
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from airflow_privacy.errors import InputError, opt
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.refs import ReleaseRef
+from airflow_privacy.gate.tables import (
+    database_errors,
+    sql_column_names,
+    sql_group_counts,
+    sql_name_parts,
+    sql_target,
+)
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
@@ -34,17 +41,12 @@ if TYPE_CHECKING:
 SNAPSHOT_PREFIX = "airflow_privacy_snapshot_"
 
 
-def _parts(name: str) -> tuple[str | None, str]:
-    schema, _, table = name.rpartition(".")
-    return (schema or None), table
-
-
 def quoted(engine: sa.Engine, name: str) -> str:
     """``schema.table`` as the dialect quotes it (any text is a name, never SQL)."""
     if "\x00" in name:
         raise InputError(f"table name {name!r} contains a NUL character")
     prep = engine.dialect.identifier_preparer
-    schema, table = _parts(name)
+    schema, table = sql_name_parts(name)
     out = prep.quote(table)
     return f"{prep.quote_schema(schema)}.{out}" if schema else out
 
@@ -55,31 +57,27 @@ def _ctas(engine: sa.Engine, target: str, source: str) -> str:
 
 
 def _engine(ref: ReleaseRef, ctx: GateContext, write: bool = False) -> tuple[sa.Engine, str]:
-    from airflow_privacy.gate.tables import sql_target
-
-    engine, name = sql_target(ref, ctx, write=write)
-    return engine, name
+    return sql_target(ref, ctx, write=write)
 
 
 def exists(engine: sa.Engine, name: str) -> bool:
     import sqlalchemy as sa
 
-    schema, table = _parts(name)
+    schema, table = sql_name_parts(name)
     return bool(sa.inspect(engine).has_table(table, schema))
 
 
-def digest_of(conn: sa.Connection, name: str) -> str:
-    """``sha256:HEX`` of the table's rows as a multiset (module doc), read on ``conn``."""
-    import sqlalchemy as sa
-
-    schema, table = _parts(name)
-    columns = [str(c["name"]) for c in sa.inspect(conn).get_columns(table, schema)]
-    t = sa.table(table, *[sa.column(c) for c in columns], schema=schema)
-    cols = [t.c[c] for c in columns]
-    query = sa.select(*cols, sa.func.count()).select_from(t).group_by(*cols)
+def table_digest(ref: ReleaseRef, ctx: GateContext) -> str:
+    """``sha256:HEX`` of a release table's rows as a multiset (module doc): its
+    ``GROUP BY`` over every column, each group written canonically, sorted."""
+    engine, name = _engine(ref, ctx)
+    with database_errors(ref):
+        if not exists(engine, name):
+            raise InputError(f"table {name!r} does not exist")
+    columns = sql_column_names(ref, ctx)
     rows = [
         json.dumps([None if v is None else str(v) for v in row[:-1]] + [int(row[-1])])
-        for row in conn.execute(query)
+        for row in sql_group_counts(ref, columns, ctx)
     ]
     rows.sort()
     h = hashlib.sha256()
@@ -89,26 +87,13 @@ def digest_of(conn: sa.Connection, name: str) -> str:
     return "sha256:" + h.hexdigest()
 
 
-def table_digest(ref: ReleaseRef, ctx: GateContext) -> str:
-    """The digest of a release table (module doc)."""
-    from airflow_privacy.gate.tables import database_errors
-
-    engine, name = _engine(ref, ctx)
-    with database_errors(ref), engine.connect() as conn:
-        if not exists(engine, name):
-            raise InputError(f"table {name!r} does not exist")
-        return digest_of(conn, name)
-
-
 @contextlib.contextmanager
 def snapshot(ref: ReleaseRef, ctx: GateContext) -> Iterator[ReleaseRef]:
     """A private copy of the release table in its database (removed afterwards)."""
     import sqlalchemy as sa
 
-    from airflow_privacy.gate.tables import database_errors
-
     engine, name = _engine(ref, ctx, write=True)
-    schema, _ = _parts(name)
+    schema, _ = sql_name_parts(name)
     snap = f"{schema + '.' if schema else ''}{SNAPSHOT_PREFIX}{secrets.token_hex(6)}"
     with database_errors(ref):
         if not exists(engine, name):
@@ -153,8 +138,6 @@ def copy(snap: ReleaseRef, target: ReleaseRef, ctx: GateContext) -> None:
     destination, left by an interrupted run, is kept)."""
     import sqlalchemy as sa
 
-    from airflow_privacy.gate.tables import database_errors
-
     engine, src = _engine(snap, ctx, write=True)
     _, dst = _engine(target, ctx)
     with database_errors(target):
@@ -166,22 +149,3 @@ def copy(snap: ReleaseRef, target: ReleaseRef, ctx: GateContext) -> None:
                     f"CREATE TABLE {quoted(engine, dst)} AS SELECT * FROM {quoted(engine, src)}"
                 )
             )
-
-
-def group_counts(ref: ReleaseRef, columns: list[str], ctx: GateContext) -> list[tuple[Any, ...]]:
-    """``SELECT columns..., COUNT(*) GROUP BY columns`` of a release table."""
-    import sqlalchemy as sa
-
-    from airflow_privacy.gate.tables import database_errors
-
-    engine, name = _engine(ref, ctx)
-    schema, table = _parts(name)
-    with database_errors(ref), engine.connect() as conn:
-        present = {str(c["name"]) for c in sa.inspect(conn).get_columns(table, schema)}
-        for c in columns:
-            if c not in present:
-                raise InputError(f"column {c!r} does not exist in table {name!r}")
-        t = sa.table(table, *[sa.column(c) for c in columns], schema=schema)
-        cols = [t.c[c] for c in columns]
-        query = sa.select(*cols, sa.func.count()).select_from(t).group_by(*cols)
-        return [tuple(r) for r in conn.execute(query)]

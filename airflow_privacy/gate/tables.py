@@ -114,7 +114,7 @@ def column_names(
     from airflow_privacy.core.io import column_names as names
 
     if ref.is_table:
-        return _sql_column_names(ref, ctx)
+        return sql_column_names(ref, ctx)
     with local_copy(ref, ctx) as path:
         return names(path, fmt, delimiter)
 
@@ -225,7 +225,7 @@ def database_errors(ref: ReleaseRef) -> Iterator[None]:
         ) from None
 
 
-def _sql_parts(name: str) -> tuple[str | None, str]:
+def sql_name_parts(name: str) -> tuple[str | None, str]:
     schema, _, table = name.rpartition(".")
     return (schema or None), table
 
@@ -238,12 +238,12 @@ def sql_target(ref: ReleaseRef, ctx: GateContext, *, write: bool = False) -> tup
     return ctx.connections.sql_engine(ref.conn, write=write), ref.sql_table
 
 
-def _sql_column_names(ref: ReleaseRef, ctx: GateContext) -> list[str]:
+def sql_column_names(ref: ReleaseRef, ctx: GateContext) -> list[str]:
     import sqlalchemy as sa
 
     assert ref.sql_table is not None and ref.conn is not None
     engine = ctx.connections.sql_engine(ref.conn)
-    schema, table = _sql_parts(ref.sql_table)
+    schema, table = sql_name_parts(ref.sql_table)
     with database_errors(ref):
         return [str(c["name"]) for c in sa.inspect(engine).get_columns(table, schema)]
 
@@ -252,11 +252,11 @@ def _sql_columns(ref: ReleaseRef, ctx: GateContext, columns: Sequence[str]) -> t
     import sqlalchemy as sa
 
     assert ref.sql_table is not None and ref.conn is not None
-    present = set(_sql_column_names(ref, ctx))
+    present = set(sql_column_names(ref, ctx))
     for c in columns:
         if c not in present:
             raise InputError(f"column {c!r} does not exist in table {ref.sql_table!r}")
-    schema, name = _sql_parts(ref.sql_table)
+    schema, name = sql_name_parts(ref.sql_table)
     table = sa.table(name, *[sa.column(c) for c in columns], schema=schema)
     return ctx.connections.sql_engine(ref.conn), table
 
@@ -264,15 +264,25 @@ def _sql_columns(ref: ReleaseRef, ctx: GateContext, columns: Sequence[str]) -> t
 def _sql_group_counts(
     ref: ReleaseRef, spec: ReleaseSpec, ctx: GateContext
 ) -> list[tuple[Any, ...]]:
-    """``SELECT g.., s, COUNT(*) ... GROUP BY g.., s`` with quoted identifiers, bound
-    parameters only."""
+    """The per-group sensitive counts' rows of ``spec``'s columns, counted in the
+    database."""
+    ctx.progress(f"counting {ref.describe()} in the database (GROUP BY)")
+    return sql_group_counts(ref, spec.required_columns(), ctx)
+
+
+def sql_group_counts(
+    ref: ReleaseRef, columns: Sequence[str], ctx: GateContext
+) -> list[tuple[Any, ...]]:
+    """``SELECT c..., COUNT(*) ... GROUP BY c...`` of a SQL table reference, in its
+    database (quoted identifiers, bound parameters only; every column checked to exist):
+    the rows as the driver returns them, the count last. Every step that reads a SQL table
+    reads it this way (only counts leave the database)."""
     import sqlalchemy as sa
 
-    cols = list(spec.required_columns())
+    cols = list(columns)
     engine, table = _sql_columns(ref, ctx, cols)
     c = [table.c[x] for x in cols]
     query = sa.select(*c, sa.func.count()).select_from(table).group_by(*c)
-    ctx.progress(f"counting {ref.describe()} in the database (GROUP BY)")
     with database_errors(ref), engine.connect() as conn:
         return [tuple(row) for row in conn.execute(query)]
 
@@ -281,7 +291,7 @@ def _sql_table(ref: ReleaseRef, columns: Sequence[str] | None, ctx: GateContext)
     import pyarrow as pa
     import sqlalchemy as sa
 
-    cols = list(columns) if columns is not None else _sql_column_names(ref, ctx)
+    cols = list(columns) if columns is not None else sql_column_names(ref, ctx)
     engine, table = _sql_columns(ref, ctx, cols)
     with database_errors(ref), engine.connect() as conn:
         rows = conn.execute(sa.select(*[table.c[c] for c in cols])).all()
