@@ -259,7 +259,7 @@ def _file_release(
     counts come back), else the in-process reader."""
     from airflow_privacy.core.backends import choose
     from airflow_privacy.core.maxent import BucketRelease
-    from airflow_privacy.gate.tables import local_copy, read_table
+    from airflow_privacy.gate.tables import read_table
 
     cols = [*qis, bucket, sensitive]
     if not req.release.is_uri:
@@ -268,11 +268,10 @@ def _file_release(
             from airflow_privacy.core.backends.duck import DuckDBBackend
 
             ctx.progress(f"counting {req.release.describe()} with DuckDB")
-            with local_copy(req.release, ctx) as p:
-                hist = DuckDBBackend().histogram(
-                    p, [*qis, bucket], sensitive, fmt=req.fmt, delimiter=req.delimiter,
-                    missing_as=req.missing_as, progress=ctx.progress,
-                )  # fmt: skip
+            hist = DuckDBBackend().histogram(
+                path, [*qis, bucket], sensitive, fmt=req.fmt, delimiter=req.delimiter,
+                missing_as=req.missing_as, progress=ctx.progress,
+            )  # fmt: skip
             enc = hist.encoded()
             w = enc.row_weights().tolist()
             rows = [
