@@ -87,9 +87,14 @@ def choose(requested: str, source: ReleaseRef, release: ReleaseRef, ctx: GateCon
         return "sql"
     if requested == "sql":
         raise InputError(f"{opt('backend')} sql applies to SQL tables, not {source.describe()}")
+    gzip = release.name.lower().endswith(".gz")  # DuckDB writes .parquet or .csv, not gzip
+    if requested == "duckdb" and gzip:
+        raise InputError(
+            f"{opt('out')} {release.describe()}: backend duckdb writes .parquet or .csv releases"
+        )
     if requested in ("arrow", "duckdb"):
         return requested
-    if source.is_uri:
+    if source.is_uri or gzip:
         return "arrow"
     from airflow_privacy.core.backends import choose as choose_file
 
@@ -258,13 +263,8 @@ def written_file(
 
     folder = Path(tempfile.mkdtemp(prefix="airflow-privacy-release-"))
     try:
-        target = folder / release.name
+        target = folder / release.name  # not gzip: choose() leaves that to arrow
         kind = detect_format(target)
-        if kind != "parquet" and release.name.lower().endswith(".gz"):
-            raise InputError(
-                f"{opt('out')} {release.describe()}: backend duckdb writes .parquet or .csv "
-                "releases"
-            )
         ctx.progress(f"writing the release with DuckDB ({kind})")
         DuckDBBackend().write_release(
             where.source.local, hist, recoding, target, fmt=where.fmt,

@@ -41,3 +41,34 @@ def test_a_big_file_is_counted_by_duckdb_with_the_same_report(
     big = report("b.html")
     assert any("with DuckDB" in x for x in lines)
     assert small == big
+
+
+def test_a_gzip_release_is_never_given_to_duckdb(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DuckDB writes .parquet and .csv releases: under ``auto`` a big input written to
+    ``.csv.gz`` is anonymized in process; ``backend`` duckdb with it is bad input before
+    any work (nothing written)."""
+    import airflow_privacy.core.backends as backends
+    from airflow_privacy.errors import InputError
+    from airflow_privacy.gate.anonymize import AnonymizeRequest, run_anonymize
+
+    src = tmp_path / "input.parquet"
+    pq.write_table(load_adult().slice(0, 500).select(["age", "sex", "occupation"]), src)
+    monkeypatch.setattr(backends, "DUCKDB_MIN_CELLS", 1)  # every Parquet file is "big"
+
+    def run(backend: str, out: str) -> dict[str, object]:
+        env = run_anonymize(
+            AnonymizeRequest(source=ReleaseRef(path=str(src)),
+                             release=ReleaseRef(path=str(tmp_path / out)), qis=["age", "sex"],
+                             sensitive="occupation", method="mondrian",
+                             criteria=["k-anonymity:k=5"], backend=backend),
+            GateContext(),
+        )  # fmt: skip
+        return env.details
+
+    assert run("auto", "big.csv")["backend"] == "duckdb"
+    assert run("auto", "big.csv.gz")["backend"] == "arrow"
+    with pytest.raises(InputError, match=r"--out .*x\.csv\.gz: backend duckdb writes"):
+        run("duckdb", "x.csv.gz")
+    assert not list(tmp_path.glob("x.csv.gz*"))
