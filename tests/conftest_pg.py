@@ -70,12 +70,40 @@ class PgServer:
         return name
 
     def drop_database(self, name: str) -> None:
+        """Drop a test database, ending only this role's own sessions on it.
+
+        ``DROP DATABASE ... WITH (FORCE)`` terminates every backend on the database, and
+        fails with "must be a member of the role whose process is being terminated" when one
+        belongs to another role (on a shared or loaded cluster: an autovacuum worker, a
+        monitoring session). So: end our own sessions, then a plain ``DROP`` retried while
+        other backends leave; a database still busy after a minute is left for the cluster's
+        owner (a warning, never a failed test: it is a throw-away name).
+        """
+        import warnings
+
+        import psycopg
         from psycopg import sql
 
-        with self._admin() as conn:  # type: ignore[attr-defined]
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
+        deadline = time.monotonic() + 60
+        while True:
+            with self._admin() as conn:  # type: ignore[attr-defined]
+                conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = %s AND usename = current_user AND pid <> pg_backend_pid()",
+                    (name,),
+                )
+                try:
+                    conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
+                    return
+                except psycopg.errors.ObjectInUse:
+                    if time.monotonic() > deadline:
+                        warnings.warn(
+                            f"test database {name} is still in use by another role's "
+                            "session; left in place",
+                            stacklevel=2,
+                        )
+                        return
+            time.sleep(0.5)
 
 
 def _unavailable(reason: str) -> None:

@@ -564,13 +564,15 @@ def test_large_matrix_is_fast_enough() -> None:
     counts = rng.integers(0, 5, size=(200_000, 20))
     counts[:, 0] += 1
     b = Bucketization.from_group_counts(counts)
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     k_anonymity(b, 2)
     distinct_l_diversity(b, 2)
     entropy_l_diversity(b, 2)
     recursive_cl_diversity(b, 2, 2)
     t_closeness(b, 0.2)
-    assert time.perf_counter() - t0 < 10  # vectorized: well under a second in practice
+    # CPU time (not wall-clock: a loaded machine does not fail it); vectorized: well under a
+    # second in practice, a Python loop over 200,000 groups would take minutes
+    assert time.process_time() - t0 < 20
 
 
 # ------------------------------------------------------- verdicts at the threshold

@@ -3,14 +3,16 @@
 Every case (``tests/fuzz_inputs.py`` builds them, seeded) must end in the exit code its
 input deserves -- 2 for bad input with exactly one line on stderr, 4 for a ledger server
 that cannot be reached, 0/1 (or 5) where the input is in fact valid -- never in an internal
-error (3), never killed, never after more than a few seconds, without a traceback, without
+error (3), never killed, never after more than a few CPU seconds of its own (measured as CPU
+time, so the verdict does not depend on the machine's load), without a traceback, without
 a password or a sensitive value in a message, and without leaving a file behind (no partial
 output, no ``*.tmp``, no ledger created by a command that failed).
 
 Most cases run in-process; those that could hang or exhaust memory (a FIFO, ``/dev/zero``,
 a sparse terabyte file, a YAML bomb, huge numbers) run in children of a preloaded fork
-server under ``RLIMIT_AS`` and a timeout, two at a time, before the others. The extended
-variant (``-m slow``) adds every bad file to every command and random argument mutations.
+server under ``RLIMIT_AS``, ``RLIMIT_CPU`` and a generous wall-clock bound, two at a time,
+before the others. The extended variant (``-m slow``) adds every bad file to every command
+and random argument mutations.
 """
 
 from __future__ import annotations

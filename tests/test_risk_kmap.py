@@ -267,6 +267,6 @@ def test_a_billion_k_is_answered_at_once() -> None:
     """k = 10^9 at a sampling fraction of 0.5 (5e8 loop steps in ARX) with 10^7 records."""
     import time
 
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU time: the machine's load does not count
     derived, _ = arx_derived_k(10**9, 0.01, 0.5, 10**7, "poisson")
-    assert derived == 10**7 and time.perf_counter() - t0 < 1.0
+    assert derived == 10**7 and time.process_time() - t0 < 2.0  # ARX's loop: minutes

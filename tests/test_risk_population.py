@@ -85,9 +85,9 @@ def test_hypergeom_one_is_fast_for_huge_populations() -> None:
 
     from airflow_privacy.core.risk.population import hypergeom_one
 
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: the machine's load does not count
     got = hypergeom_one(10**15, 3, 12)
-    assert time.perf_counter() - start < 0.5
+    assert time.process_time() - start < 1.0  # time proportional to N: hours
     assert got == pytest.approx(36 / 10**15, rel=1e-9)
     for big_n, k, n in ((10**6, 7, 1000), (123_457, 40, 5000)):
         want = float(stats.hypergeom.pmf(1, big_n, k, n))
