@@ -19,7 +19,9 @@ error                  meaning                                CLI exit   Airflow
 
 Messages name parameters through :func:`opt`, so that each front end shows them in its own
 words: ``opt("id_column")`` reads ``--id-column`` on the command line and ``id_column`` in
-Airflow (the operator's argument). The front end in effect is a context variable set by
+Airflow (the operator's argument). A step's fields declare both spellings
+(:mod:`airflow_privacy.gate.steps.fields`); the maps below cover the steps not declared that
+way yet. The front end in effect is a context variable set by
 each front end (:func:`speaking`); the default is the command line's.
 """
 
@@ -76,16 +78,33 @@ def opt(name: str) -> str:
     return f"\x00opt:{name}\x00"
 
 
+def _declared_spellings() -> dict[str, tuple[str | None, str | None]]:
+    """The spellings the steps declare (:func:`airflow_privacy.gate.steps.fields.spellings`),
+    read once; the maps above name the parameters of steps not declared that way yet."""
+    global _SPELLINGS
+    if _SPELLINGS is None:
+        from airflow_privacy.gate.steps.fields import spellings
+
+        _SPELLINGS = spellings()
+    return _SPELLINGS
+
+
+_SPELLINGS: dict[str, tuple[str | None, str | None]] | None = None
+
+
 def render(text: str, front_end: FrontEnd | None = None) -> str:
     """``text`` with every :func:`opt` marker spelled for ``front_end`` (default: the one in
     effect)."""
     fe = front_end or _FRONT_END.get()
 
+    declared = _declared_spellings()
+
     def spell(m: re.Match[str]) -> str:
         name = m.group(1)
+        cli, airflow = declared.get(name, (None, None))
         if fe == "airflow":
-            return _AIRFLOW_NAMES.get(name, name.replace("-", "_"))
-        return "--" + _CLI_NAMES.get(name, name).replace("_", "-")
+            return airflow or _AIRFLOW_NAMES.get(name, name.replace("-", "_"))
+        return cli or "--" + _CLI_NAMES.get(name, name).replace("_", "-")
 
     return _MARK.sub(spell, text)
 

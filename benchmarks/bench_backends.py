@@ -14,7 +14,7 @@ counting, the check) and the whole process (interpreter start-up and imports inc
 * **floor-stream**: the same, one row group at a time, the partial counts summed by one
   more ``group_by``: the floor in constant memory (for 10^8 rows, where the floor would
   need ~13 GiB);
-* **arrow** / **duckdb**: :func:`airflow_privacy.gate.check.run_check` with
+* **arrow** / **duckdb**: :func:`airflow_privacy.gate.steps.check.run_check` with
   ``backend="arrow"`` / ``"duckdb"`` and one criterion: ``k-anonymity:k=5`` or
   ``ck-safety:c=0.7,k=3`` (the counting dominates; the criteria work on the counts).
 
@@ -125,9 +125,9 @@ def child(method: str, path: str, criterion: str) -> None:
         total = pa.concat_tables(parts).group_by(keys).aggregate([("count_all", "sum")])
         found = {"cells": total.num_rows}
     else:
-        from airflow_privacy.gate.check import CheckRequest, run_check
         from airflow_privacy.gate.context import GateContext
         from airflow_privacy.gate.refs import ReleaseRef
+        from airflow_privacy.gate.steps.check import CheckRequest, run_check
 
         env = run_check(
             CheckRequest(

@@ -36,9 +36,9 @@ from airflow_privacy.core.backends.duck import quote_identifier
 from airflow_privacy.core.io import read_release
 from airflow_privacy.core.model import Bucketization, ReleaseSpec
 from airflow_privacy.errors import InputError
-from airflow_privacy.gate.check import CheckRequest, run_check
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.refs import ReleaseRef
+from airflow_privacy.gate.steps.check import CheckRequest, run_check
 
 ADULT = Path(__file__).resolve().parents[1] / "airflow_privacy" / "data" / "adult" / "adult.csv.gz"
 TOKENS = ["a", "b", "01", "1", "1.0", " ", '"', ",", ";", "\t", "|", "é", "日本", "\u00a0",

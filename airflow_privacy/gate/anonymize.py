@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 from airflow_privacy.core.io import MANIFEST_SUFFIX
 from airflow_privacy.errors import InputError, opt
 from airflow_privacy.gate.benign import benign_details, benign_values
-from airflow_privacy.gate.check import column, columns
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.criteria import parse_criteria
 from airflow_privacy.gate.envelope import Envelope, ReleaseFacts
 from airflow_privacy.gate.refs import ReleaseRef
+from airflow_privacy.gate.steps.values import column, columns
 
 if TYPE_CHECKING:
     import pyarrow as pa

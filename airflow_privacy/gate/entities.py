@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 def check_entity_column(entity: Any, roles: dict[str, Sequence[str]]) -> str:
     """The entity column's name, checked: a name, and none of the release's other roles
     (``roles``: an :func:`opt` name -> the columns it names)."""
-    from airflow_privacy.gate.check import column
+    from airflow_privacy.gate.steps.values import column
 
     name = column(entity, "entity")
     for role, cols in roles.items():

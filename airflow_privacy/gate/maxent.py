@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 from airflow_privacy.errors import InputError, opt
 from airflow_privacy.gate.attempts import begin_check, record, skipped
 from airflow_privacy.gate.benign import benign_values
-from airflow_privacy.gate.check import column, columns
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.envelope import Envelope, ReleaseFacts
 from airflow_privacy.gate.refs import ReleaseRef
+from airflow_privacy.gate.steps.values import column, columns
 
 if TYPE_CHECKING:
     from airflow_privacy.core.maxent import BucketRelease

@@ -41,10 +41,10 @@ from typing import TYPE_CHECKING, Any
 from airflow_privacy.core.thresholds import exact_limit, smallest_size_at_most
 from airflow_privacy.errors import InputError, opt
 from airflow_privacy.gate.attempts import begin_check, record, skipped
-from airflow_privacy.gate.check import columns
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.envelope import Envelope, ReleaseFacts
 from airflow_privacy.gate.refs import ReleaseRef
+from airflow_privacy.gate.steps.values import columns
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -161,7 +161,7 @@ def _check(req: RiskRequest) -> list[str]:
                 "scores entities, which have no row number: leave one of them out"
             )
     if req.weight is not None:
-        from airflow_privacy.gate.check import column
+        from airflow_privacy.gate.steps.values import column
 
         w = column(req.weight, "weight")
         if w in qis or w == req.entity:

@@ -150,6 +150,25 @@ def read_counts(
         return read_bucketization(path, spec, fmt, delimiter, ctx.progress, missing_as=missing_as)
 
 
+def backend_for(ref: ReleaseRef, backend: str) -> str:
+    """``backend`` checked against where ``ref`` lives: a Spark table is counted by Spark
+    (``auto`` or ``spark``), a SQL table in its own database (``auto`` only)."""
+    from airflow_privacy.core.backends import check_backend
+
+    requested = check_backend(backend)
+    if ref.is_spark and requested not in ("auto", "spark"):
+        raise InputError(
+            f"{opt('backend')} {requested} does not apply to {ref.describe()}: a Spark "
+            f"table is counted by Spark (leave {opt('backend')} at auto, or spark)"
+        )
+    if ref.is_table and requested != "auto":
+        raise InputError(
+            f"{opt('backend')} {requested} does not apply to {ref.describe()}: a SQL "
+            f"table is counted in its own database (leave {opt('backend')} at auto)"
+        )
+    return requested
+
+
 def read_counts_by(
     ref: ReleaseRef,
     spec: ReleaseSpec,
@@ -166,25 +185,15 @@ def read_counts_by(
     ``auto`` picks by size, ``arrow``, ``duckdb`` or ``spark`` as asked); ``spark`` for a
     Spark table (``spark:NAME``) or a local Parquet file or folder under ``spark``: a
     ``groupBy`` in Spark. Only counts leave DuckDB, the database or Spark."""
-    from airflow_privacy.core.backends import check_backend, count_release
+    from airflow_privacy.core.backends import count_release
     from airflow_privacy.core.model import Bucketization
 
-    requested = check_backend(backend)
+    requested = backend_for(ref, backend)
     if ref.is_spark:
         from airflow_privacy.gate.pushdown import spark_count
 
-        if requested not in ("auto", "spark"):
-            raise InputError(
-                f"{opt('backend')} {requested} does not apply to {ref.describe()}: a Spark "
-                f"table is counted by Spark (leave {opt('backend')} at auto, or spark)"
-            )
         return spark_count(ref, spec, ctx, missing_as=missing_as), "spark"
     if ref.is_table:
-        if requested != "auto":
-            raise InputError(
-                f"{opt('backend')} {requested} does not apply to {ref.describe()}: a SQL "
-                f"table is counted in its own database (leave {opt('backend')} at auto)"
-            )
         b = Bucketization.from_counts(
             _sql_group_counts(ref, spec, ctx), spec.group_columns, spec.sensitive,
             missing_as=missing_as,

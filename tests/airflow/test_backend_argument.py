@@ -23,7 +23,7 @@ BASE: dict[str, Any] = {"release": "r.parquet", "sensitive": "s", "group_columns
         ({"backend": ""}, r"^backend is blank"),
         (
             {"backend": "duckdb", "release": None, "sql_table": "t", "conn_id": "c"},
-            r"^backend duckdb does not apply with sql_table",
+            r"^backend duckdb does not apply to table:t: a SQL table is counted in its own",
         ),
         (
             {"backend": "arrow", "entity_column": "p"},
@@ -31,7 +31,7 @@ BASE: dict[str, Any] = {"release": "r.parquet", "sensitive": "s", "group_columns
         ),
         (
             {"backend": "duckdb", "release": None, "spark_table": "db.t"},
-            r"^backend duckdb does not apply with spark_table",
+            r"^backend duckdb does not apply to spark:db.t: a Spark table is counted by Spark",
         ),
         (
             {"release": "r.parquet", "spark_table": "db.t"},
@@ -71,7 +71,10 @@ def test_spark_table_arguments() -> None:
 
     op = CheckSafetyOperator(task_id="t", **{**BASE, "release": None, "spark_table": "db.t"})
     assert "spark_table" in op.template_fields
-    with pytest.raises(InputError, match=r"^spark_table takes no attempt"):
+    with pytest.raises(
+        InputError,
+        match=r"^spark:db.t is a Spark table: the ledger gates files and SQL tables \(no attempt\)",
+    ):
         CheckSafetyOperator(task_id="t", **{**BASE, "release": None, "spark_table": "db.t"},
                             attempt_task_id="open_attempt")  # fmt: skip
     anon: dict[str, Any] = {"qis": ["g"], "sensitive": "s", "criteria": ["k-anonymity:k=2"]}

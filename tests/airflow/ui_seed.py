@@ -1,6 +1,6 @@
 """A seeded ledger for the UI tests, written through the ledger's lifecycle API: small real
 releases of the bundled Adult data, each with an attempt whose checks are the envelopes of the
-real check service (:func:`airflow_privacy.gate.check.run_check`), decided by the real gate
+real check service (:func:`airflow_privacy.gate.steps.check.run_check`), decided by the real gate
 (:meth:`ReleaseLedger.decide`), and reports built by the real
 :func:`airflow_privacy.report.build_release_report` from those envelopes. Names and reasons
 carry strings that must be escaped (``<script>``).
@@ -28,10 +28,10 @@ import pyarrow.parquet as pq
 
 from airflow_privacy.core.composition.files import read_release_file
 from airflow_privacy.core.datasets import adult_release
-from airflow_privacy.gate.check import CheckRequest, run_check
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.envelope import Envelope
 from airflow_privacy.gate.refs import ReleaseRef
+from airflow_privacy.gate.steps.check import CheckRequest, run_check
 from airflow_privacy.ledger import ReleaseLedger
 
 SENSITIVE = "occupation"

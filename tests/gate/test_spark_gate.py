@@ -33,9 +33,9 @@ from airflow_privacy.cli import main
 from airflow_privacy.errors import InputError
 from airflow_privacy.gate import pushdown
 from airflow_privacy.gate.anonymize import AnonymizeRequest, run_anonymize
-from airflow_privacy.gate.check import CheckRequest, run_check
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.refs import ReleaseRef
+from airflow_privacy.gate.steps.check import CheckRequest, run_check
 from tests import test_backends_spark
 
 CRITERIA = ["k-anonymity:k=2", "distinct-l-diversity:l=2", "ck-safety:c=0.7,k=1",

@@ -22,9 +22,9 @@ from airflow_privacy.gate.attempts import (
     open_attempt,
     publish,
 )
-from airflow_privacy.gate.check import CheckRequest, run_check
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.refs import ReleaseRef
+from airflow_privacy.gate.steps.check import CheckRequest, run_check
 from airflow_privacy.ledger import ReleaseLedger
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)
 from tests.gate.conftest import Workspace

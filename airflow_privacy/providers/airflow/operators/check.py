@@ -1,16 +1,16 @@
 """``CheckSafetyOperator``: a release against several criteria at once (one count).
 
-An adapter over :func:`airflow_privacy.gate.check.run_check`, the service behind
-``airflow-privacy check``."""
+Its arguments are checked as the step declares them
+(:class:`airflow_privacy.gate.steps.check.CheckStep`, the declaration ``airflow-privacy
+check`` is derived from too); the signature stays explicit for IDEs, and a test keeps it equal
+to the declaration."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from airflow_privacy.core.backends import BACKENDS
 from airflow_privacy.providers.airflow.operators.base import CheckOperator
-from airflow_privacy.providers.airflow.params import Args
 
 
 class CheckSafetyOperator(CheckOperator):
@@ -94,100 +94,18 @@ class CheckSafetyOperator(CheckOperator):
         self._check_at_parse_time()
 
     def check_arguments(self, parsing: bool) -> dict[str, Any]:
-        """Every argument (:meth:`PrivacyOperator.check_arguments`)."""
-        from airflow_privacy.errors import InputError
+        """Every argument, as the step declares it (:mod:`airflow_privacy.gate.steps.check`;
+        :func:`airflow_privacy.providers.airflow.steps.check_arguments`)."""
+        from airflow_privacy.gate.steps.check import CHECK
+        from airflow_privacy.providers.airflow import steps
 
-        a = Args(self, parsing)
-        out = {
-            "release": a.text("release", optional=True),
-            "sql_table": a.text("sql_table", optional=True),
-            "conn_id": a.text("conn_id", optional=True),
-            "sensitive": a.text("sensitive"),
-            "group_columns": a.names("group_columns"),
-            "entity_column": a.text("entity_column", optional=True),
-            "criteria": a.criteria("criteria"),
-            "missing_as": a.text("missing_as", optional=True),
-            "benign_values": a.values("benign_values"),
-            "population": a.text("population", optional=True),
-            "backend": a.choice("backend", BACKENDS),
-            "spark_table": a.text("spark_table", optional=True),
-        }
-        given = [x for x in (self.release, self.sql_table, self.spark_table) if x is not None]
-        if len(given) != 1:
-            raise InputError("give exactly one of release, sql_table and spark_table")
-        if self.spark_table is not None and (
-            self.attempt is not None or self.attempt_task_id is not None
-        ):
-            raise InputError(
-                "spark_table takes no attempt: the ledger gates files and SQL tables; publish "
-                "the release through a SQL warehouse or a file"
-            )
-        if self.spark_table is not None and out["backend"] in ("arrow", "duckdb"):
-            raise InputError(
-                f"backend {out['backend']} does not apply with spark_table (counted by "
-                "Spark); leave it at auto"
-            )
-        if self.sql_table is not None and self.conn_id is None:
-            raise InputError("sql_table needs conn_id: the SQL connection of the table")
-        if out["backend"] in ("arrow", "duckdb") and (
-            self.sql_table is not None or self.entity_column is not None
-        ):
-            where = (
-                "sql_table (counted in its database)"
-                if self.sql_table is not None
-                else ("entity_column (entities are counted in process)")
-            )
-            raise InputError(
-                f"backend {out['backend']} does not apply with {where}; leave it at auto"
-            )
-        entity = self.entity_column
-        if isinstance(entity, str) and (
-            entity == self.sensitive
-            or (isinstance(self.group_columns, list | tuple) and entity in self.group_columns)
-        ):
-            raise InputError(
-                f"entity_column {entity!r} is also the sensitive or a group column: it names "
-                "the person a row belongs to, it is neither published nor measured"
-            )
-        if self.population is None:
-            require_population_for(self.criteria)
-        return out
+        return steps.check_arguments(self, CHECK, parsing)
 
     def execute(self, context: Any) -> dict[str, Any]:
-        from airflow_privacy.gate.check import CheckRequest, run_check
-        from airflow_privacy.gate.refs import ReleaseRef
+        from airflow_privacy.gate.steps.check import CHECK
+        from airflow_privacy.providers.airflow import steps
 
-        def service(ctx: Any, attempt: str | None) -> Any:
-            a = self.check_arguments(parsing=False)
-            ref = (
-                ReleaseRef(sql_table=a["sql_table"], conn=a["conn_id"])
-                if a["sql_table"] is not None
-                else ReleaseRef(spark_table=a["spark_table"])
-                if a["spark_table"] is not None
-                else ReleaseRef(path=a["release"], conn=a["conn_id"])
-            )
-            return run_check(
-                CheckRequest(
-                    release=ref,
-                    sensitive=a["sensitive"],
-                    group_columns=a["group_columns"],
-                    criteria=a["criteria"],
-                    entity=a["entity_column"],
-                    name=self.name,
-                    attempt=attempt,
-                    missing_as=a["missing_as"],
-                    benign=a["benign_values"],
-                    population=(
-                        ReleaseRef(path=a["population"], conn=a["conn_id"])
-                        if a["population"] is not None
-                        else None
-                    ),
-                    backend=a["backend"],
-                ),
-                ctx,
-            )
-
-        return self.attempt_service(context, service)
+        return steps.execute(self, CHECK, context)
 
 
 def require_population_for(criteria: Any) -> None:

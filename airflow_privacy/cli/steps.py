@@ -1,0 +1,111 @@
+"""A command's parser and its values, derived from its step's declaration
+(:mod:`airflow_privacy.gate.steps`): one loop over the fields, the shared option groups
+after them. Importing this module imports no engine."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from airflow_privacy.cli.common import (
+    add_attempt_args,
+    add_criterion_flags,
+    add_input_args,
+    add_output_args,
+    criteria_with_shorthand,
+    number,
+    ref,
+)
+
+if TYPE_CHECKING:
+    from airflow_privacy.gate.steps.base import Step
+    from airflow_privacy.gate.steps.fields import Field
+
+
+def help_text(f: Field) -> str:
+    """A field's help on the command line: its sentence, the command line's note, the
+    default."""
+    text = f.help
+    if f.cli_note:
+        text += f"; {f.cli_note}"
+    if f.repeated and not f.positional:
+        text += " (repeat for several)"
+    if f.kind == "choice" and f.default is not None:
+        text += f" (default: {f.default})"
+    if f.kind == "criteria":
+        from airflow_privacy.core.criteria.registry import CRITERIA
+
+        text += f". Names: {', '.join(CRITERIA)}"
+    return text
+
+
+def add_field(p: argparse.ArgumentParser, f: Field) -> None:
+    """One field as an argument of ``p``."""
+    flag = f.flag
+    assert flag is not None
+    if f.positional:
+        p.add_argument(f.attr, metavar=flag, help=help_text(f))
+        return
+    kw: dict[str, Any] = {"dest": f.attr, "help": help_text(f)}
+    if f.metavar is not None:
+        kw["metavar"] = f.metavar
+    if f.repeated:
+        kw["action"] = "append"
+        kw["default"] = [] if not f.required else None
+        kw["required"] = f.required
+    elif f.kind == "choice":
+        kw["choices"] = f.choices
+        kw["default"] = f.default
+    elif f.kind in ("number", "whole"):
+        kw["type"] = number(int if f.kind == "whole" else float, flag)
+        kw["default"] = f.default
+        kw["required"] = f.required
+    else:
+        kw["default"] = f.default
+        kw["required"] = f.required
+    p.add_argument(flag, **kw)
+
+
+def register(sub: Any, step: Step) -> argparse.ArgumentParser:
+    """The subcommand of ``step``: its fields, then its shared option groups."""
+    from airflow_privacy.cli.report import add_report_arg
+
+    p: argparse.ArgumentParser = sub.add_parser(
+        step.name, help=step.summary, description=step.description
+    )
+    for f in step.fields:
+        if f.flag is None:
+            continue
+        add_field(p, f)
+        if f.kind == "criteria" and "criterion-flags" in step.cli_groups:
+            add_criterion_flags(p)
+    groups = step.cli_groups
+    if "input" in groups:
+        add_input_args(p)
+    if "attempt" in groups:
+        add_attempt_args(p, step.name)
+    if "report" in groups:
+        add_report_arg(p)
+    if "output" in groups:
+        add_output_args(p)
+    return p
+
+
+def values(step: Step, args: argparse.Namespace) -> dict[str, Any]:
+    """The parsed command line as the step's values by field key (references resolved,
+    the criteria with their flag shorthand), plus the shared ones (``attempt``, ``name``,
+    ``ledger``, ``input_format``, ``delimiter``)."""
+    out: dict[str, Any] = {}
+    for f in step.fields:
+        if f.flag is None:
+            continue
+        value = getattr(args, f.attr)
+        if f.kind == "ref" and value is not None:
+            value = ref(value, args)
+        elif f.kind == "criteria":
+            value = criteria_with_shorthand(args)
+        out[f.key] = value
+    for shared in ("attempt", "name", "ledger", "input_format", "delimiter"):
+        if hasattr(args, shared):
+            out[shared] = getattr(args, shared)
+    return out

@@ -1,0 +1,14 @@
+"""The gate's steps, each declared once (:mod:`airflow_privacy.gate.steps.base`): the
+command line, the operators' argument checks, the error wording and the reference tables of
+the docs are derived from these declarations.
+
+Importing this package imports no engine: the command line builds its parser from it.
+"""
+
+from __future__ import annotations
+
+from airflow_privacy.gate.steps.base import Step
+from airflow_privacy.gate.steps.check import CHECK
+
+#: every declared step by its command name
+STEPS: dict[str, Step] = {step.name: step for step in (CHECK,)}

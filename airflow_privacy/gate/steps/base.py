@@ -1,0 +1,122 @@
+"""A step of the gate, declared once (:class:`Step`), and the attempt protocol every check
+step follows (:class:`MeasuringStep`).
+
+A step declares its :class:`~airflow_privacy.gate.steps.fields.Field` s, its cross-field
+rules (:meth:`Step.rules`, written once in the project's words: ``opt(key)`` names a field
+as the front end in effect spells it), how the checked values become the service's request
+(:meth:`Step.request`) and the work that differs (:meth:`MeasuringStep.measure`). The
+command line and the operators derive everything else: their parsers and argument checks,
+the error wording, the reference tables of the docs.
+
+The rules run in the service (so both front ends get them when the step runs) and, in
+Airflow, also when the DAG is parsed, on the values that are not templates yet: a rule
+reads only the values it is given (:class:`Known`) and waits while one it needs is unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from airflow_privacy.gate.steps.fields import Field
+
+if TYPE_CHECKING:
+    from airflow_privacy.gate.attempts import CheckStart
+    from airflow_privacy.gate.context import GateContext
+    from airflow_privacy.gate.envelope import Envelope
+
+
+class Known(Mapping[str, Any]):
+    """The values of a step's fields that are known now (not templates waiting to be
+    rendered). ``known.has("a", "b")``: whether a rule that reads both can run."""
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self._values = dict(values)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def has(self, *keys: str) -> bool:
+        return all(k in self._values for k in keys)
+
+
+class Step:
+    """A gate step's declaration (module doc). Subclasses set the class attributes and
+    override :meth:`rules`, :meth:`request` and :meth:`run`."""
+
+    #: the command's name (``airflow-privacy NAME``) and the envelope's ``step``
+    name: ClassVar[str]
+    #: one line for ``airflow-privacy --help``
+    summary: ClassVar[str]
+    #: the command's description (``airflow-privacy NAME --help``)
+    description: ClassVar[str]
+    #: the operator's dotted class name (None: no operator)
+    operator: ClassVar[str | None] = None
+    #: the fields this step declares (module doc)
+    fields: ClassVar[tuple[Field, ...]] = ()
+    #: the command-line option groups shared by several commands, added after the fields:
+    #: ``criterion-flags``, ``input``, ``attempt``, ``report``, ``output``
+    cli_groups: ClassVar[tuple[str, ...]] = ("output",)
+
+    def field(self, key: str) -> Field:
+        for f in self.fields:
+            if f.key == key:
+                return f
+        raise KeyError(key)
+
+    def rules(self, known: Known) -> None:
+        """The cross-field rules (module doc): raise ``InputError`` naming the fields."""
+
+    def request(self, values: Mapping[str, Any]) -> Any:
+        """The service's request from the checked values of every field (by key), plus the
+        shared ones the front end adds (``attempt``, ``name``, ``ledger``, ...)."""
+        raise NotImplementedError
+
+    def run(self, req: Any, ctx: GateContext) -> Envelope:
+        raise NotImplementedError
+
+
+class MeasuringStep(Step):
+    """A step that measures a release and may record its envelope under an attempt: the
+    attempt protocol is here once, so no step can forget a part of it.
+
+    1. the rules run (:meth:`Step.rules`) on the request's values;
+    2. ``begin``: the attempt must be open, and the release this step reads must be the
+       bytes the attempt recorded (the content digest is compared);
+    3. an attempt whose content is already published is not measured again (``skipped``);
+    4. :meth:`measure` does the work and returns the envelope;
+    5. ``record``: the envelope is stored as this check of the attempt.
+    """
+
+    def values_of(self, req: Any) -> Known:
+        """The request's values by field key, for the rules (default: none)."""
+        return Known({})
+
+    def reads(self, req: Any) -> Any:
+        """The release this step reads (what ``begin`` compares with the attempt's
+        digest); None for a step that measures something else."""
+        return getattr(req, "release", None)
+
+    def measure(self, req: Any, ctx: GateContext, start: CheckStart) -> Envelope:
+        raise NotImplementedError
+
+    def run(self, req: Any, ctx: GateContext) -> Envelope:
+        from airflow_privacy.gate.attempts import begin_check, record, skipped
+
+        self.rules(self.values_of(req))
+        self.before_begin(req, ctx)
+        start = begin_check(req.attempt, req.ledger, ctx, reads=self.reads(req))
+        if start.skip:
+            return skipped(self.name, req.name, start.info)
+        env = self.measure(req, ctx, start)
+        return record(env, start, req.ledger, ctx)
+
+    def before_begin(self, req: Any, ctx: GateContext) -> None:
+        """Checks of the request that need more than its fields (e.g. the criteria's names
+        known to the engines): before the ledger is touched."""

@@ -1,0 +1,154 @@
+"""The reference tables of ``docs/``, generated from the steps' declarations.
+
+A page holds a generated table between two markers::
+
+    <!-- generated: cli check -->
+    ...
+    <!-- end generated -->
+
+(``cli NAME`` for the options of ``airflow-privacy NAME``, ``operator NAME`` for the
+arguments of the step's operator). ``python -m airflow_privacy.gate.steps.docs`` rewrites
+every such block; ``--check`` exits 1 naming the pages that differ (the test suite runs it,
+so a declaration and its page cannot drift apart).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from airflow_privacy.gate.steps import STEPS
+from airflow_privacy.gate.steps.base import Step
+from airflow_privacy.gate.steps.fields import Field
+
+BLOCK = re.compile(
+    r"(<!-- generated: (cli|operator) ([a-z-]+) -->\n)(.*?)(<!-- end generated -->)", re.S
+)
+#: the shared command-line option groups, as the docs name them
+CLI_GROUPS = {
+    "criterion-flags": "the parameter flags of a single `--criterion` (`--k`, `--l`, `--c`, "
+    "`--t`, `--point`, ...: [criteria](../criteria.md))",
+    "input": "`--input-format csv|parquet`, `--delimiter D`, `--conn URL` (the database of a "
+    "`table:` reference)",
+    "attempt": "`--attempt UUID` (record the result as a check of this attempt), `--name NAME` "
+    "(the check's name in it), `--ledger URL`",
+    "report": "`--report FILE.html` (also write the HTML report of this check)",
+    "output": "`--format text|json` (json: the report envelope), `--quiet` (no progress on stderr)",
+}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _default(f: Field, front: str) -> str:
+    if f.required:
+        return "required"
+    if f.default is None:
+        return "`None`" if front == "operator" else "none"
+    if isinstance(f.default, tuple) and not f.default:
+        return "`()`" if front == "operator" else "none"
+    return f"`{f.default!r}`" if front == "operator" else f"`{f.default}`"
+
+
+def _value(f: Field) -> str:
+    if f.kind == "choice":
+        return " \\| ".join(f.choices)
+    return f.metavar or {"columns": "COL", "column": "COL", "values": "VALUE"}.get(f.kind, "X")
+
+
+def cli_table(step: Step) -> str:
+    """The options of ``airflow-privacy STEP`` as a Markdown table."""
+    rows = ["| option | default | meaning |", "| --- | --- | --- |"]
+    for f in step.fields:
+        if f.flag is None:
+            continue
+        usage = f"`{f.flag}`" if f.positional else f"`{f.flag} {_value(f)}`"
+        meaning = f.help + (f"; {f.cli_note}" if f.cli_note else "")
+        if f.repeated and not f.positional:
+            meaning += " (repeat for several)"
+        rows.append(f"| {usage} | {_default(f, 'cli')} | {_cell(meaning)} |")
+    shared = [CLI_GROUPS[g] for g in step.cli_groups]
+    text = "\n".join(rows) + "\n"
+    if shared:
+        text += "\nAlso: " + "; ".join(shared) + ".\n"
+    return text
+
+
+def operator_table(step: Step) -> str:
+    """The arguments of the step's operator as a Markdown table."""
+    rows = [
+        "| parameter | type | default | templated | meaning |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for f in step.fields:
+        name = f.argument
+        if name is None:
+            continue
+        templated = "yes" if f.templated else "no"
+        meaning = f.help + (f"; {f.airflow_note}" if f.airflow_note else "")
+        if f.kind == "ref" and f.variants:
+            rows.append(f"| `{name}` | `str \\| None` | `None` | {templated} | {_cell(meaning)} |")
+            rows.append(
+                "| `sql_table` | `str \\| None` | `None` | yes | instead of "
+                f"`{name}`: a table (`schema.name`) on the SQL connection `conn_id`, counted "
+                "in the database |"
+            )
+            rows.append(
+                "| `spark_table` | `str \\| None` | `None` | yes | instead of "
+                f"`{name}`: a table of the Spark catalog (`db.name`), counted by Spark; no "
+                "attempt |"
+            )
+            rows.append(
+                "| `conn_id` | `str \\| None` | `None` | yes | the connection of a URI "
+                f"`{name}` or of `sql_table` (which needs it) |"
+            )
+            continue
+        if f.kind == "choice":
+            meaning += f" ({f.range_text()})"
+        rows.append(
+            f"| `{name}` | `{_cell(f.type_hint)}` | {_default(f, 'operator')} | {templated} "
+            f"| {_cell(meaning)} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+def generated(kind: str, name: str) -> str:
+    step = STEPS[name]
+    return cli_table(step) if kind == "cli" else operator_table(step)
+
+
+def rewrite(text: str) -> str:
+    """``text`` with every generated block made anew."""
+    return BLOCK.sub(lambda m: m[1] + generated(m[2], m[3]) + m[5], text)
+
+
+def pages(root: Path) -> list[Path]:
+    return sorted(p for p in (root / "docs").rglob("*.md") if BLOCK.search(p.read_text("utf-8")))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    check = "--check" in args
+    root = Path(__file__).resolve().parents[3]
+    stale = []
+    for page in pages(root):
+        old = page.read_text("utf-8")
+        new = rewrite(old)
+        if new != old:
+            stale.append(str(page.relative_to(root)))
+            if not check:
+                page.write_text(new, "utf-8")
+    if check and stale:
+        sys.stderr.write(
+            "generated tables out of date (python -m airflow_privacy.gate.steps.docs): "
+            + ", ".join(stale)
+            + "\n"
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,126 @@
+"""A step's fields, declared once: what each front end derives from.
+
+A :class:`Field` says what one input of a step is (its kind, range, default, whether it is
+templated), how each front end spells it (a command-line flag or positional, an operator
+argument), and one help sentence. From the declarations of a step
+(:mod:`airflow_privacy.gate.steps.base`):
+
+* the command line builds its subparser (:mod:`airflow_privacy.cli.steps`);
+* the operators check their arguments when the DAG is parsed and when the task runs
+  (:mod:`airflow_privacy.providers.airflow.steps`);
+* messages name a field in the words of the front end that shows them
+  (:func:`airflow_privacy.errors.opt` reads :func:`spellings`);
+* the reference tables of ``docs/`` are generated (:mod:`airflow_privacy.gate.steps.docs`),
+  and a test fails when a page and its declaration drift apart.
+
+This module imports no engine (the command line builds its parser from it on every start).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Kind = Literal[
+    "ref",  # a table reference: a file, URI, table:NAME (with --conn) or spark:NAME on the CLI
+    "text",  # free text
+    "column",  # one column name
+    "columns",  # a non-empty list of column names (a repeated flag on the CLI)
+    "values",  # a list of values (text), possibly empty (a repeated flag on the CLI)
+    "choice",  # one of ``choices``
+    "number",  # a real number in [low, high]
+    "whole",  # a whole number in [low, high]
+    "flag",  # true or false
+    "criteria",  # a list of criteria (``NAME:PARAM=VALUE,...`` or mappings)
+]
+
+#: the operator arguments a ``ref`` field with ``variants`` stands for besides its own name
+#: (a path or URI): a SQL table on the connection ``conn_id``, a table of the Spark catalog
+REF_VARIANTS: tuple[str, ...] = ("sql_table", "spark_table")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One input of a step (module doc).
+
+    ``key`` names it in the step's values and in messages (``opt(key)``); ``cli`` is its
+    flag (``"--group"``), a positional's metavar (``"RELEASE"``), ``""`` for ``--KEY`` or
+    None when the command line does not have it; ``airflow`` is the operator argument
+    (``""``: the key with underscores; None: the operators do not have it).
+    """
+
+    key: str
+    kind: Kind
+    help: str
+    cli: str | None = ""
+    airflow: str | None = ""
+    required: bool = False
+    default: Any = None
+    choices: tuple[str, ...] = ()
+    low: float | None = None
+    high: float | None = None
+    templated: bool = True
+    metavar: str | None = None
+    dest: str | None = None
+    """The attribute of the parsed command line (default: the key with underscores)."""
+    type_hint: str = ""
+    """The operator argument's type as its signature declares it (the docs show it)."""
+    cli_note: str = ""
+    """A sentence only the command line's help has."""
+    airflow_note: str = ""
+    """A sentence only the operator's docs have."""
+    variants: bool = False
+    """A ``ref`` that the operators take as one of three arguments: a path or URI under its
+    own name, ``sql_table`` or ``spark_table`` (:data:`REF_VARIANTS`)."""
+
+    @property
+    def flag(self) -> str | None:
+        """The command-line spelling (``--group``, or a positional's ``RELEASE``)."""
+        if self.cli is None:
+            return None
+        return self.cli or "--" + self.key.replace("_", "-")
+
+    @property
+    def positional(self) -> bool:
+        return self.flag is not None and not self.flag.startswith("-")
+
+    @property
+    def argument(self) -> str | None:
+        """The operator argument's name."""
+        if self.airflow is None:
+            return None
+        return self.airflow or self.key.replace("-", "_")
+
+    @property
+    def attr(self) -> str:
+        """Where the parsed command line keeps the value."""
+        return self.dest or self.key.replace("-", "_")
+
+    @property
+    def repeated(self) -> bool:
+        """A list: on the command line, a flag given once per element."""
+        return self.kind in ("columns", "values", "criteria")
+
+    def range_text(self) -> str:
+        """The valid values in words (docs and help)."""
+        if self.kind == "choice":
+            return "one of " + ", ".join(f"`{c}`" for c in self.choices)
+        if self.kind in ("number", "whole") and (self.low is not None or self.high is not None):
+            lo = "-inf" if self.low is None else f"{self.low:g}"
+            hi = "inf" if self.high is None else f"{self.high:g}"
+            what = "a whole number" if self.kind == "whole" else "a number"
+            return f"{what} in [{lo}, {hi}]"
+        return ""
+
+
+def spellings() -> dict[str, tuple[str | None, str | None]]:
+    """``{key: (command-line flag, operator argument)}`` over every declared step (a key
+    spelled the same way wherever it is declared; the first declaration wins for a key
+    whose front ends differ)."""
+    from airflow_privacy.gate.steps import STEPS
+
+    out: dict[str, tuple[str | None, str | None]] = {}
+    for step in STEPS.values():
+        for f in step.fields:
+            out.setdefault(f.key, (f.flag, f.argument))
+    return out

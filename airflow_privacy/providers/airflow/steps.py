@@ -1,0 +1,125 @@
+"""An operator's argument checks and its call of the service, derived from its step's
+declaration (:mod:`airflow_privacy.gate.steps`).
+
+:func:`check_arguments` is the operator's one check, run when the DAG is parsed (templates
+wait) and when the task runs (every value, rendered): each field by its kind through
+:class:`~airflow_privacy.providers.airflow.params.Args`, a release reference as exactly one
+of its three arguments, then the step's own cross-field rules on the values known so far.
+:func:`execute` turns the checked values into the service's request and runs it under the
+operator's attempt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from airflow_privacy.errors import InputError
+from airflow_privacy.gate.steps.base import Known
+from airflow_privacy.gate.steps.fields import REF_VARIANTS
+from airflow_privacy.providers.airflow.params import Args, templated
+
+if TYPE_CHECKING:
+    from airflow_privacy.gate.steps.base import Step
+    from airflow_privacy.gate.steps.fields import Field
+
+
+def _check_field(a: Args, f: Field, name: str) -> Any:
+    optional = not f.required
+    if f.kind in ("text", "column", "ref"):
+        return a.text(name, optional=optional)
+    if f.kind == "columns":
+        return a.names(name, optional=optional)
+    if f.kind == "values":
+        return a.values(name)
+    if f.kind == "choice":
+        return a.choice(name, f.choices)
+    if f.kind == "criteria":
+        return a.criteria(name)
+    if f.kind == "number":
+        lo = -float("inf") if f.low is None else f.low
+        hi = float("inf") if f.high is None else f.high
+        return a.number(name, lo, hi, optional=optional)
+    if f.kind == "whole":
+        lo_w = -(2**63) if f.low is None else int(f.low)
+        hi_w = 2**63 - 1 if f.high is None else int(f.high)
+        return a.whole(name, lo_w, hi_w, optional=optional)
+    if f.kind == "flag":
+        return a.flag(name)
+    raise AssertionError(f"no operator check for kind {f.kind}")
+
+
+def _release_ref(op: Any, f: Field, args: dict[str, Any]) -> Any:
+    """The reference of a ``ref`` field with variants: exactly one of its three arguments
+    (a path or URI, ``sql_table`` on ``conn_id``, ``spark_table``)."""
+    from airflow_privacy.gate.refs import ReleaseRef
+
+    name = str(f.argument)
+    names = [name, *REF_VARIANTS]
+    given = [n for n in names if getattr(op, n, None) is not None]
+    if len(given) != 1:
+        raise InputError(f"give exactly one of {', '.join(names[:-1])} and {names[-1]}")
+    if op.sql_table is not None and getattr(op, "conn_id", None) is None:
+        raise InputError("sql_table needs conn_id: the SQL connection of the table")
+    which = given[0]
+    value = args[which]
+    if templated(value):
+        return None
+    if which == "sql_table":
+        return ReleaseRef(sql_table=value, conn=args.get("conn_id"))
+    if which == "spark_table":
+        return ReleaseRef(spark_table=value)
+    return ReleaseRef(path=value, conn=args.get("conn_id"))
+
+
+def check_arguments(op: Any, step: Step, parsing: bool) -> dict[str, Any]:
+    """Every argument of ``op`` checked (module doc); returns the step's values by field key
+    (when parsing, a templated value is left out of the rules and returned as written)."""
+    from airflow_privacy.gate.refs import ReleaseRef
+
+    a = Args(op, parsing)
+    args: dict[str, Any] = {}
+    values: dict[str, Any] = {}
+    known: dict[str, Any] = {}
+    conn = a.text("conn_id", optional=True) if hasattr(op, "conn_id") else None
+    args["conn_id"] = conn
+    for f in step.fields:
+        name = f.argument
+        if name is None:
+            continue
+        if f.kind == "ref" and f.variants:
+            for n in (name, *REF_VARIANTS):
+                args[n] = a.text(n, optional=True)
+            value = _release_ref(op, f, args)
+            values[f.key] = value
+            if value is not None:
+                known[f.key] = value
+            continue
+        raw = getattr(op, name)
+        value = _check_field(a, f, name)
+        if f.kind == "ref" and value is not None and not templated(value):
+            value = ReleaseRef(path=value, conn=conn)
+        if value is None and f.default is not None:
+            value = f.default
+        values[f.key] = value
+        if not (parsing and templated(raw)):
+            known[f.key] = value
+    attempt = getattr(op, "attempt", None)
+    if attempt is not None or getattr(op, "attempt_task_id", None) is not None:
+        known["attempt"] = attempt or "(from attempt_task_id)"
+    else:
+        known["attempt"] = None
+    step.rules(Known(known))
+    return values
+
+
+def execute(op: Any, step: Step, context: Mapping[str, Any]) -> dict[str, Any]:
+    """Run ``step``'s service with ``op``'s checked arguments under its attempt."""
+
+    def service(ctx: Any, attempt: str | None) -> Any:
+        values = check_arguments(op, step, parsing=False)
+        values.update(attempt=attempt, name=op.name)
+        return step.run(step.request(values), ctx)
+
+    result: dict[str, Any] = op.attempt_service(context, service)
+    return result
