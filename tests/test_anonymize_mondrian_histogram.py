@@ -406,12 +406,11 @@ def test_cli_categorical_split(tmp_path: Any, capsys: pytest.CaptureFixture[str]
     import pyarrow.csv as pacsv
 
     from airflow_privacy.cli import main
-    from airflow_privacy.cli.names import CATEGORICAL_SPLITS as CLI_SPLITS
     from airflow_privacy.core.anonymize.dimensions import CATEGORICAL_SPLITS
     from airflow_privacy.core.datasets import load_adult
-    from airflow_privacy.providers.airflow.params import CATEGORICAL_SPLITS as OPERATOR_SPLITS
+    from airflow_privacy.vocabulary import CATEGORICAL_SPLITS as SHARED_SPLITS
 
-    assert CLI_SPLITS == CATEGORICAL_SPLITS == OPERATOR_SPLITS
+    assert SHARED_SPLITS == CATEGORICAL_SPLITS
     src, out = tmp_path / "in.csv", tmp_path / "rel.csv"
     pacsv.write_csv(load_adult().slice(0, 1500), src)
     qis = ["--qi", "age", "--qi", "education", "--qi", "marital-status"]

@@ -35,16 +35,3 @@ def test_help_of_every_command_imports_no_engine() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == []
-
-
-def test_the_parser_choices_equal_the_engines_constants() -> None:
-    from airflow_privacy.cli import names
-    from airflow_privacy.core.algorithm_aware.intervals import METHODS as INTERVALS
-    from airflow_privacy.core.anonymize import METHODS, METRICS
-    from airflow_privacy.ledger.models import RELEASE_STATUSES, STATUSES
-
-    assert names.LEDGER_STATUSES == STATUSES
-    assert names.RELEASE_STATUSES == RELEASE_STATUSES
-    assert names.METHODS == METHODS
-    assert names.METRICS == METRICS
-    assert names.INTERVAL_METHODS == INTERVALS

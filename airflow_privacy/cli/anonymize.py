@@ -42,8 +42,8 @@ _BUCKETIZE_ONLY = ("bucket_column", "qit", "st")
 
 
 def register(sub: Any) -> None:
-    from airflow_privacy.cli.names import CATEGORICAL_SPLITS, METHODS, METRICS
     from airflow_privacy.core.criteria.registry import CRITERIA
+    from airflow_privacy.vocabulary import CATEGORICAL_SPLITS, METHODS, METRICS
 
     p = sub.add_parser(
         NAME,

@@ -35,9 +35,9 @@ NAME = "audit-algorithm"
 
 
 def register(sub: Any) -> None:
-    from airflow_privacy.cli.names import INTERVAL_METHODS as METHODS
-    from airflow_privacy.cli.names import METRICS
     from airflow_privacy.core.criteria.registry import CRITERIA
+    from airflow_privacy.vocabulary import INTERVAL_METHODS as METHODS
+    from airflow_privacy.vocabulary import METRICS
 
     p = sub.add_parser(
         NAME,

@@ -27,7 +27,7 @@ NAME = "ledger"
 
 def register(sub: Any) -> None:
     from airflow_privacy.cli.attempt import add_release_file_args
-    from airflow_privacy.cli.names import LEDGER_STATUSES, RELEASE_STATUSES
+    from airflow_privacy.vocabulary import LEDGER_STATUSES, RELEASE_STATUSES
 
     p = sub.add_parser(
         NAME,

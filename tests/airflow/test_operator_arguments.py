@@ -30,7 +30,7 @@ from airflow_privacy.providers.airflow.operators.attempt import OpenAttemptOpera
 from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
 from airflow_privacy.providers.airflow.operators.composition import CompositionAuditOperator
 from airflow_privacy.providers.airflow.operators.maxent import MaxEntRiskOperator
-from airflow_privacy.providers.airflow.params import DISCLOSURE_MODES, check_rendered
+from airflow_privacy.providers.airflow.params import check_rendered
 
 PACKAGE = Path(__file__).resolve().parents[2] / "airflow_privacy"
 
@@ -219,12 +219,6 @@ def test_templates_are_not_checked_before_rendering() -> None:
     build(OpenAttemptOperator, version="{{ params.version }}", first_release="{{ params.f }}")
     build(CompositionAuditOperator, confidence="{{ params.c }}", overlap="{{ params.o }}",
           datasets="{{ params.datasets }}")  # fmt: skip
-
-
-def test_lattice_constants_equal_the_engines() -> None:
-    from airflow_privacy.core.algorithm_aware.lattice_mode import DISCLOSURE_MODES as ENGINE
-
-    assert DISCLOSURE_MODES == ENGINE
 
 
 # ------------------------------------------------------------------ after rendering

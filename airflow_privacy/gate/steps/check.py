@@ -18,6 +18,7 @@ from airflow_privacy.errors import InputError, opt
 from airflow_privacy.gate.steps.base import Known, MeasuringStep
 from airflow_privacy.gate.steps.fields import Field
 from airflow_privacy.gate.steps.values import column, columns
+from airflow_privacy.vocabulary import BACKENDS
 
 if TYPE_CHECKING:
     from airflow_privacy.core.criteria.base import Criterion
@@ -26,10 +27,6 @@ if TYPE_CHECKING:
     from airflow_privacy.gate.context import GateContext
     from airflow_privacy.gate.envelope import Envelope
     from airflow_privacy.gate.refs import ReleaseRef
-
-#: where a file is counted (:data:`airflow_privacy.core.backends.BACKENDS`; a test keeps
-#: them equal: this module is imported when the command line builds its parser)
-BACKENDS: tuple[str, ...] = ("auto", "arrow", "duckdb", "spark")
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from airflow_privacy.errors import InputError
+from airflow_privacy.vocabulary import CATEGORICAL_SPLITS, DISCLOSURE_MODES
 
 TEMPLATE = "{{"
 _SPAN = re.compile(r"\{\{.*?\}\}", re.S)
@@ -35,8 +36,6 @@ _SPAN = re.compile(r"\{\{.*?\}\}", re.S)
 MAX_LABEL = 255
 #: lattice options checked here without importing the engines (numpy) when a DAG is parsed;
 #: tests/airflow/test_operator_arguments.py keeps them equal to the engines' constants
-DISCLOSURE_MODES = ("naive", "safe")
-CATEGORICAL_SPLITS = ("hierarchy", "halving")  # core.anonymize.dimensions.CATEGORICAL_SPLITS
 #: stand-ins for templated criterion parameters, so that the rest of a criterion is checked
 #: when the DAG is parsed (each passes every criterion's check of that parameter)
 
@@ -280,7 +279,7 @@ def masks(value: Any, name: str = "masks") -> dict[str, int | None]:
 
 
 def _metric(value: Any, name: str) -> str:
-    from airflow_privacy.cli.names import METRICS
+    from airflow_privacy.vocabulary import METRICS
 
     return choice(value, name, METRICS)
 

@@ -98,19 +98,12 @@ def test_one_spelling_per_key_over_all_steps() -> None:
             assert seen.setdefault(f.key, spelled) == spelled, (step.name, f.key)
 
 
-def test_the_backends_a_step_declares_are_the_engines() -> None:
-    from airflow_privacy.core.backends import BACKENDS
-    from airflow_privacy.gate.steps.check import BACKENDS as DECLARED_BACKENDS
-
-    assert DECLARED_BACKENDS == BACKENDS
-
-
 def test_the_generated_tables_of_the_docs_are_current() -> None:
-    """``python -m airflow_privacy.gate.steps.docs --check`` (the tables are made from the
+    """``python -m airflow_privacy.reference_docs --check`` (the tables are made from the
     declarations; a page edited by hand, or a declaration changed without
-    ``python -m airflow_privacy.gate.steps.docs``, fails)."""
+    ``python -m airflow_privacy.reference_docs``, fails)."""
     proc = subprocess.run(
-        [sys.executable, "-m", "airflow_privacy.gate.steps.docs", "--check"],
+        [sys.executable, "-m", "airflow_privacy.reference_docs", "--check"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -118,7 +111,7 @@ def test_the_generated_tables_of_the_docs_are_current() -> None:
 
 def test_a_drifted_table_is_found(tmp_path: Path) -> None:
     """The drift check can fail: a page whose table lost a row is rewritten."""
-    from airflow_privacy.gate.steps.docs import generated, rewrite
+    from airflow_privacy.reference_docs import generated, rewrite
 
     table = generated("cli", "check")
     page = f"x\n<!-- generated: cli check -->\n{table}<!-- end generated -->\n"
@@ -129,7 +122,7 @@ def test_a_drifted_table_is_found(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", DECLARED)
 def test_every_step_has_both_tables_in_the_docs(name: str) -> None:
-    from airflow_privacy.gate.steps.docs import pages
+    from airflow_privacy.reference_docs import pages
 
     text = "".join(p.read_text("utf-8") for p in pages(ROOT))
     assert f"<!-- generated: cli {name} -->" in text

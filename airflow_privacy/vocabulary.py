@@ -1,8 +1,11 @@
-"""Choices the argument parser shows, without importing the engines that define them.
+"""The closed word sets both front ends offer (methods, metrics, backends, statuses, ...),
+without importing the engines that define them.
 
-Building the parser runs on every start of the command (``--help`` included), so it must not
-import numpy, scipy, pandas, pyarrow or SQLAlchemy. Each tuple here equals its engine's (or
-the ledger's) own constant; tests/test_cli_startup.py keeps them equal.
+The command line builds its parser from these on every start (``--help`` included) and the
+operators check their arguments with them when a DAG is parsed, so this module imports
+nothing: no numpy, scipy, pandas, pyarrow or SQLAlchemy. Each tuple equals its engine's (or
+the ledger's) own constant; tests/test_vocabulary.py keeps them equal. Neither front end
+imports the other: both import this.
 """
 
 from __future__ import annotations
@@ -25,3 +28,7 @@ INTERVAL_METHODS: tuple[str, ...] = ("clopper-pearson", "wilson")
 LEDGER_STATUSES: tuple[str, ...] = ("candidate", "published", "blocked", "superseded")
 # airflow_privacy.ledger.models.RELEASE_STATUSES (what `ledger import` records)
 RELEASE_STATUSES: tuple[str, ...] = ("candidate", "published")
+# airflow_privacy.core.algorithm_aware.lattice_mode.DISCLOSURE_MODES
+DISCLOSURE_MODES: tuple[str, ...] = ("naive", "safe")
+# airflow_privacy.core.backends.BACKENDS
+BACKENDS: tuple[str, ...] = ("auto", "arrow", "duckdb", "spark")
