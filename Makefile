@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYCANON_VENV := .venv-pycanon
 
-.PHONY: demo cli-demo test lint typecheck check bench clean
+.PHONY: demo cli-demo test lint typecheck docs check bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,7 +51,13 @@ lint: $(VENV)/.dev-installed
 typecheck: $(VENV)/.dev-installed
 	$(BIN)/mypy
 
-check: lint typecheck test
+## The documentation site (MkDocs, strict: a broken link or anchor fails), in build/site;
+## the generated reference tables are checked against the steps' declarations first.
+docs: $(VENV)/.dev-installed
+	$(BIN)/python -m airflow_privacy.reference_docs --check
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+check: lint typecheck docs test
 
 bench: $(VENV)/.dev-installed $(PYCANON_VENV)/.installed .venv-anonypy/.installed
 	$(BIN)/python -m benchmarks.run_all

@@ -1,15 +1,18 @@
-"""The reference tables of ``docs/``, generated from the steps' declarations.
+"""The reference tables of ``docs/``, generated from the steps' declarations
+(:mod:`airflow_privacy.gate.steps`) and the command line's parser.
 
-A page holds a generated table between two markers::
+A page holds a generated block between two markers::
 
     <!-- generated: cli check -->
     ...
     <!-- end generated -->
 
-(``cli NAME`` for the options of ``airflow-privacy NAME``, ``operator NAME`` for the
-arguments of the step's operator). ``python -m airflow_privacy.gate.steps.docs`` rewrites
-every such block; ``--check`` exits 1 naming the pages that differ (the test suite runs it,
-so a declaration and its page cannot drift apart).
+``usage NAME``: the synopsis of ``airflow-privacy NAME``, as its parser prints it; ``cli
+NAME``: its options; ``operator NAME``: the arguments of the step's operator.
+``python -m airflow_privacy.reference_docs`` rewrites every such block; ``--check`` exits 1
+naming the pages that differ (the test suite and ``make docs`` run it, so a declaration and
+its page cannot drift apart). This module sits above both front ends (it reads the CLI's
+parser), so neither imports it.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from airflow_privacy.gate.steps.base import Step
 from airflow_privacy.gate.steps.fields import Field
 
 BLOCK = re.compile(
-    r"(<!-- generated: (cli|operator) ([a-z-]+) -->\n)(.*?)(<!-- end generated -->)", re.S
+    r"(<!-- generated: (usage|cli|operator) ([a-z-]+) -->\n)(.*?)(<!-- end generated -->)", re.S
 )
 #: the shared command-line option groups, as the docs name them
 CLI_GROUPS = {
@@ -114,8 +117,23 @@ def operator_table(step: Step) -> str:
     return "\n".join(rows) + "\n"
 
 
+def usage(step: Step) -> str:
+    """The synopsis of ``airflow-privacy STEP`` as its parser prints it (100 columns)."""
+    import argparse
+
+    from airflow_privacy.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    command: argparse.ArgumentParser = sub.choices[step.name]
+    command.formatter_class = lambda prog: argparse.HelpFormatter(prog, width=100)
+    return "```\n" + command.format_usage().removeprefix("usage: ") + "```\n"
+
+
 def generated(kind: str, name: str) -> str:
     step = STEPS[name]
+    if kind == "usage":
+        return usage(step)
     return cli_table(step) if kind == "cli" else operator_table(step)
 
 
@@ -131,7 +149,7 @@ def pages(root: Path) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     check = "--check" in args
-    root = Path(__file__).resolve().parents[3]
+    root = Path(__file__).resolve().parents[1]
     stale = []
     for page in pages(root):
         old = page.read_text("utf-8")
@@ -142,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
                 page.write_text(new, "utf-8")
     if check and stale:
         sys.stderr.write(
-            "generated tables out of date (python -m airflow_privacy.gate.steps.docs): "
+            "generated tables out of date (python -m airflow_privacy.reference_docs): "
             + ", ".join(stale)
             + "\n"
         )

@@ -1,8 +1,8 @@
-"""The README's table of criteria, generated from the criterion classes.
+"""The table of criteria of ``docs/usage/check.md``, generated from the criterion classes.
 
 ``python -m airflow_privacy.core.criteria.table`` rewrites the table between the marker
-comments of ``README.md`` (``--check``: exit 1 when it differs, changing nothing);
-``tests/test_criteria_classes.py`` fails when the README's table is not the generated one.
+comments of ``docs/usage/check.md`` (``--check``: exit 1 when it differs, changing nothing);
+``tests/test_criteria_classes.py`` fails when the page's table is not the generated one.
 The table lists the built-in criteria (name, parameters, what a passing release
 guarantees, reference), in the order of
 :data:`airflow_privacy.core.criteria.models.BUILT_IN`.
@@ -17,6 +17,8 @@ from pathlib import Path
 
 from airflow_privacy.core.criteria.base import Criterion, Kind, Parameter
 
+#: the page that holds the table
+PAGE = "docs/usage/check.md"
 START = "<!-- criteria-table:start (generated: python -m airflow_privacy.core.criteria.table) -->"
 END = "<!-- criteria-table:end -->"
 
@@ -62,7 +64,7 @@ def with_table(readme: str, classes: Sequence[type[Criterion]]) -> str:
     head, start, rest = readme.partition(START)
     _, end, tail = rest.partition(END)
     if not start or not end:
-        raise ValueError(f"the README has no {START!r} ... {END!r} markers")
+        raise ValueError(f"the page has no {START!r} ... {END!r} markers")
     return f"{head}{START}\n{markdown_table(classes)}{END}{tail}"
 
 
@@ -70,7 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from airflow_privacy.core.criteria.models import BUILT_IN
 
     ap = argparse.ArgumentParser(prog="python -m airflow_privacy.core.criteria.table")
-    ap.add_argument("readme", nargs="?", default="README.md", help="default: README.md")
+    ap.add_argument(
+        "readme", nargs="?", default=PAGE, help=f"the page holding the table (default: {PAGE})"
+    )
     ap.add_argument("--check", action="store_true", help="exit 1 if the table is out of date")
     args = ap.parse_args(argv)
     path = Path(args.readme)

@@ -10,7 +10,7 @@ argument), and one help sentence. From the declarations of a step
   (:mod:`airflow_privacy.providers.airflow.steps`);
 * messages name a field in the words of the front end that shows them
   (:func:`airflow_privacy.errors.opt` reads :func:`spellings`);
-* the reference tables of ``docs/`` are generated (:mod:`airflow_privacy.gate.steps.docs`),
+* the reference tables of ``docs/`` are generated (:mod:`airflow_privacy.reference_docs`),
   and a test fails when a page and its declaration drift apart.
 
 This module imports no engine (the command line builds its parser from it on every start).
