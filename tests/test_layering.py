@@ -172,7 +172,7 @@ def test_the_core_subpackages_import_each_other_without_cycles() -> None:
 
 def test_the_cycle_check_sees_function_level_imports() -> None:
     """``_imported_modules`` reads imports inside functions too (the cycle test relies on
-    it): the lattice mode imports the anonymizer's lattice at module level, the gate's check
-    imports the registry inside ``run_check``."""
-    inner = _imported_modules(PACKAGE / "gate" / "check.py")
+    it): the lattice mode imports the anonymizer's lattice at module level, the check step
+    imports the registry inside ``CheckStep.measure``."""
+    inner = _imported_modules(PACKAGE / "gate" / "steps" / "check.py")
     assert "airflow_privacy.core.criteria.registry" in inner

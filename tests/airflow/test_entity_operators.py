@@ -34,8 +34,8 @@ def risk(**kwargs: Any) -> RiskAnalysisOperator:
     ("build", "kwargs", "message"),
     [
         (check, {"entity_column": 3}, r"entity_column"),
-        (check, {"entity_column": "g"}, r"^entity_column 'g' is also the sensitive or a group"),
-        (check, {"entity_column": "s"}, r"^entity_column 's' is also the sensitive or a group"),
+        (check, {"entity_column": "g"}, r"^entity_column 'g' is also a group_columns column"),
+        (check, {"entity_column": "s"}, r"^entity_column 's' is also a sensitive column"),
         (risk, {"entity_column": "g"}, r"^entity_column 'g' is also one of qis"),
         (risk, {"weight_column": "g"}, r"^weight_column 'g' is also one of qis"),
         (risk, {"weight_column": "w", "population": "p.csv"}, r"^give weight_column or pop"),
