@@ -23,7 +23,7 @@ from pathlib import Path
 
 from airflow_privacy.gate.steps import STEPS
 from airflow_privacy.gate.steps.base import Step
-from airflow_privacy.gate.steps.fields import Field
+from airflow_privacy.gate.steps.fields import REF_VARIANTS, Field
 
 BLOCK = re.compile(
     r"(<!-- generated: (usage|cli|operator) ([a-z-]+) -->\n)(.*?)(<!-- end generated -->)", re.S
@@ -93,22 +93,18 @@ def operator_table(step: Step) -> str:
         meaning = f.help + (f"; {f.airflow_note}" if f.airflow_note else "")
         if f.kind == "ref" and f.variants:
             rows.append(f"| `{name}` | `str \\| None` | `None` | {templated} | {_cell(meaning)} |")
-            rows.append(
-                "| `sql_table` | `str \\| None` | `None` | yes | instead of "
-                f"`{name}`: a table (`schema.name`) on the SQL connection `conn_id`, counted "
-                "in the database |"
-            )
-            rows.append(
-                "| `spark_table` | `str \\| None` | `None` | yes | instead of "
-                f"`{name}`: a table of the Spark catalog (`db.name`), counted by Spark; no "
-                "attempt |"
-            )
+            for variant in f.variants:
+                rows.append(
+                    f"| `{variant}` | `str \\| None` | `None` | yes | instead of `{name}`: "
+                    f"{_cell(REF_VARIANTS[variant])} |"
+                )
+            sql = " or of `sql_table` (which needs it)" if "sql_table" in f.variants else ""
             rows.append(
                 "| `conn_id` | `str \\| None` | `None` | yes | the connection of a URI "
-                f"`{name}` or of `sql_table` (which needs it) |"
+                f"`{name}`{sql} |"
             )
             continue
-        if f.kind == "choice":
+        if f.range_text():
             meaning += f" ({f.range_text()})"
         rows.append(
             f"| `{name}` | `{_cell(f.type_hint)}` | {_default(f, 'operator')} | {templated} "

@@ -4643,7 +4643,7 @@ PRELOAD = [
     "airflow_privacy.core.criteria.worst_case",
     "airflow_privacy.core.criteria.skyline",
     "airflow_privacy.core.anonymize",
-    "airflow_privacy.gate.risk",
+    "airflow_privacy.gate.steps.risk",
     "airflow_privacy.gate.entities",
     "airflow_privacy.core.risk",
     "airflow_privacy.core.risk.suda",

@@ -32,6 +32,10 @@ def help_text(f: Field) -> str:
         text += " (repeat for several)"
     if f.kind == "choice" and f.default is not None:
         text += f" (default: {f.default})"
+    elif f.kind in ("number", "whole") and f.default is not None:
+        text += f" (default: {f.default:g})"
+    elif f.kind == "flag" and f.negatable:
+        text += f" (default: {'on' if f.default else 'off'})"
     if f.kind == "criteria":
         from airflow_privacy.core.criteria.registry import CRITERIA
 
@@ -39,20 +43,23 @@ def help_text(f: Field) -> str:
     return text
 
 
-def add_field(p: argparse.ArgumentParser, f: Field) -> None:
-    """One field as an argument of ``p``."""
+def add_field(p: Any, f: Field) -> None:
+    """One field as an argument of ``p`` (a parser or a mutually exclusive group)."""
     flag = f.flag
     assert flag is not None
     if f.positional:
         p.add_argument(f.attr, metavar=flag, help=help_text(f))
         return
     kw: dict[str, Any] = {"dest": f.attr, "help": help_text(f)}
-    if f.metavar is not None:
+    if f.metavar is not None and f.kind != "flag":
         kw["metavar"] = f.metavar
     if f.repeated:
         kw["action"] = "append"
         kw["default"] = [] if not f.required else None
         kw["required"] = f.required
+    elif f.kind == "flag":
+        kw["action"] = argparse.BooleanOptionalAction if f.negatable else "store_true"
+        kw["default"] = bool(f.default)
     elif f.kind == "choice":
         kw["choices"] = f.choices
         kw["default"] = f.default
@@ -73,10 +80,16 @@ def register(sub: Any, step: Step) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = sub.add_parser(
         step.name, help=step.summary, description=step.description
     )
+    exclusive: dict[str, Any] = {}
     for f in step.fields:
         if f.flag is None:
             continue
-        add_field(p, f)
+        target: Any = p
+        if f.exclusive:
+            if f.exclusive not in exclusive:
+                exclusive[f.exclusive] = p.add_mutually_exclusive_group()
+            target = exclusive[f.exclusive]
+        add_field(target, f)
         if f.kind == "criteria" and "criterion-flags" in step.cli_groups:
             add_criterion_flags(p)
     groups = step.cli_groups

@@ -61,7 +61,7 @@ def read_population_classes(
 ) -> Classes:
     """The size of every class of population ``ref`` on ``columns`` (values as text)."""
     from airflow_privacy.core.io import describe_columns
-    from airflow_privacy.gate.risk import class_counts
+    from airflow_privacy.gate.risk_classes import class_counts
     from airflow_privacy.gate.tables import column_names, read_table
 
     present = column_names(ref, ctx, fmt=fmt, delimiter=delimiter)
@@ -72,7 +72,7 @@ def read_population_classes(
                 f"(columns: {describe_columns(present)})"
             )
     if not ref.is_table and not ref.is_uri:
-        from airflow_privacy.gate.risk import file_classes
+        from airflow_privacy.gate.risk_classes import file_classes
 
         counted = file_classes(ref, columns, ctx, fmt, delimiter)
         if counted is not None:
@@ -80,7 +80,7 @@ def read_population_classes(
                 raise InputError(f"{opt('population')} {ref.describe()} has no records")
             return counted
     if ref.is_table:  # only the class sizes leave the database
-        from airflow_privacy.gate.risk import class_key
+        from airflow_privacy.gate.risk_classes import class_key
         from airflow_privacy.gate.tables import sql_group_counts
 
         ctx.progress(f"counting the population's classes in {ref.describe()} (GROUP BY)")

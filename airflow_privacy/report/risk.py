@@ -1,5 +1,5 @@
 """The release report's re-identification risk section, as plain data, built from a ``risk``
-envelope (:mod:`airflow_privacy.gate.risk`): the measures with their sentences, the
+envelope (:mod:`airflow_privacy.gate.steps.risk`): the measures with their sentences, the
 class-size distribution with the records at risk, and SUDA's attribute contributions. Only
 aggregates: no record, no score of a record, no QI value."""
 

@@ -47,7 +47,7 @@ def build(**kwargs: Any) -> RiskAnalysisOperator:
         ({"suda": "yes"}, r"^suda must be true or false"),
         ({"suda_max_size": 0}, r"^suda_max_size must be a whole number"),
         ({"dis_fraction": 0}, r"^dis_fraction must be in"),
-        ({"release": None}, r"^give release"),
+        ({"release": None}, r"^give exactly one of release and sql_table"),
         ({"release": None, "sql_table": "t"}, r"^sql_table needs conn_id"),
     ],
 )

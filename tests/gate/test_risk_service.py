@@ -1,4 +1,4 @@
-"""The risk step's service (airflow_privacy.gate.risk): every number of the envelope against
+"""The risk step's service (airflow_privacy.gate.steps.risk): every number of the envelope against
 an independent computation from the definitions on small tables (exact fractions, brute-force
 special uniques), the population sources, the per-record file, bad input, and the gate: a
 recorded risk analysis gives no verdict and never lets an attempt publish."""
@@ -20,7 +20,7 @@ from airflow_privacy.errors import InputError
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.envelope import STEPS, Envelope
 from airflow_privacy.gate.refs import ReleaseRef
-from airflow_privacy.gate.risk import DEFAULT_THRESHOLD, RiskRequest, run_risk
+from airflow_privacy.gate.steps.risk import DEFAULT_THRESHOLD, RiskRequest, run_risk
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)
 
 TOL = 1e-9

@@ -64,6 +64,18 @@ class Step:
     #: ``criterion-flags``, ``input``, ``attempt``, ``report``, ``output``
     cli_groups: ClassVar[tuple[str, ...]] = ("output",)
 
+    def template_fields(self) -> tuple[str, ...]:
+        """The operator arguments that are templated: every templated field's argument (a
+        reference's variants and its connection with it)."""
+        out: list[str] = []
+        for f in self.fields:
+            if f.argument is None or not f.templated:
+                continue
+            out.append(f.argument)
+            if f.kind == "ref" and f.variants:
+                out.extend([*f.variants, "conn_id"])
+        return tuple(dict.fromkeys(out))
+
     def field(self, key: str) -> Field:
         for f in self.fields:
             if f.key == key:

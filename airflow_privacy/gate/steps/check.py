@@ -75,7 +75,7 @@ class CheckStep(MeasuringStep):
             airflow="release",
             required=True,
             type_hint="str | None",
-            variants=True,
+            variants=("sql_table", "spark_table"),
             cli_note="table:SCHEMA.NAME with --conn URL (counted in the database), "
             "spark:DB.NAME (counted by Spark)",
             airflow_note="exactly one of release, sql_table (a table on the SQL connection "

@@ -34,9 +34,12 @@ Kind = Literal[
     "criteria",  # a list of criteria (``NAME:PARAM=VALUE,...`` or mappings)
 ]
 
-#: the operator arguments a ``ref`` field with ``variants`` stands for besides its own name
-#: (a path or URI): a SQL table on the connection ``conn_id``, a table of the Spark catalog
-REF_VARIANTS: tuple[str, ...] = ("sql_table", "spark_table")
+#: what each operator argument a ``ref`` field may stand for besides its own name (a path or
+#: URI) holds: a table on the SQL connection ``conn_id``, a table of the Spark catalog
+REF_VARIANTS: dict[str, str] = {
+    "sql_table": "a table (`schema.name`) on the SQL connection `conn_id`, counted in the database",
+    "spark_table": "a table of the Spark catalog (`db.name`), counted by Spark; no attempt",
+}
 
 
 @dataclass(frozen=True)
@@ -69,9 +72,18 @@ class Field:
     """A sentence only the command line's help has."""
     airflow_note: str = ""
     """A sentence only the operator's docs have."""
-    variants: bool = False
-    """A ``ref`` that the operators take as one of three arguments: a path or URI under its
-    own name, ``sql_table`` or ``spark_table`` (:data:`REF_VARIANTS`)."""
+    variants: tuple[str, ...] = ()
+    """A ``ref`` that the operators take as exactly one of several arguments: a path or URI
+    under its own name, or one of these (:data:`REF_VARIANTS`: ``sql_table``,
+    ``spark_table``). On the command line the reference's prefix says which
+    (``table:NAME``, ``spark:NAME``)."""
+    negatable: bool = False
+    """A ``flag`` the command line spells ``--NAME`` / ``--no-NAME``."""
+    exclusive: str = ""
+    """Fields sharing this name are mutually exclusive: at most one is given (a mutually
+    exclusive group on the command line, a rule in Airflow)."""
+    open_low: bool = False
+    open_high: bool = False
 
     @property
     def flag(self) -> str | None:
@@ -108,8 +120,12 @@ class Field:
         if self.kind in ("number", "whole") and (self.low is not None or self.high is not None):
             lo = "-inf" if self.low is None else f"{self.low:g}"
             hi = "inf" if self.high is None else f"{self.high:g}"
+            left = "(" if self.open_low or self.low is None else "["
+            right = ")" if self.open_high or self.high is None else "]"
             what = "a whole number" if self.kind == "whole" else "a number"
-            return f"{what} in [{lo}, {hi}]"
+            return f"{what} in {left}{lo}, {hi}{right}"
+        if self.kind == "flag":
+            return "true or false"
         return ""
 
 

@@ -4,9 +4,9 @@ declaration (:mod:`airflow_privacy.gate.steps`).
 :func:`check_arguments` is the operator's one check, run when the DAG is parsed (templates
 wait) and when the task runs (every value, rendered): each field by its kind through
 :class:`~airflow_privacy.providers.airflow.params.Args`, a release reference as exactly one
-of its three arguments, then the step's own cross-field rules on the values known so far.
-:func:`execute` turns the checked values into the service's request and runs it under the
-operator's attempt.
+of its arguments, at most one field of an exclusive set, then the step's own cross-field
+rules on the values known so far. :func:`execute` turns the checked values into the
+service's request and runs it under the operator's attempt.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.errors import InputError
 from airflow_privacy.gate.steps.base import Known
-from airflow_privacy.gate.steps.fields import REF_VARIANTS
 from airflow_privacy.providers.airflow.params import Args, templated
 
 if TYPE_CHECKING:
@@ -26,7 +25,9 @@ if TYPE_CHECKING:
 
 def _check_field(a: Args, f: Field, name: str) -> Any:
     optional = not f.required
-    if f.kind in ("text", "column", "ref"):
+    if f.kind in ("text", "ref"):
+        return a.text(name, optional=optional)
+    if f.kind == "column":
         return a.text(name, optional=optional)
     if f.kind == "columns":
         return a.names(name, optional=optional)
@@ -39,7 +40,7 @@ def _check_field(a: Args, f: Field, name: str) -> Any:
     if f.kind == "number":
         lo = -float("inf") if f.low is None else f.low
         hi = float("inf") if f.high is None else f.high
-        return a.number(name, lo, hi, optional=optional)
+        return a.number(name, lo, hi, optional=optional, open_low=f.open_low, open_high=f.open_high)
     if f.kind == "whole":
         lo_w = -(2**63) if f.low is None else int(f.low)
         hi_w = 2**63 - 1 if f.high is None else int(f.high)
@@ -49,17 +50,20 @@ def _check_field(a: Args, f: Field, name: str) -> Any:
     raise AssertionError(f"no operator check for kind {f.kind}")
 
 
+def _one_of(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 def _release_ref(op: Any, f: Field, args: dict[str, Any]) -> Any:
-    """The reference of a ``ref`` field with variants: exactly one of its three arguments
-    (a path or URI, ``sql_table`` on ``conn_id``, ``spark_table``)."""
+    """The reference of a ``ref`` field with variants: exactly one of its arguments (a path
+    or URI, ``sql_table`` on ``conn_id``, ``spark_table``); None while it is a template."""
     from airflow_privacy.gate.refs import ReleaseRef
 
-    name = str(f.argument)
-    names = [name, *REF_VARIANTS]
+    names = [str(f.argument), *f.variants]
     given = [n for n in names if getattr(op, n, None) is not None]
     if len(given) != 1:
-        raise InputError(f"give exactly one of {', '.join(names[:-1])} and {names[-1]}")
-    if op.sql_table is not None and getattr(op, "conn_id", None) is None:
+        raise InputError(f"give exactly one of {_one_of(names)}")
+    if given[0] == "sql_table" and getattr(op, "conn_id", None) is None:
         raise InputError("sql_table needs conn_id: the SQL connection of the table")
     which = given[0]
     value = args[which]
@@ -70,6 +74,18 @@ def _release_ref(op: Any, f: Field, args: dict[str, Any]) -> Any:
     if which == "spark_table":
         return ReleaseRef(spark_table=value)
     return ReleaseRef(path=value, conn=args.get("conn_id"))
+
+
+def _exclusive(op: Any, step: Step) -> None:
+    """At most one field of each exclusive set is given."""
+    sets: dict[str, list[str]] = {}
+    for f in step.fields:
+        if f.exclusive and f.argument is not None:
+            sets.setdefault(f.exclusive, []).append(f.argument)
+    for names in sets.values():
+        given = [n for n in names if getattr(op, n, None) is not None]
+        if len(given) > 1:
+            raise InputError(f"give at most one of {_one_of(names)} (got {', '.join(given)})")
 
 
 def check_arguments(op: Any, step: Step, parsing: bool) -> dict[str, Any]:
@@ -83,12 +99,13 @@ def check_arguments(op: Any, step: Step, parsing: bool) -> dict[str, Any]:
     known: dict[str, Any] = {}
     conn = a.text("conn_id", optional=True) if hasattr(op, "conn_id") else None
     args["conn_id"] = conn
+    _exclusive(op, step)
     for f in step.fields:
         name = f.argument
         if name is None:
             continue
         if f.kind == "ref" and f.variants:
-            for n in (name, *REF_VARIANTS):
+            for n in (name, *f.variants):
                 args[n] = a.text(n, optional=True)
             value = _release_ref(op, f, args)
             values[f.key] = value
@@ -97,12 +114,13 @@ def check_arguments(op: Any, step: Step, parsing: bool) -> dict[str, Any]:
             continue
         raw = getattr(op, name)
         value = _check_field(a, f, name)
-        if f.kind == "ref" and value is not None and not templated(value):
+        waiting = parsing and templated(raw)
+        if f.kind == "ref" and value is not None and not waiting:
             value = ReleaseRef(path=value, conn=conn)
         if value is None and f.default is not None:
             value = f.default
         values[f.key] = value
-        if not (parsing and templated(raw)):
+        if not waiting:
             known[f.key] = value
     attempt = getattr(op, "attempt", None)
     if attempt is not None or getattr(op, "attempt_task_id", None) is not None:

@@ -18,7 +18,6 @@ import pytest
 from airflow_privacy.errors import opt, render
 from airflow_privacy.gate.steps import STEPS
 from airflow_privacy.gate.steps.base import Step
-from airflow_privacy.gate.steps.fields import REF_VARIANTS
 
 ROOT = Path(__file__).resolve().parents[3]
 DECLARED = sorted(STEPS)
@@ -69,7 +68,7 @@ def test_the_operator_signature_is_the_declaration(name: str) -> None:
         arg = f.argument
         if arg is None:
             continue
-        names = [arg, *REF_VARIANTS, "conn_id"] if f.kind == "ref" and f.variants else [arg]
+        names = [arg, *f.variants, "conn_id"] if f.kind == "ref" and f.variants else [arg]
         for n in names:
             assert n in params, (cls.__name__, n)
             assert (n in templated) is f.templated, (cls.__name__, n)

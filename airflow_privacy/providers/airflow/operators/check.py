@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from airflow_privacy.gate.steps.check import CHECK
 from airflow_privacy.providers.airflow.operators.base import CheckOperator
 
 
@@ -53,11 +54,8 @@ class CheckSafetyOperator(CheckOperator):
     Returns (XCom) the report envelope (step ``check``).
     """
 
-    template_fields: Sequence[str] = (
-        "release", "sql_table", "conn_id", "sensitive", "group_columns", "criteria",
-        "missing_as", "benign_values", "attempt", "entity_column", "population", "backend",
-        "spark_table",
-    )  # fmt: skip
+    #: derived from the step's declaration, plus the attempt
+    template_fields: Sequence[str] = (*CHECK.template_fields(), "attempt")
     template_fields_renderers: ClassVar[dict[str, str]] = {"criteria": "json"}
     ui_color = "#e8f4ea"
 
@@ -96,13 +94,11 @@ class CheckSafetyOperator(CheckOperator):
     def check_arguments(self, parsing: bool) -> dict[str, Any]:
         """Every argument, as the step declares it (:mod:`airflow_privacy.gate.steps.check`;
         :func:`airflow_privacy.providers.airflow.steps.check_arguments`)."""
-        from airflow_privacy.gate.steps.check import CHECK
         from airflow_privacy.providers.airflow import steps
 
         return steps.check_arguments(self, CHECK, parsing)
 
     def execute(self, context: Any) -> dict[str, Any]:
-        from airflow_privacy.gate.steps.check import CHECK
         from airflow_privacy.providers.airflow import steps
 
         return steps.execute(self, CHECK, context)

@@ -1,7 +1,8 @@
 """``RiskAnalysisOperator``: the re-identification risk of a release (prosecutor, journalist,
 marketer; population uniqueness; SUDA2), every number explained in one sentence.
 
-An adapter over :func:`airflow_privacy.gate.risk.run_risk`, the service behind
+Its arguments are checked as the step declares them
+(:class:`airflow_privacy.gate.steps.risk.RiskStep`), the declaration behind
 ``airflow-privacy risk``."""
 
 from __future__ import annotations
@@ -9,10 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from airflow_privacy.gate.steps.risk import DEFAULT_THRESHOLD, RISK
 from airflow_privacy.providers.airflow.operators.base import CheckOperator
-from airflow_privacy.providers.airflow.params import Args
-
-DEFAULT_THRESHOLD = 0.2  # airflow_privacy.gate.risk.DEFAULT_THRESHOLD (ARX's)
 
 
 class RiskAnalysisOperator(CheckOperator):
@@ -51,12 +50,8 @@ class RiskAnalysisOperator(CheckOperator):
     score or values.
     """
 
-    template_fields: Sequence[str] = (
-        "release", "sql_table", "conn_id", "population", "population_size",
-        "sampling_fraction", "threshold",
-        "suda_max_size", "dis_fraction", "records", "attempt", "entity_column",
-        "weight_column",
-    )  # fmt: skip
+    #: derived from the step's declaration, plus the attempt
+    template_fields: Sequence[str] = (*RISK.template_fields(), "attempt")
 
     def __init__(
         self,
@@ -95,85 +90,13 @@ class RiskAnalysisOperator(CheckOperator):
         self._check_at_parse_time()
 
     def check_arguments(self, parsing: bool) -> dict[str, Any]:
-        """Every argument (:meth:`PrivacyOperator.check_arguments`)."""
-        from airflow_privacy.errors import InputError
+        """Every argument, as the step declares it (:mod:`airflow_privacy.gate.steps.risk`;
+        :func:`airflow_privacy.providers.airflow.steps.check_arguments`)."""
+        from airflow_privacy.providers.airflow import steps
 
-        a = Args(self, parsing)
-        out = {
-            "release": a.text("release", optional=True),
-            "sql_table": a.text("sql_table", optional=True),
-            "qis": a.names("qis", unique=True),
-            "population": a.text("population", optional=True),
-            "population_size": a.whole("population_size", 1, 10**15, optional=True),
-            "sampling_fraction": a.number("sampling_fraction", 0, 1, optional=True, open_low=True),
-            "threshold": a.number("threshold", 0, 1, open_low=True),
-            "suda": a.flag("suda"),
-            "suda_max_size": a.whole("suda_max_size", 1, 64, optional=True),
-            "dis_fraction": a.number("dis_fraction", 0, 1, optional=True, open_low=True),
-            "records": a.text("records", optional=True),
-            "conn_id": a.text("conn_id", optional=True),
-            "entity_column": a.text("entity_column", optional=True),
-            "weight_column": a.text("weight_column", optional=True),
-        }
-        if (self.release is None) == (self.sql_table is None):
-            raise InputError("give release (a path or URI) or sql_table (with conn_id), not both")
-        given = [
-            k for k in ("population", "population_size", "sampling_fraction")
-            if getattr(self, k) is not None
-        ]  # fmt: skip
-        if len(given) > 1:
-            raise InputError(
-                "give at most one of population, population_size and sampling_fraction "
-                f"(got {', '.join(given)})"
-            )
-        if self.sql_table is not None and self.conn_id is None:
-            raise InputError("sql_table needs conn_id (the database connection)")
-        if self.weight_column is not None and self.population is not None:
-            raise InputError("give weight_column or population, not both")
-        qis = self.qis if isinstance(self.qis, list | tuple) else []
-        for arg in ("entity_column", "weight_column"):
-            value = getattr(self, arg)
-            if isinstance(value, str) and value in qis:
-                raise InputError(f"{arg} {value!r} is also one of qis")
-        if self.entity_column is not None and self.records is not None:
-            raise InputError(
-                "records lists records by row number; with entity_column SUDA scores "
-                "entities, which have no row number: leave one of them out"
-            )
-        return out
+        return steps.check_arguments(self, RISK, parsing)
 
     def execute(self, context: Any) -> dict[str, Any]:
-        from airflow_privacy.gate.refs import ReleaseRef
-        from airflow_privacy.gate.risk import RiskRequest, run_risk
+        from airflow_privacy.providers.airflow import steps
 
-        def service(ctx: Any, attempt: str | None) -> Any:
-            a = self.check_arguments(parsing=False)
-            conn = a["conn_id"]
-            release = (
-                ReleaseRef(sql_table=a["sql_table"], conn=conn)
-                if a["sql_table"] is not None
-                else ReleaseRef(path=a["release"], conn=conn)
-            )
-            return run_risk(
-                RiskRequest(
-                    release=release,
-                    qis=a["qis"],
-                    population=(
-                        ReleaseRef(path=a["population"], conn=conn) if a["population"] else None
-                    ),
-                    population_size=a["population_size"],
-                    sampling_fraction=a["sampling_fraction"],
-                    threshold=a["threshold"],
-                    suda=a["suda"],
-                    suda_max_size=a["suda_max_size"],
-                    dis_fraction=a["dis_fraction"],
-                    records=ReleaseRef(path=a["records"]) if a["records"] else None,
-                    name=self.name,
-                    attempt=attempt,
-                    entity=a["entity_column"],
-                    weight=a["weight_column"],
-                ),
-                ctx,
-            )
-
-        return self.attempt_service(context, service)
+        return steps.execute(self, RISK, context)

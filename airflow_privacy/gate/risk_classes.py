@@ -1,0 +1,63 @@
+"""Equivalence classes of a release on its quasi-identifiers, for the risk step
+(:mod:`airflow_privacy.gate.steps.risk`) and the population of a check: each class's size,
+counted where the data lives (DuckDB for a big file, the database for a SQL table, Arrow in
+process), and the population sizes estimated from a sampling fraction."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from airflow_privacy.gate.context import GateContext
+    from airflow_privacy.gate.refs import ReleaseRef
+
+
+def class_key(values: Sequence[Any]) -> tuple[str | None, ...]:
+    """A class's QI combination, compared as text (a CSV reads text, Parquet keeps types)."""
+    return tuple(None if v is None else str(v) for v in values)
+
+
+def class_counts(table: pa.Table, qis: Sequence[str]) -> dict[tuple[str | None, ...], int]:
+    """The size of every equivalence class (records sharing one QI combination)."""
+    if table.num_rows == 0:
+        return {}
+    grouped = table.group_by(list(qis)).aggregate([([], "count_all")])
+    keys = [grouped.column(q).to_pylist() for q in qis]
+    counts = grouped.column("count_all").to_pylist()
+    out: dict[tuple[str | None, ...], int] = {}
+    for i, c in enumerate(counts):
+        k = class_key([col[i] for col in keys])
+        out[k] = out.get(k, 0) + int(c)
+    return out
+
+
+def file_classes(
+    ref: ReleaseRef, columns: Sequence[str], ctx: GateContext, fmt: Any, delimiter: str | None
+) -> dict[tuple[str | None, ...], int] | None:
+    """The class sizes of a file on ``columns`` counted by DuckDB when ``auto`` picks it for
+    the file (a big one: only the classes come back), else ``None`` (read in process)."""
+    from airflow_privacy.core.backends import choose
+
+    path = ref.local
+    if choose("auto", path, fmt, list(columns)) != "duckdb":
+        return None
+    from airflow_privacy.core.backends.duck import DuckDBBackend
+
+    out: dict[tuple[str | None, ...], int] = {}
+    for values, n in DuckDBBackend().class_counts(
+        path, columns, fmt=fmt, delimiter=delimiter, progress=ctx.progress
+    ):
+        k = class_key(values)
+        out[k] = out.get(k, 0) + n
+    return out
+
+
+def estimated_population_sizes(sizes: Sequence[int], pi: Fraction) -> list[int]:
+    """``F_j = floor(f_j / pi)`` (module doc): rounded down, so the estimated risk ``1/F_j``
+    is never below the unrounded estimate's."""
+    return [max(f, math.floor(Fraction(f) / pi)) for f in sizes]
