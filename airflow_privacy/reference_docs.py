@@ -48,6 +48,8 @@ def _cell(text: str) -> str:
 def _default(f: Field, front: str) -> str:
     if f.required:
         return "required"
+    if f.explicit and front == "operator":
+        return "required (`None` allowed)"
     if f.default is None:
         return "`None`" if front == "operator" else "none"
     if isinstance(f.default, tuple) and not f.default:

@@ -4630,7 +4630,7 @@ PRELOAD = [
     "airflow_privacy.gate.attempts",
     "airflow_privacy.gate.audit",
     "airflow_privacy.gate.steps.check",
-    "airflow_privacy.gate.maxent",
+    "airflow_privacy.gate.steps.maxent",
     "airflow_privacy.gate.report",
     "airflow_privacy.gate.tables",
     "airflow_privacy.ledger",

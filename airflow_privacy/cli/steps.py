@@ -55,8 +55,10 @@ def add_field(p: Any, f: Field) -> None:
         kw["metavar"] = f.metavar
     if f.repeated:
         kw["action"] = "append"
-        kw["default"] = [] if not f.required else None
+        kw["default"] = [] if not f.required and f.default is not None else None
         kw["required"] = f.required
+        if f.kind == "wholes":
+            kw["type"] = number(int, flag)
     elif f.kind == "flag":
         kw["action"] = argparse.BooleanOptionalAction if f.negatable else "store_true"
         kw["default"] = bool(f.default)
@@ -70,7 +72,7 @@ def add_field(p: Any, f: Field) -> None:
     else:
         kw["default"] = f.default
         kw["required"] = f.required
-    p.add_argument(flag, **kw)
+    p.add_argument(flag, *f.aliases, **kw)
 
 
 def register(sub: Any, step: Step) -> argparse.ArgumentParser:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from airflow_privacy.gate.steps.base import Step
 from airflow_privacy.gate.steps.check import CHECK
+from airflow_privacy.gate.steps.maxent import MAXENT
 from airflow_privacy.gate.steps.risk import RISK
 
 #: every declared step by its command name
-STEPS: dict[str, Step] = {step.name: step for step in (CHECK, RISK)}
+STEPS: dict[str, Step] = {step.name: step for step in (CHECK, RISK, MAXENT)}

@@ -32,6 +32,7 @@ Kind = Literal[
     "whole",  # a whole number in [low, high]
     "flag",  # true or false
     "criteria",  # a list of criteria (``NAME:PARAM=VALUE,...`` or mappings)
+    "wholes",  # a list of whole numbers in [low, high] (a repeated flag on the CLI)
 ]
 
 #: what each operator argument a ``ref`` field may stand for besides its own name (a path or
@@ -84,6 +85,11 @@ class Field:
     exclusive group on the command line, a rule in Airflow)."""
     open_low: bool = False
     open_high: bool = False
+    aliases: tuple[str, ...] = ()
+    """Other command-line spellings of the flag (kept for earlier scripts)."""
+    explicit: bool = False
+    """The operator has no default for it: a DAG must say the value (None included), so
+    that leaving it out is never a silent choice (e.g. MaxEnt's ``threshold``)."""
 
     @property
     def flag(self) -> str | None:
@@ -111,7 +117,7 @@ class Field:
     @property
     def repeated(self) -> bool:
         """A list: on the command line, a flag given once per element."""
-        return self.kind in ("columns", "values", "criteria")
+        return self.kind in ("columns", "values", "criteria", "wholes")
 
     def range_text(self) -> str:
         """The valid values in words (docs and help)."""

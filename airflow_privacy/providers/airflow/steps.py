@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 
 def _check_field(a: Args, f: Field, name: str) -> Any:
-    optional = not f.required
+    # None is a value only where it is the default: a given None elsewhere is bad input
+    optional = not f.required and f.default is None
     if f.kind in ("text", "ref"):
         return a.text(name, optional=optional)
     if f.kind == "column":
@@ -47,6 +48,11 @@ def _check_field(a: Args, f: Field, name: str) -> Any:
         return a.whole(name, lo_w, hi_w, optional=optional)
     if f.kind == "flag":
         return a.flag(name)
+    if f.kind == "wholes":
+        return a.wholes(
+            name, int(f.low or 0), int(f.high if f.high is not None else 2**63 - 1),
+            optional=optional,
+        )  # fmt: skip
     raise AssertionError(f"no operator check for kind {f.kind}")
 
 

@@ -73,7 +73,7 @@ def test_the_operator_signature_is_the_declaration(name: str) -> None:
             assert n in params, (cls.__name__, n)
             assert (n in templated) is f.templated, (cls.__name__, n)
         p = params[arg]
-        if f.required and not f.variants:
+        if (f.required and not f.variants) or f.explicit:
             assert p.default is inspect.Parameter.empty, (cls.__name__, arg)
         else:
             want = f.default if f.default is not None else None

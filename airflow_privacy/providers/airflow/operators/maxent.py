@@ -1,6 +1,7 @@
 """``MaxEntRiskOperator``: disclosure risk under probabilistic background knowledge.
 
-An adapter over :func:`airflow_privacy.gate.maxent.run_maxent`, the service behind
+Its arguments are checked as the step declares them
+(:class:`airflow_privacy.gate.steps.maxent.MaxEntStep`), the declaration behind
 ``airflow-privacy maxent``."""
 
 from __future__ import annotations
@@ -8,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from airflow_privacy.gate.steps.maxent import MAXENT
 from airflow_privacy.providers.airflow.operators.base import CheckOperator
-from airflow_privacy.providers.airflow.params import Args
 
 
 class MaxEntRiskOperator(CheckOperator):
@@ -48,10 +49,8 @@ class MaxEntRiskOperator(CheckOperator):
     with a value.
     """
 
-    template_fields: Sequence[str] = (
-        "release", "sensitive", "original", "knowledge", "top_positive", "top_negative",
-        "min_support", "threshold", "missing_as", "benign_values", "attempt",
-    )  # fmt: skip
+    #: derived from the step's declaration, plus the attempt
+    template_fields: Sequence[str] = (*MAXENT.template_fields(), "attempt")
 
     def __init__(
         self,
@@ -96,67 +95,13 @@ class MaxEntRiskOperator(CheckOperator):
         self._check_at_parse_time()
 
     def check_arguments(self, parsing: bool) -> dict[str, Any]:
-        """Every argument (:meth:`PrivacyOperator.check_arguments`)."""
-        from airflow_privacy.errors import InputError
+        """Every argument, as the step declares it (:mod:`airflow_privacy.gate.steps.maxent`;
+        :func:`airflow_privacy.providers.airflow.steps.check_arguments`)."""
+        from airflow_privacy.providers.airflow import steps
 
-        a = Args(self, parsing)
-        out = {
-            "release": a.text("release"),
-            "sensitive": a.text("sensitive"),
-            "bucket_column": a.text("bucket_column"),
-            "qis": a.names("qis", optional=True),
-            "knowledge": a.text("knowledge", optional=True),
-            "original": a.text("original", optional=True),
-            "top_positive": a.whole("top_positive", 0, 100_000),
-            "top_negative": a.whole("top_negative", 0, 100_000),
-            "min_support": a.whole("min_support", 1, 10**9),
-            "rule_widths": a.wholes("rule_widths", 1, 64, optional=True),
-            "not_sensitive": a.values("not_sensitive"),
-            "benign_values": a.values("benign_values"),
-            "threshold": a.number("threshold", 0, 1, optional=True, open_low=True),
-            "top": a.whole("top", 0, 10_000),
-            "joint": a.flag("joint"),
-            "conn_id": a.text("conn_id", optional=True),
-            "missing_as": a.text("missing_as", optional=True),
-        }
-        rules = [out[k] for k in ("top_positive", "top_negative")]
-        if self.original is None and any(isinstance(n, int) and n > 0 for n in rules):
-            raise InputError("top_positive/top_negative mine rules from original: give original")
-        qis = out["qis"] if isinstance(out["qis"], list) else []
-        for name in ("sensitive", "bucket_column"):
-            if out[name] in qis:
-                raise InputError(f"qis must not name the {name} column {out[name]!r}")
-        return out
+        return steps.check_arguments(self, MAXENT, parsing)
 
     def execute(self, context: Any) -> dict[str, Any]:
-        from airflow_privacy.gate.maxent import MaxEntRequest, run_maxent
-        from airflow_privacy.gate.refs import ReleaseRef
+        from airflow_privacy.providers.airflow import steps
 
-        def service(ctx: Any, attempt: str | None) -> Any:
-            a = self.check_arguments(parsing=False)
-            conn = a["conn_id"]
-            return run_maxent(
-                MaxEntRequest(
-                    release=ReleaseRef(path=a["release"], conn=conn),
-                    sensitive=a["sensitive"],
-                    bucket=a["bucket_column"],
-                    qis=a["qis"],
-                    knowledge=a["knowledge"],
-                    original=ReleaseRef(path=a["original"], conn=conn) if a["original"] else None,
-                    top_positive=a["top_positive"],
-                    top_negative=a["top_negative"],
-                    min_support=a["min_support"],
-                    rule_widths=a["rule_widths"],
-                    not_sensitive=a["not_sensitive"],
-                    benign=a["benign_values"],
-                    c=a["threshold"],
-                    top=a["top"],
-                    joint=a["joint"],
-                    name=self.name,
-                    attempt=attempt,
-                    missing_as=a["missing_as"],
-                ),
-                ctx,
-            )
-
-        return self.attempt_service(context, service)
+        return steps.execute(self, MAXENT, context)
