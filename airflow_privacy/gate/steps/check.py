@@ -250,7 +250,7 @@ class CheckStep(MeasuringStep):
             delimiter=values.get("delimiter"),
             benign=tuple(values.get("benign") or ()),
             population=values.get("population"),
-            backend=values.get("backend") or "auto",
+            backend="auto" if values.get("backend") is None else values["backend"],
         )
 
     # ------------------------------------------------------------------ the work

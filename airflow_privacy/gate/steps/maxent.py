@@ -307,7 +307,7 @@ class MaxEntStep(MeasuringStep):
         return MaxEntRequest(
             release=values["release"],
             sensitive=values["sensitive"],
-            bucket=values.get("bucket") or "bucket",
+            bucket=_or(values.get("bucket"), "bucket"),
             qis=values.get("qi") or None,
             knowledge=values.get("knowledge"),
             original=values.get("original"),
@@ -471,7 +471,9 @@ def run_maxent(req: MaxEntRequest, ctx: GateContext) -> Envelope:
     return MAXENT.run(req, ctx)
 
 
-def _or(value: Any, default: int) -> Any:
+def _or(value: Any, default: Any) -> Any:
+    """``value``, or ``default`` when it was not given (None): a given blank stays blank
+    and is refused by the checks, never replaced."""
     return default if value is None else value
 
 
