@@ -36,6 +36,8 @@ CLI_GROUPS = {
     "`table:` reference)",
     "attempt": "`--attempt UUID` (record the result as a check of this attempt), `--name NAME` "
     "(the check's name in it), `--ledger URL`",
+    "ledger": "`--ledger URL` (default: `$AIRFLOW_PRIVACY_LEDGER_URL`, the connection "
+    "`privacy_ledger_default`, else `$AIRFLOW_HOME/privacy_ledger.db`)",
     "report": "`--report FILE.html` (also write the HTML report of this check)",
     "output": "`--format text|json` (json: the report envelope), `--quiet` (no progress on stderr)",
 }

@@ -32,3 +32,5 @@ RELEASE_STATUSES: tuple[str, ...] = ("candidate", "published")
 DISCLOSURE_MODES: tuple[str, ...] = ("naive", "safe")
 # airflow_privacy.core.backends.BACKENDS
 BACKENDS: tuple[str, ...] = ("auto", "arrow", "duckdb", "spark")
+# airflow_privacy.core.composition.release.KINDS (how a release publishes its QIs)
+RELEASE_KINDS: tuple[str, ...] = ("generalized", "bucketized", "microaggregated")

@@ -13,6 +13,7 @@ def test_the_word_sets_equal_the_engines_constants() -> None:
     from airflow_privacy.core.anonymize import METHODS, METRICS
     from airflow_privacy.core.anonymize.dimensions import CATEGORICAL_SPLITS
     from airflow_privacy.core.backends import BACKENDS
+    from airflow_privacy.core.composition.release import KINDS
     from airflow_privacy.ledger.models import RELEASE_STATUSES, STATUSES
 
     assert vocabulary.LEDGER_STATUSES == STATUSES
@@ -23,6 +24,7 @@ def test_the_word_sets_equal_the_engines_constants() -> None:
     assert vocabulary.CATEGORICAL_SPLITS == CATEGORICAL_SPLITS
     assert vocabulary.DISCLOSURE_MODES == DISCLOSURE_MODES
     assert vocabulary.BACKENDS == BACKENDS
+    assert vocabulary.RELEASE_KINDS == KINDS
 
 
 def test_the_vocabulary_imports_nothing() -> None:

@@ -11,7 +11,9 @@ from airflow_privacy.cli.common import (
     add_attempt_args,
     add_criterion_flags,
     add_input_args,
+    add_ledger_arg,
     add_output_args,
+    column_pairs,
     criteria_with_shorthand,
     number,
     ref,
@@ -60,7 +62,10 @@ def add_field(p: Any, f: Field) -> None:
         if f.kind == "wholes":
             kw["type"] = number(int, flag)
     elif f.kind == "flag":
-        kw["action"] = argparse.BooleanOptionalAction if f.negatable else "store_true"
+        if f.store_false:
+            kw["action"] = "store_false"
+        else:
+            kw["action"] = argparse.BooleanOptionalAction if f.negatable else "store_true"
         kw["default"] = bool(f.default)
     elif f.kind == "choice":
         kw["choices"] = f.choices
@@ -72,7 +77,21 @@ def add_field(p: Any, f: Field) -> None:
     else:
         kw["default"] = f.default
         kw["required"] = f.required
+    if f.parse is not None:
+        kw["type"] = _parsed(f.parse)
     p.add_argument(flag, *f.aliases, **kw)
+
+
+def _parsed(parse: Any) -> Any:
+    """argparse ``type=`` from a field's reader (its ``ValueError`` is the message)."""
+
+    def read(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return read
 
 
 def register(sub: Any, step: Step) -> argparse.ArgumentParser:
@@ -99,6 +118,8 @@ def register(sub: Any, step: Step) -> argparse.ArgumentParser:
         add_input_args(p)
     if "attempt" in groups:
         add_attempt_args(p, step.name)
+    elif "ledger" in groups:
+        add_ledger_arg(p)
     if "report" in groups:
         add_report_arg(p)
     if "output" in groups:
@@ -117,10 +138,15 @@ def values(step: Step, args: argparse.Namespace) -> dict[str, Any]:
         value = getattr(args, f.attr)
         if f.kind == "ref" and value is not None:
             value = ref(value, args)
+        elif f.kind == "refs":
+            value = [ref(v, args) for v in value or []]
+        elif f.kind == "files":
+            option = str(f.flag).lstrip("-")
+            value = column_pairs(option, value, "COL=FILE")
         elif f.kind == "criteria":
             value = criteria_with_shorthand(args)
         out[f.key] = value
-    for shared in ("attempt", "name", "ledger", "input_format", "delimiter"):
+    for shared in ("attempt", "name", "ledger", "input_format", "delimiter", "conn"):
         if hasattr(args, shared):
             out[shared] = getattr(args, shared)
     return out

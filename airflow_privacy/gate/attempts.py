@@ -28,7 +28,6 @@ from airflow_privacy.core.io import MANIFEST_SUFFIX
 from airflow_privacy.errors import (
     IllegalTransition,
     InputError,
-    LedgerMissing,
     ReleaseBlocked,
     opt,
 )
@@ -156,111 +155,6 @@ def member_hashes(
         pop = read_population_file(path, (), id_column=id_column, hash_key=key)
     ctx.progress(f"hashed {len(set(pop.id_hashes or ())):,} identifiers of {population.describe()}")
     return list(pop.id_hashes or ())
-
-
-# ----------------------------------------------------------------------------- attempts
-@dataclass(frozen=True)
-class AttemptRequest:
-    """Open an attempt to publish ``release`` as a version of ``dataset``."""
-
-    release: ReleaseRef
-    dataset: str
-    required: Sequence[str]
-    version: str | None = None
-    first_release: bool = False
-    population: ReleaseRef | None = None
-    id_column: str | None = None
-    qis: Sequence[str] | None = None
-    sensitive: str | None = None
-    kind: str | None = None
-    bucket: str | None = None
-    manifest: ReleaseRef | None = None
-    ledger: str | None = None
-    name: str = "attempt"
-    fmt: Any = None
-    delimiter: str | None = None
-
-
-def open_attempt(req: AttemptRequest, ctx: GateContext) -> Envelope:
-    """Record the candidate's content (once) and open an attempt requiring ``req.required``.
-
-    The ledger is created only for a declared first release; otherwise a ledger that does not
-    exist is an error (a typo in its location must not start a new history)."""
-    if req.first_release is not True and req.first_release is not False:
-        raise InputError(f"{opt('first_release')} must be true or false")
-    _name(req.dataset, "the dataset name")
-    if req.version is not None:
-        _name(req.version, "the version label")
-    if isinstance(req.required, str) or not isinstance(req.required, Sequence):
-        raise InputError("the required checks must be a list of check names")
-    for name in req.required:
-        _name(name, "a required check's name")
-    twice = sorted({n for n in req.required if list(req.required).count(n) > 1})
-    if twice:
-        raise InputError(f"required check {twice[0]!r} is named twice")
-    ctx.progress(f"reading the candidate {req.release.describe()}")
-    cand = read_candidate(
-        req.release, ctx, qis=req.qis, sensitive=req.sensitive, kind=req.kind, bucket=req.bucket,
-        manifest=req.manifest, fmt=req.fmt, delimiter=req.delimiter,
-    )  # fmt: skip
-    rel = cand.release
-    loc = ctx.ledger_location(req.ledger)
-    if not req.first_release:
-        from airflow_privacy.ledger.engine import parse_url, sqlite_exists, sqlite_path
-
-        if sqlite_exists(loc.url) is False:
-            raise InputError(
-                f"ledger file {str(sqlite_path(parse_url(loc.url)))!r} ({loc.source}) does not "
-                f"exist: a typo in the ledger's location? If this is the dataset's first "
-                f"release, declare it with {opt('first_release')} (the ledger is then created)"
-            )
-    # every input is read and checked before the ledger is opened (for a first release:
-    # created), so that a mistake never leaves a new, empty ledger behind
-    hashes = member_hashes(req.population, req.id_column, loc.key_env, ctx)
-    digest = content_digest(req.release, ctx)
-    try:
-        opened = ctx.open_ledger(req.ledger, create=req.first_release)
-    except LedgerMissing as exc:  # a database without ledger tables
-        raise LedgerMissing(
-            f"{exc}: a typo in the ledger's location? If this is the dataset's first release, "
-            f"declare it with {opt('first_release')} (the ledger is then created)"
-        ) from None
-    with opened as ledger:
-        info = ledger.open_attempt(
-            req.dataset,
-            rel,
-            required=list(req.required),
-            version=req.version,
-            first_release=req.first_release,
-            origin=ctx.origin,
-            spec=cand.spec(),
-            manifest=cand.manifest,
-            criteria=(cand.manifest or {}).get("criteria_results"),
-            member_hashes=hashes,
-            content_digest=digest,
-        )
-    facts = ReleaseFacts(
-        ref=req.release.describe(), records=rel.n_records, groups=rel.n_groups,
-        sensitive=rel.sensitive, group_columns=[*rel.qis, *([cand.bucket] if cand.bucket else [])],
-        kind=rel.kind,
-    )  # fmt: skip
-    if info.status == "already-published":
-        summary = info.reasons[0]
-        outcome = "already-published"
-    else:
-        summary = (
-            f"attempt {info.uuid} opened for {info.release.name} "
-            f"({'new content' if info.release.created else 'content recorded before'}); "
-            f"required checks: {', '.join(info.required)}"
-        )
-        outcome = "opened"
-    ctx.progress(summary)
-    return Envelope(
-        step="attempt", name=req.name, outcome=outcome, safe=None, summary=summary,
-        release=facts, attempt=attempt_ref(info),
-        details={"required": list(info.required), "first_release": info.first_release,
-                 "members": info.release.members, "created": info.release.created},
-    )  # fmt: skip
 
 
 def _name(value: object, what: str) -> str:

@@ -425,7 +425,7 @@ def test_record_check_runs_through_the_adapter() -> None:
         (MaxEntRiskOperator, {"qis": ["{{ params.qi }}"]}),
         (MaxEntRiskOperator, {"conn_id": "{{ var.value.conn }}"}),
         (CompositionAuditOperator, {"top": "{{ params.top }}"}),
-        (OpenAttemptOperator, {"conn_id": "{{ params.conn }}"}),
+        (OpenAttemptOperator, {"required_checks": ["{{ params.check }}"]}),
     ],
 )
 def test_a_template_in_an_argument_that_is_not_templated_is_refused(

@@ -14,9 +14,7 @@ import pytest
 from airflow_privacy.errors import IllegalTransition, InputError, ReleaseBlocked
 from airflow_privacy.gate.anonymize import AnonymizeRequest, run_anonymize
 from airflow_privacy.gate.attempts import (
-    AttemptRequest,
     PublishRequest,
-    open_attempt,
     publish,
     supersede,
 )
@@ -24,6 +22,7 @@ from airflow_privacy.gate.audit import AuditRequest, run_audit
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.envelope import Envelope
 from airflow_privacy.gate.refs import ReleaseRef
+from airflow_privacy.gate.steps.attempt import AttemptRequest, open_attempt
 from airflow_privacy.gate.steps.check import CheckRequest, run_check
 from airflow_privacy.ledger import ReleaseLedger
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)

@@ -16,14 +16,13 @@ import sqlalchemy as sa
 
 from airflow_privacy.errors import InputError, ReleaseBlocked
 from airflow_privacy.gate.attempts import (
-    AttemptRequest,
     PublishRequest,
     content_digest,
-    open_attempt,
     publish,
 )
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.refs import ReleaseRef
+from airflow_privacy.gate.steps.attempt import AttemptRequest, open_attempt
 from airflow_privacy.gate.steps.check import CheckRequest, run_check
 from airflow_privacy.ledger import ReleaseLedger
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)

@@ -61,8 +61,11 @@ class Step:
     #: the fields this step declares (module doc)
     fields: ClassVar[tuple[Field, ...]] = ()
     #: the command-line option groups shared by several commands, added after the fields:
-    #: ``criterion-flags``, ``input``, ``attempt``, ``report``, ``output``
+    #: ``criterion-flags``, ``input``, ``attempt`` (or ``ledger`` alone), ``report``,
+    #: ``output``
     cli_groups: ClassVar[tuple[str, ...]] = ("output",)
+    #: whether the step works under an attempt (``attempt`` / ``attempt_task_id``)
+    takes_attempt: ClassVar[bool] = False
 
     def template_fields(self) -> tuple[str, ...]:
         """The operator arguments that are templated: every templated field's argument (a
@@ -105,6 +108,8 @@ class MeasuringStep(Step):
     4. :meth:`measure` does the work and returns the envelope;
     5. ``record``: the envelope is stored as this check of the attempt.
     """
+
+    takes_attempt = True
 
     def values_of(self, req: Any) -> Known:
         """The request's values by field key, for the rules (default: none)."""

@@ -18,6 +18,7 @@ This module imports no engine (the command line builds its parser from it on eve
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -33,6 +34,9 @@ Kind = Literal[
     "flag",  # true or false
     "criteria",  # a list of criteria (``NAME:PARAM=VALUE,...`` or mappings)
     "wholes",  # a list of whole numbers in [low, high] (a repeated flag on the CLI)
+    "label",  # a name the ledger stores (dataset, version, check): text, at most 255 characters
+    "files",  # {column: file} (``--FLAG COL=FILE``, repeated, on the CLI; a mapping in Airflow)
+    "refs",  # a list of table references (a repeated flag on the CLI; a list of paths in Airflow)
 ]
 
 #: what each operator argument a ``ref`` field may stand for besides its own name (a path or
@@ -90,6 +94,16 @@ class Field:
     explicit: bool = False
     """The operator has no default for it: a DAG must say the value (None included), so
     that leaving it out is never a silent choice (e.g. MaxEnt's ``threshold``)."""
+    noun: str = ""
+    """What each element of a list names, in messages (default: a column name)."""
+    unique: bool = False
+    """A list whose elements must differ."""
+    store_false: bool = False
+    """A ``flag`` that is true by default and the command line turns off with its flag
+    (``--no-ledger`` for ``use_ledger``)."""
+    parse: Callable[[str], Any] | None = None
+    """How the command line reads the text of the flag (a ``ValueError`` names what is
+    wrong), when its kind's reading is not enough (``--confidence 50%``)."""
 
     @property
     def flag(self) -> str | None:
@@ -117,7 +131,7 @@ class Field:
     @property
     def repeated(self) -> bool:
         """A list: on the command line, a flag given once per element."""
-        return self.kind in ("columns", "values", "criteria", "wholes")
+        return self.kind in ("columns", "values", "criteria", "wholes", "files", "refs")
 
     def range_text(self) -> str:
         """The valid values in words (docs and help)."""
@@ -137,12 +151,13 @@ class Field:
 
 def spellings() -> dict[str, tuple[str | None, str | None]]:
     """``{key: (command-line flag, operator argument)}`` over every declared step (a key
-    spelled the same way wherever it is declared; the first declaration wins for a key
-    whose front ends differ)."""
+    is spelled the same way wherever a front end has it; a step whose front end lacks it
+    leaves it None)."""
     from airflow_privacy.gate.steps import STEPS
 
     out: dict[str, tuple[str | None, str | None]] = {}
     for step in STEPS.values():
         for f in step.fields:
-            out.setdefault(f.key, (f.flag, f.argument))
+            cli, airflow = out.get(f.key, (None, None))
+            out[f.key] = (cli or f.flag, airflow or f.argument)
     return out

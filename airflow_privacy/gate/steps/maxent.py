@@ -118,8 +118,13 @@ class MaxEntStep(MeasuringStep):
             type_hint="str | None",
         ),
         Field(
-            "conn", "text", "the connection of a URI (s3://...) of the release or the "
-            "original", cli=None, airflow="conn_id", templated=False, type_hint="str | None",
+            "conn",
+            "text",
+            "the connection of a URI (s3://...) of the release or the original",
+            cli=None,
+            airflow="conn_id",
+            templated=False,
+            type_hint="str | None",
         ),
         Field(
             "original",
@@ -277,9 +282,7 @@ class MaxEntStep(MeasuringStep):
         if qis and not isinstance(qis, str):
             for key in ("sensitive", "bucket"):
                 if known.get(key) in qis:
-                    raise InputError(
-                        f"{opt('qi')} must not name the {key} column {known[key]!r}"
-                    )
+                    raise InputError(f"{opt('qi')} must not name the {key} column {known[key]!r}")
         for w in known.get("rule_width") or ():
             _whole(w, "rule_width", 1, 64)
         if isinstance(known.get("not_sensitive"), str):

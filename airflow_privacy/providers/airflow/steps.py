@@ -30,8 +30,14 @@ def _check_field(a: Args, f: Field, name: str) -> Any:
         return a.text(name, optional=optional)
     if f.kind == "column":
         return a.text(name, optional=optional)
+    if f.kind == "label":
+        return a.label(name, optional=optional)
     if f.kind == "columns":
-        return a.names(name, optional=optional)
+        return a.names(name, optional=optional, noun=f.noun or "column name", unique=f.unique)
+    if f.kind == "refs":
+        return a.names(name, optional=optional, noun=f.noun or "path")
+    if f.kind == "files":
+        return a.files(name)
     if f.kind == "values":
         return a.values(name)
     if f.kind == "choice":
@@ -123,6 +129,8 @@ def check_arguments(op: Any, step: Step, parsing: bool) -> dict[str, Any]:
         waiting = parsing and templated(raw)
         if f.kind == "ref" and value is not None and not waiting:
             value = ReleaseRef(path=value, conn=conn)
+        if f.kind == "refs" and value is not None and not waiting:
+            value = [ReleaseRef(path=v, conn=conn) for v in value]
         if value is None and f.default is not None:
             value = f.default
         values[f.key] = value
@@ -142,8 +150,17 @@ def execute(op: Any, step: Step, context: Mapping[str, Any]) -> dict[str, Any]:
 
     def service(ctx: Any, attempt: str | None) -> Any:
         values = check_arguments(op, step, parsing=False)
-        values.update(attempt=attempt, name=op.name)
+        values.update(attempt=attempt, name=op.name, conn=values.get("conn", args_conn(op)))
         return step.run(step.request(values), ctx)
 
-    result: dict[str, Any] = op.attempt_service(context, service)
+    result: dict[str, Any]
+    if step.takes_attempt:
+        result = op.attempt_service(context, service)
+    else:
+        result = op.run_service(context, lambda ctx: service(ctx, None))
     return result
+
+
+def args_conn(op: Any) -> Any:
+    """The operator's ``conn_id`` (the connection of its URIs and SQL tables), if it has one."""
+    return getattr(op, "conn_id", None)

@@ -1,7 +1,8 @@
 """``OpenAttemptOperator``: the first step of a gated release: record the candidate and open
 an attempt to publish it, naming the checks that must pass.
 
-An adapter over :func:`airflow_privacy.gate.attempts.open_attempt`, the service behind
+Its arguments are checked as the step declares them
+(:class:`airflow_privacy.gate.steps.attempt.AttemptStep`), the declaration behind
 ``airflow-privacy attempt``."""
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from airflow_privacy.gate.steps.attempt import ATTEMPT
 from airflow_privacy.providers.airflow.operators.base import LedgerOperator
-from airflow_privacy.providers.airflow.params import Args, label
 
 
 class OpenAttemptOperator(LedgerOperator):
@@ -47,10 +48,8 @@ class OpenAttemptOperator(LedgerOperator):
     step says so without checking or publishing again.
     """
 
-    template_fields: Sequence[str] = (
-        "release", "dataset", "version", "first_release", "population", "id_column",
-        "sql_table", "manifest",
-    )  # fmt: skip
+    #: derived from the step's declaration
+    template_fields: Sequence[str] = ATTEMPT.template_fields()
     ui_color = "#eef0fb"
     blank_means_default = frozenset({"version"})
 
@@ -83,56 +82,13 @@ class OpenAttemptOperator(LedgerOperator):
         self._check_at_parse_time()
 
     def check_arguments(self, parsing: bool) -> dict[str, Any]:
-        """Every argument (:meth:`PrivacyOperator.check_arguments`)."""
-        from airflow_privacy.errors import InputError
+        """Every argument, as the step declares it (:mod:`airflow_privacy.gate.steps.attempt`;
+        :func:`airflow_privacy.providers.airflow.steps.check_arguments`)."""
+        from airflow_privacy.providers.airflow import steps
 
-        a = Args(self, parsing)
-        out = {
-            "release": a.text("release", optional=True),
-            "sql_table": a.text("sql_table", optional=True),
-            "manifest": a.text("manifest", optional=True),
-            "dataset": a.label("dataset"),
-            "required_checks": a.names("required_checks", noun="check name", unique=True),
-            "version": a.label("version", optional=True),
-            "first_release": a.flag("first_release"),
-            "population": a.text("population", optional=True),
-            "id_column": a.text("id_column", optional=True),
-            "conn_id": a.text("conn_id", optional=True),
-        }
-        for check in out["required_checks"] if isinstance(out["required_checks"], list) else ():
-            label(check, f"required_checks: {check[:40]!r}")
-        if (self.population is None) != (self.id_column is None):
-            raise InputError("population and id_column go together")
-        if (self.release is None) == (self.sql_table is None):
-            raise InputError("give exactly one of release and sql_table")
-        if self.sql_table is not None and self.conn_id is None:
-            raise InputError("sql_table needs conn_id: the SQL connection of the table")
-        return out
+        return steps.check_arguments(self, ATTEMPT, parsing)
 
     def execute(self, context: Any) -> dict[str, Any]:
-        from airflow_privacy.gate.attempts import AttemptRequest, open_attempt
-        from airflow_privacy.gate.refs import ReleaseRef
+        from airflow_privacy.providers.airflow import steps
 
-        def service(ctx: Any) -> Any:
-            a = self.check_arguments(parsing=False)
-            pop = a["population"]
-            return open_attempt(
-                AttemptRequest(
-                    release=(
-                        ReleaseRef(sql_table=a["sql_table"], conn=a["conn_id"])
-                        if a["sql_table"] is not None
-                        else ReleaseRef(path=a["release"], conn=a["conn_id"])
-                    ),
-                    manifest=ReleaseRef(path=a["manifest"]) if a["manifest"] else None,
-                    dataset=a["dataset"],
-                    required=a["required_checks"],
-                    version=a["version"],
-                    first_release=a["first_release"],
-                    population=ReleaseRef(path=pop, conn=a["conn_id"]) if pop else None,
-                    id_column=a["id_column"],
-                    name=self.name,
-                ),
-                ctx,
-            )
-
-        return self.run_service(context, service)
+        return steps.execute(self, ATTEMPT, context)

@@ -1,0 +1,260 @@
+"""The attempt step, declared once (:class:`AttemptStep`; ``airflow-privacy attempt`` and
+``OpenAttemptOperator`` are derived from it): record a candidate's content in the ledger
+(once per dataset) and open an attempt to publish it that names the checks that must pass.
+
+The ledger is created only for a declared first release; otherwise a ledger that does not
+exist is an error (a typo in its location must not start a new history). Every input is read
+and checked before the ledger is opened, so a mistake never leaves a new, empty ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from airflow_privacy.errors import InputError, LedgerMissing, opt
+from airflow_privacy.gate.steps.base import Known, Step
+from airflow_privacy.gate.steps.candidate import candidate_fields, candidate_values
+from airflow_privacy.gate.steps.fields import Field
+
+if TYPE_CHECKING:
+    from airflow_privacy.gate.context import GateContext
+    from airflow_privacy.gate.envelope import Envelope
+    from airflow_privacy.gate.refs import ReleaseRef
+
+
+@dataclass(frozen=True)
+class AttemptRequest:
+    """Open an attempt to publish ``release`` as a version of ``dataset``."""
+
+    release: ReleaseRef
+    dataset: str
+    required: Sequence[str]
+    version: str | None = None
+    first_release: bool = False
+    population: ReleaseRef | None = None
+    id_column: str | None = None
+    qis: Sequence[str] | None = None
+    sensitive: str | None = None
+    kind: str | None = None
+    bucket: str | None = None
+    manifest: ReleaseRef | None = None
+    ledger: str | None = None
+    name: str = "attempt"
+    fmt: Any = None
+    delimiter: str | None = None
+
+
+class AttemptStep(Step):
+    """``attempt``: open an attempt to publish a release (module doc)."""
+
+    name = "attempt"
+    summary = "open an attempt to publish a release (checks are recorded under it)"
+    description = (
+        "Record RELEASE's content in the ledger (once per dataset) and open an attempt to "
+        "publish it that requires the named checks. Record the checks with "
+        "check/maxent/audit --attempt UUID, then run `airflow-privacy publish --attempt UUID`: "
+        "it publishes only if every check of this attempt passed. A dataset without a "
+        "published release needs --first-release (a typo never starts a new history); "
+        "content published before is not checked or published again."
+    )
+    operator = "airflow_privacy.providers.airflow.operators.attempt.OpenAttemptOperator"
+    fields = (
+        Field(
+            "release",
+            "ref",
+            "the candidate release: a CSV or Parquet file, an object-store "
+            "URI or a SQL table (its digest and groups computed in the database)",
+            cli="RELEASE",
+            required=True,
+            type_hint="str | None",
+            variants=("sql_table",),
+            cli_note="table:SCHEMA.NAME with --conn URL",
+            airflow_note="exactly one of release and sql_table (with conn_id)",
+        ),
+        Field(
+            "dataset",
+            "label",
+            "the dataset (the series of releases)",
+            required=True,
+            metavar="NAME",
+            type_hint="str",
+        ),
+        Field(
+            "require",
+            "columns",
+            "a check that must pass before publishing, by its name",
+            cli="--require",
+            airflow="required_checks",
+            required=True,
+            metavar="CHECK",
+            dest="required",
+            noun="check name",
+            unique=True,
+            templated=False,
+            type_hint="list[str]",
+        ),
+        Field(
+            "version",
+            "label",
+            "the version label (default: the dataset's next number)",
+            metavar="LABEL",
+            type_hint="str | None",
+        ),
+        Field(
+            "first_release",
+            "flag",
+            "declare this the dataset's first release: the ledger "
+            "may be created, and the composition audit has nothing earlier to intersect with",
+            cli="--first-release",
+            default=False,
+            type_hint="bool | str",
+        ),
+        Field(
+            "population",
+            "ref",
+            "the candidate's original records: with the identifier "
+            "column, the keyed hashes of its people are stored (needed for a later known "
+            "overlap)",
+            metavar="FILE",
+            type_hint="str | None",
+        ),
+        Field(
+            "id_column",
+            "column",
+            "the identifier column of the population (goes with it)",
+            cli="--id-column",
+            metavar="COL",
+            type_hint="str | None",
+        ),
+        *candidate_fields("the release", airflow=frozenset({"manifest"})),
+    )
+    cli_groups = ("ledger", "input", "output")
+
+    def rules(self, known: Known) -> None:
+        from airflow_privacy.gate.attempts import _name
+
+        fr = known.get("first_release")
+        if known.has("first_release") and fr is not True and fr is not False:
+            raise InputError(f"{opt('first_release')} must be true or false")
+        if known.get("dataset") is not None:
+            _name(known["dataset"], "the dataset name")
+        if known.get("version") is not None:
+            _name(known["version"], "the version label")
+        required = known.get("require")
+        if required is not None:
+            if isinstance(required, str) or not isinstance(required, Sequence):
+                raise InputError("the required checks must be a list of check names")
+            for name in required:
+                _name(name, "a required check's name")
+            twice = sorted({n for n in required if list(required).count(n) > 1})
+            if twice:
+                raise InputError(f"required check {twice[0]!r} is named twice")
+        if known.has("population", "id_column") and (
+            (known["population"] is None) != (known["id_column"] is None)
+        ):
+            raise InputError(f"{opt('population')} and {opt('id_column')} go together")
+
+    def request(self, values: Mapping[str, Any]) -> AttemptRequest:
+        return AttemptRequest(
+            release=values["release"],
+            dataset=values["dataset"],
+            required=list(values["require"]),
+            version=values.get("version"),
+            first_release=bool(values.get("first_release")),
+            population=values.get("population"),
+            id_column=values.get("id_column"),
+            ledger=values.get("ledger"),
+            name=values.get("name") or "attempt",
+            fmt=values.get("input_format"),
+            delimiter=values.get("delimiter"),
+            **candidate_values(values),
+        )
+
+    def run(self, req: AttemptRequest, ctx: GateContext) -> Envelope:
+        """Record the candidate's content (once) and open an attempt requiring
+        ``req.required`` (module doc)."""
+        from airflow_privacy.gate.attempts import content_digest, member_hashes, read_candidate
+        from airflow_privacy.gate.envelope import Envelope, ReleaseFacts, attempt_ref
+
+        self.rules(
+            Known(
+                {
+                    "first_release": req.first_release, "dataset": req.dataset,
+                    "version": req.version, "require": req.required,
+                    "population": req.population, "id_column": req.id_column,
+                }
+            )
+        )  # fmt: skip
+        ctx.progress(f"reading the candidate {req.release.describe()}")
+        cand = read_candidate(
+            req.release, ctx, qis=req.qis, sensitive=req.sensitive, kind=req.kind,
+            bucket=req.bucket, manifest=req.manifest, fmt=req.fmt, delimiter=req.delimiter,
+        )  # fmt: skip
+        rel = cand.release
+        loc = ctx.ledger_location(req.ledger)
+        if not req.first_release:
+            from airflow_privacy.ledger.engine import parse_url, sqlite_exists, sqlite_path
+
+            if sqlite_exists(loc.url) is False:
+                raise InputError(
+                    f"ledger file {str(sqlite_path(parse_url(loc.url)))!r} ({loc.source}) does not "
+                    f"exist: a typo in the ledger's location? If this is the dataset's first "
+                    f"release, declare it with {opt('first_release')} (the ledger is then created)"
+                )
+        # every input is read and checked before the ledger is opened (for a first release:
+        # created), so that a mistake never leaves a new, empty ledger behind
+        hashes = member_hashes(req.population, req.id_column, loc.key_env, ctx)
+        digest = content_digest(req.release, ctx)
+        try:
+            opened = ctx.open_ledger(req.ledger, create=req.first_release)
+        except LedgerMissing as exc:  # a database without ledger tables
+            raise LedgerMissing(
+                f"{exc}: a typo in the ledger's location? If this is the dataset's first release, "
+                f"declare it with {opt('first_release')} (the ledger is then created)"
+            ) from None
+        with opened as ledger:
+            info = ledger.open_attempt(
+                req.dataset,
+                rel,
+                required=list(req.required),
+                version=req.version,
+                first_release=req.first_release,
+                origin=ctx.origin,
+                spec=cand.spec(),
+                manifest=cand.manifest,
+                criteria=(cand.manifest or {}).get("criteria_results"),
+                member_hashes=hashes,
+                content_digest=digest,
+            )
+        facts = ReleaseFacts(
+            ref=req.release.describe(), records=rel.n_records, groups=rel.n_groups,
+            sensitive=rel.sensitive,
+            group_columns=[*rel.qis, *([cand.bucket] if cand.bucket else [])], kind=rel.kind,
+        )  # fmt: skip
+        if info.status == "already-published":
+            summary = info.reasons[0]
+            outcome = "already-published"
+        else:
+            summary = (
+                f"attempt {info.uuid} opened for {info.release.name} "
+                f"({'new content' if info.release.created else 'content recorded before'}); "
+                f"required checks: {', '.join(info.required)}"
+            )
+            outcome = "opened"
+        ctx.progress(summary)
+        return Envelope(
+            step="attempt", name=req.name, outcome=outcome, safe=None, summary=summary,
+            release=facts, attempt=attempt_ref(info),
+            details={"required": list(info.required), "first_release": info.first_release,
+                     "members": info.release.members, "created": info.release.created},
+        )  # fmt: skip
+
+
+ATTEMPT = AttemptStep()
+
+
+def open_attempt(req: AttemptRequest, ctx: GateContext) -> Envelope:
+    """Open an attempt (module doc)."""
+    return ATTEMPT.run(req, ctx)
