@@ -50,6 +50,8 @@ def _cell(text: str) -> str:
 def _default(f: Field, front: str) -> str:
     if f.required:
         return "required"
+    if f.kind == "flag" and front == "cli":
+        return ("on" if f.default else "off") if f.negatable else "off"
     if f.explicit and front == "operator":
         return "required (`None` allowed)"
     if f.default is None:
@@ -71,7 +73,13 @@ def cli_table(step: Step) -> str:
     for f in step.fields:
         if f.flag is None:
             continue
-        usage = f"`{f.flag}`" if f.positional else f"`{f.flag} {_value(f)}`"
+        if f.positional:
+            usage = f"`{f.flag}`"
+        elif f.kind == "flag":
+            name = f.flag.removeprefix("--")
+            usage = f"`--{name}` / `--no-{name}`" if f.negatable else f"`{f.flag}`"
+        else:
+            usage = f"`{f.flag} {_value(f)}`"
         meaning = f.help + (f"; {f.cli_note}" if f.cli_note else "")
         if f.repeated and not f.positional:
             meaning += " (repeat for several)"

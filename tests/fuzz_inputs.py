@@ -4628,7 +4628,7 @@ PRELOAD = [
     "yaml",
     "airflow_privacy.gate.anonymize",
     "airflow_privacy.gate.attempts",
-    "airflow_privacy.gate.audit",
+    "airflow_privacy.gate.steps.audit",
     "airflow_privacy.gate.steps.check",
     "airflow_privacy.gate.steps.maxent",
     "airflow_privacy.gate.report",

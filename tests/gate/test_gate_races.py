@@ -12,9 +12,9 @@ import pytest
 from airflow_privacy.core.composition.files import read_release_file
 from airflow_privacy.errors import IllegalTransition, InputError, ReleaseBlocked
 from airflow_privacy.gate.attempts import PublishRequest, publish
-from airflow_privacy.gate.audit import AuditRequest, run_audit
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.refs import ReleaseRef
+from airflow_privacy.gate.steps.audit import AuditRequest, run_audit
 from airflow_privacy.ledger import ReleaseLedger
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)
 from tests.gate.conftest import Workspace

@@ -18,11 +18,11 @@ from airflow_privacy.gate.attempts import (
     publish,
     supersede,
 )
-from airflow_privacy.gate.audit import AuditRequest, run_audit
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.envelope import Envelope
 from airflow_privacy.gate.refs import ReleaseRef
 from airflow_privacy.gate.steps.attempt import AttemptRequest, open_attempt
+from airflow_privacy.gate.steps.audit import AuditRequest, run_audit
 from airflow_privacy.gate.steps.check import CheckRequest, run_check
 from airflow_privacy.ledger import ReleaseLedger
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)

@@ -8,10 +8,11 @@ Importing this package imports no engine: the command line builds its parser fro
 from __future__ import annotations
 
 from airflow_privacy.gate.steps.attempt import ATTEMPT
+from airflow_privacy.gate.steps.audit import AUDIT
 from airflow_privacy.gate.steps.base import Step
 from airflow_privacy.gate.steps.check import CHECK
 from airflow_privacy.gate.steps.maxent import MAXENT
 from airflow_privacy.gate.steps.risk import RISK
 
 #: every declared step by its command name
-STEPS: dict[str, Step] = {step.name: step for step in (ATTEMPT, CHECK, MAXENT, RISK)}
+STEPS: dict[str, Step] = {step.name: step for step in (ATTEMPT, AUDIT, CHECK, MAXENT, RISK)}

@@ -1,6 +1,7 @@
 """``CompositionAuditOperator``: the intersection attack against every earlier release.
 
-An adapter over :func:`airflow_privacy.gate.audit.run_audit` (Ganta et al. 2008), the
+Its arguments are checked as the step declares them
+(:class:`airflow_privacy.gate.steps.audit.AuditStep`; Ganta et al. 2008), the
 service behind ``airflow-privacy audit``: the candidate is located, person by person, in
 every published release of the ledger and intersected; PVP_C above the limit blocks."""
 
@@ -9,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from airflow_privacy.gate.audit import MEASURES, MISSING_QI, OVERLAPS
+from airflow_privacy.gate.steps.audit import AUDIT
 from airflow_privacy.providers.airflow.operators.base import CheckOperator
-from airflow_privacy.providers.airflow.params import Args
 
 
 class CompositionAuditOperator(CheckOperator):
@@ -53,11 +53,8 @@ class CompositionAuditOperator(CheckOperator):
     number only, never with their values.
     """
 
-    template_fields: Sequence[str] = (
-        "candidate", "population", "datasets", "prior_files", "confidence", "max_pvp",
-        "hierarchies", "first_release", "attempt", "overlap", "measure", "against", "id_column",
-        "individuals", "benign_values",
-    )  # fmt: skip
+    #: derived from the step's declaration, plus the attempt
+    template_fields: Sequence[str] = (*AUDIT.template_fields(), "attempt")
 
     def __init__(
         self,
@@ -108,74 +105,13 @@ class CompositionAuditOperator(CheckOperator):
         self._check_at_parse_time()
 
     def check_arguments(self, parsing: bool) -> dict[str, Any]:
-        """Every argument (:meth:`PrivacyOperator.check_arguments`)."""
-        from airflow_privacy.errors import InputError
+        """Every argument, as the step declares it (:mod:`airflow_privacy.gate.steps.audit`;
+        :func:`airflow_privacy.providers.airflow.steps.check_arguments`)."""
+        from airflow_privacy.providers.airflow import steps
 
-        a = Args(self, parsing)
-        out = {
-            "candidate": a.text("candidate"),
-            "population": a.text("population", optional=True),
-            "qis": a.names("qis", optional=True),
-            "sensitive": a.text("sensitive", optional=True),
-            "datasets": a.names("datasets", optional=True, noun="dataset name"),
-            "against": a.names(
-                "against", optional=True, noun="release (id, UUID or DATASET@VERSION)"
-            ),
-            "prior_files": a.names("prior_files", optional=True, noun="path"),
-            "use_ledger": a.flag("use_ledger"),
-            "first_release": a.flag("first_release"),
-            "confidence": a.number("confidence", 0, 1, open_low=True),
-            "max_pvp": a.number("max_pvp", 0, 100),
-            "measure": a.choice("measure", MEASURES),
-            "overlap": a.choice("overlap", OVERLAPS),
-            "id_column": a.text("id_column", optional=True),
-            "hierarchies": a.files("hierarchies"),
-            "missing_qi": a.choice("missing_qi", MISSING_QI),
-            "top": a.whole("top", 0, 10_000),
-            "individuals": a.text("individuals", optional=True),
-            "conn_id": a.text("conn_id", optional=True),
-            "benign_values": a.values("benign_values"),
-        }
-        if out["overlap"] == "known" and self.id_column is None:
-            raise InputError("overlap known needs id_column (of population)")
-        if out["use_ledger"] is False and self.prior_files is None:
-            raise InputError("nothing to audit against: use the ledger and/or give prior_files")
-        return out
+        return steps.check_arguments(self, AUDIT, parsing)
 
     def execute(self, context: Any) -> dict[str, Any]:
-        from airflow_privacy.gate.audit import AuditRequest, run_audit
-        from airflow_privacy.gate.refs import ReleaseRef
+        from airflow_privacy.providers.airflow import steps
 
-        def service(ctx: Any, attempt: str | None) -> Any:
-            a = self.check_arguments(parsing=False)
-            conn = a["conn_id"]
-            return run_audit(
-                AuditRequest(
-                    candidate=ReleaseRef(path=a["candidate"], conn=conn),
-                    population=ReleaseRef(path=a["population"], conn=conn)
-                    if a["population"]
-                    else None,
-                    qis=a["qis"],
-                    sensitive=a["sensitive"],
-                    datasets=a["datasets"],
-                    against=a["against"],
-                    prior_files=[ReleaseRef(path=p, conn=conn) for p in a["prior_files"] or []],
-                    overlap=a["overlap"],
-                    id_column=a["id_column"],
-                    hierarchies=a["hierarchies"],
-                    missing_qi=a["missing_qi"],
-                    top=a["top"],
-                    confidence=a["confidence"],
-                    max_pvp=a["max_pvp"],
-                    measure=a["measure"],
-                    first_release=a["first_release"],
-                    individuals=ReleaseRef(path=a["individuals"]) if a["individuals"] else None,
-                    use_ledger=a["use_ledger"],
-                    attempt=attempt,
-                    name=self.name,
-                    benign=a["benign_values"],
-                ),
-                ctx,
-            )
-
-        return self.attempt_service(context, service)
+        return steps.execute(self, AUDIT, context)
