@@ -54,6 +54,8 @@ def _default(f: Field, front: str) -> str:
         return ("on" if f.default else "off") if f.negatable else "off"
     if f.explicit and front == "operator":
         return "required (`None` allowed)"
+    if f.airflow_required and front == "operator":
+        return "required"
     if f.default is None:
         return "`None`" if front == "operator" else "none"
     if isinstance(f.default, tuple) and not f.default:

@@ -1,7 +1,8 @@
 """``airflow-privacy report``: the HTML release report of an attempt, or of checks given.
 
-An adapter over :func:`airflow_privacy.gate.report.run_report` (the same service as
-``ReleaseReportOperator``). Also the ``--report FILE.html`` option of ``check``, ``maxent``
+The parser is derived from the step's declaration
+(:class:`airflow_privacy.gate.steps.report.ReportStep`, as ``ReleaseReportOperator``'s
+arguments are). Also the ``--report FILE.html`` option of ``check``, ``maxent``
 and ``audit``: the path is checked before any work, and the file is written atomically.
 
 Exit 0 = written, and the attempt was published (or, without an attempt, every check given
@@ -14,18 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO
 
-from airflow_privacy.cli.common import (
-    EXIT_SAFE,
-    EXIT_UNSAFE,
-    add_input_args,
-    add_ledger_arg,
-    add_missing_arg,
-    add_output_args,
-    context,
-    emit,
-    number,
-    ref,
-)
+from airflow_privacy.cli.common import EXIT_SAFE, EXIT_UNSAFE, context, emit, ref
 
 if TYPE_CHECKING:
     from airflow_privacy.gate.context import GateContext
@@ -86,92 +76,17 @@ def report_after(
 
 # ----------------------------------------------------------------------- the command
 def register(sub: Any) -> None:
-    p = sub.add_parser(
-        NAME,
-        help="write the HTML release report of an attempt or of checks",
-        description="Write the self-contained HTML release report of RELEASE: the verdict, "
-        "the criteria and their numbers, the disclosure-vs-k curve, the privacy skyline, the "
-        "composition audit and MaxEnt posteriors, and the utility of the release. With "
-        "--attempt everything comes from the ledger (the status is the ledger's: published "
-        "only when the gate published it) and the report is stored there too; otherwise "
-        "from --check files (the --format json output of check, maxent, audit): a look at "
-        "the numbers, not a publication decision. Exit 0 = written and published (or every "
-        "check passed); 1 = written, not published (or a check did not pass); 2 = bad input.",
-    )
-    p.add_argument("release", metavar="RELEASE",
-                   help="release file (.csv[.gz] or .parquet), or table:NAME on --conn "
-                   "(counted in its database; give --out and --manifest)")  # fmt: skip
-    p.add_argument(
-        "--manifest",
-        metavar="FILE",
-        help="the release's manifest (default: RELEASE.manifest.json beside a file)",
-    )
-    p.add_argument("--attempt", metavar="UUID", help="the attempt whose report this is")
-    add_ledger_arg(p)
-    p.add_argument(
-        "--out", metavar="FILE.html",
-        help="where to write the report, a name ending in .html (default: "
-        "RELEASE.report.html beside the release)",
-    )  # fmt: skip
-    p.add_argument(
-        "--check", action="append", default=[], metavar="[NAME=]FILE", dest="checks",
-        help="a report envelope saved with --format json by check, maxent or audit "
-        "(repeat; not with --attempt); NAME is the text before the first '=' (it holds "
-        "none), FILE the rest; default NAME: the envelope's own",
-    )  # fmt: skip
-    p.add_argument("--sensitive", metavar="COL", help="sensitive column (default: manifest)")
-    p.add_argument(
-        "--group", action="append", metavar="COL", dest="groups",
-        help="a column defining the groups (repeat; default: the manifest's)",
-    )  # fmt: skip
-    p.add_argument("--dataset", metavar="NAME", help="dataset name shown (without --attempt)")
-    p.add_argument("--version", metavar="LABEL", help="version label shown (without --attempt)")
-    p.add_argument("--c", type=number(float, "--c"), help="threshold line of the curve")
-    p.add_argument(
-        "--k-max", type=number(int, "--k-max"), help="largest k of the curve (0 to 1000)"
-    )
-    p.add_argument(
-        "--skyline-c", type=number(float, "--skyline-c"), help="confidence of the skyline"
-    )
-    add_missing_arg(p)
-    add_input_args(p)
-    add_output_args(p)
+    from airflow_privacy.cli import steps
+    from airflow_privacy.gate.steps.report import REPORT
+
+    steps.register(sub, REPORT)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    from airflow_privacy.errors import InputError
-    from airflow_privacy.gate.refs import ReleaseRef
-    from airflow_privacy.gate.report import ReportRequest, checks_from_files, run_report
+    from airflow_privacy.cli import steps
+    from airflow_privacy.gate.steps.report import REPORT
 
-    if args.attempt and args.checks:
-        raise InputError("--check files and --attempt do not mix: an attempt's checks are "
-                         "the ones recorded in the ledger")  # fmt: skip
-    if args.attempt and (args.dataset or args.version):
-        raise InputError("--dataset and --version come from the ledger with --attempt")
-    release = ref(args.release, args)
-    target = ReleaseRef(path=args.out) if args.out is not None else None
-    checks = checks_from_files(args.checks)
-    env = run_report(
-        ReportRequest(
-            release=release,
-            attempt=args.attempt,
-            checks=checks,
-            out=target,
-            sensitive=args.sensitive,
-            group_columns=args.groups,
-            dataset=args.dataset,
-            version=args.version,
-            c=args.c,
-            k_max=args.k_max,
-            skyline_c=args.skyline_c,
-            ledger=args.ledger,
-            missing_as=args.missing_as,
-            fmt=args.input_format,
-            delimiter=args.delimiter,
-            manifest=ReleaseRef(path=args.manifest) if args.manifest is not None else None,
-        ),
-        context(args),
-    )
+    env = REPORT.run(REPORT.request(steps.values(REPORT, args)), context(args))
     ok = env.outcome == "published" or (
         env.outcome == "computed" and env.details.get("checks_failed") == 0
     )

@@ -50,7 +50,8 @@ def add_field(p: Any, f: Field) -> None:
     flag = f.flag
     assert flag is not None
     if f.positional:
-        p.add_argument(f.attr, metavar=flag, help=help_text(f))
+        extra: dict[str, Any] = {} if f.required else {"nargs": "?", "default": None}
+        p.add_argument(f.attr, metavar=flag, help=help_text(f), **extra)
         return
     kw: dict[str, Any] = {"dest": f.attr, "help": help_text(f)}
     if f.metavar is not None and f.kind != "flag":

@@ -94,6 +94,8 @@ class Field:
     explicit: bool = False
     """The operator has no default for it: a DAG must say the value (None included), so
     that leaving it out is never a silent choice (e.g. MaxEnt's ``threshold``)."""
+    airflow_required: bool = False
+    """The operator requires it (no default) though the command line may leave it out."""
     noun: str = ""
     """What each element of a list names, in messages (default: a column name)."""
     unique: bool = False

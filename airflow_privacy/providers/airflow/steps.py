@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 def _check_field(a: Args, f: Field, name: str) -> Any:
     # None is a value only where it is the default: a given None elsewhere is bad input
-    optional = not f.required and f.default is None
+    optional = not (f.required or f.airflow_required) and f.default is None
     if f.kind in ("text", "ref"):
         return a.text(name, optional=optional)
     if f.kind == "column":

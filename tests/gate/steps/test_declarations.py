@@ -48,6 +48,7 @@ def test_every_field_is_an_option_of_the_command(name: str) -> None:
         action = actions[f.attr]
         if f.positional:
             assert action.metavar == f.flag and not action.option_strings
+            assert (action.nargs == "?") is (not f.required), f.key
             continue
         assert f.flag in action.option_strings, (f.key, action.option_strings)
         assert action.required is f.required, f.key
@@ -73,7 +74,7 @@ def test_the_operator_signature_is_the_declaration(name: str) -> None:
             assert n in params, (cls.__name__, n)
             assert (n in templated) is f.templated, (cls.__name__, n)
         p = params[arg]
-        if (f.required and not f.variants) or f.explicit:
+        if (f.required and not f.variants) or f.explicit or f.airflow_required:
             assert p.default is inspect.Parameter.empty, (cls.__name__, arg)
         else:
             want = f.default if f.default is not None else None

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from airflow_privacy.gate.steps.publish import PUBLISH
 from airflow_privacy.providers.airflow.operators.base import AttemptOperator
-from airflow_privacy.providers.airflow.params import text
 
 OK_STATES = ("success",)
 
@@ -135,7 +135,8 @@ class PublishReleaseOperator(AttemptOperator):
     is in XCom under ``privacy_report``.
     """
 
-    template_fields: Sequence[str] = ("release", "publish_to", "attempt", "sql_table")
+    #: derived from the step's declaration, plus the attempt
+    template_fields: Sequence[str] = (*PUBLISH.template_fields(), "attempt")
     ui_color = "#fde9d9"
 
     def __init__(
@@ -149,12 +150,6 @@ class PublishReleaseOperator(AttemptOperator):
     ) -> None:
         kwargs.setdefault("trigger_rule", "all_done")
         super().__init__(**kwargs)
-        from airflow_privacy.errors import InputError
-
-        if (release is None) == (sql_table is None):
-            raise InputError("give exactly one of release and sql_table")
-        if sql_table is not None and conn_id is None:
-            raise InputError("sql_table needs conn_id: the SQL connection of the table")
         self.release = release
         self.sql_table = sql_table
         self.publish_to = publish_to
@@ -163,12 +158,18 @@ class PublishReleaseOperator(AttemptOperator):
             from airflow_privacy.errors import InputError
 
             raise InputError("give attempt or attempt_task_id: the attempt to decide")
+        self._check_at_parse_time()
+
+    def check_arguments(self, parsing: bool) -> dict[str, Any]:
+        """Every argument, as the step declares it (:mod:`airflow_privacy.gate.steps.publish`;
+        :func:`airflow_privacy.providers.airflow.steps.check_arguments`)."""
+        from airflow_privacy.providers.airflow import steps
+
+        return steps.check_arguments(self, PUBLISH, parsing)
 
     def execute(self, context: Any) -> dict[str, Any]:
         from airflow_privacy.errors import InputError, ReleaseBlocked
-        from airflow_privacy.gate.attempts import PublishRequest, publish
         from airflow_privacy.gate.envelope import failed_task_reasons
-        from airflow_privacy.gate.refs import ReleaseRef
         from airflow_privacy.providers.airflow import adapter
 
         failed = failed_upstream(self, context)
@@ -184,20 +185,8 @@ class PublishReleaseOperator(AttemptOperator):
                     "nothing was published: no attempt was opened"
                     + (f" ({reasons})" if reasons else " (its task did not push one)")
                 )
-            return publish(
-                PublishRequest(
-                    attempt=opened,
-                    release=(
-                        ReleaseRef(sql_table=text(self.sql_table, "sql_table"), conn=self.conn_id)
-                        if self.sql_table is not None
-                        else ReleaseRef(path=text(self.release, "release"), conn=self.conn_id)
-                    ),
-                    destination=text(self.publish_to, "publish_to"),
-                    failed_tasks=failed,
-                    name=self.name,
-                    conn=self.conn_id,
-                ),
-                ctx,
-            )
+            values = self.check_arguments(parsing=False)
+            values.update(attempt=opened, failed_tasks=failed, name=self.name, conn=self.conn_id)
+            return PUBLISH.run(PUBLISH.request(values), ctx)
 
         return adapter.execute(self, context, lambda ctx: service(ctx, opened), "fail")

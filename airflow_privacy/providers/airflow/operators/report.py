@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperatorLink
 
+from airflow_privacy.gate.steps.report import REPORT
 from airflow_privacy.providers.airflow.operators.base import AttemptOperator
-from airflow_privacy.providers.airflow.params import columns, number, templated, text, whole
 from airflow_privacy.providers.airflow.urls import URL_PREFIX
 
 if TYPE_CHECKING:
@@ -87,10 +87,8 @@ class ReleaseReportOperator(AttemptOperator):
     a run whose release was not published.
     """
 
-    template_fields: Sequence[str] = (
-        "release", "sensitive", "group_columns", "c", "k_max", "skyline_c", "attempt",
-        "missing_as", "sql_table", "manifest", "report_path",
-    )  # fmt: skip
+    #: derived from the step's declaration, plus the attempt
+    template_fields: Sequence[str] = (*REPORT.template_fields(), "attempt")
     operator_extra_links = (ReleaseReportLink(),)
     ui_color = "#f3efe2"
 
@@ -116,17 +114,6 @@ class ReleaseReportOperator(AttemptOperator):
             from airflow_privacy.errors import InputError
 
             raise InputError("give attempt or attempt_task_id: the attempt to report")
-        if (release is None) == (sql_table is None):
-            from airflow_privacy.errors import InputError
-
-            raise InputError("give exactly one of release and sql_table")
-        if sql_table is not None and (conn_id is None or report_path is None):
-            from airflow_privacy.errors import InputError
-
-            raise InputError(
-                "sql_table needs conn_id (its SQL connection) and report_path (where the "
-                "report is written)"
-            )
         self.release = release
         self.sql_table = sql_table
         self.manifest = manifest
@@ -138,13 +125,17 @@ class ReleaseReportOperator(AttemptOperator):
         self.skyline_c = skyline_c
         self.conn_id = conn_id
         self.missing_as = missing_as
-        if group_columns is not None and not templated(group_columns):
-            columns(group_columns, "group_columns")
+        self._check_at_parse_time()
+
+    def check_arguments(self, parsing: bool) -> dict[str, Any]:
+        """Every argument, as the step declares it (:mod:`airflow_privacy.gate.steps.report`;
+        :func:`airflow_privacy.providers.airflow.steps.check_arguments`)."""
+        from airflow_privacy.providers.airflow import steps
+
+        return steps.check_arguments(self, REPORT, parsing)
 
     def execute(self, context: Any) -> dict[str, Any]:
         from airflow_privacy.errors import InputError
-        from airflow_privacy.gate.refs import ReleaseRef
-        from airflow_privacy.gate.report import ReportRequest, run_report
         from airflow_privacy.providers.airflow import adapter
         from airflow_privacy.providers.airflow.operators.publish import failed_upstream
 
@@ -169,35 +160,11 @@ class ReleaseReportOperator(AttemptOperator):
             return data
 
         def service(ctx: Any, _attempt: str | None) -> Any:
-            return run_report(
-                ReportRequest(
-                    release=(
-                        ReleaseRef(sql_table=text(self.sql_table, "sql_table"), conn=self.conn_id)
-                        if self.sql_table is not None
-                        else ReleaseRef(path=text(self.release, "release"), conn=self.conn_id)
-                    ),
-                    out=(
-                        ReleaseRef(path=text(self.report_path, "report_path"))
-                        if self.report_path is not None
-                        else None
-                    ),
-                    manifest=(
-                        ReleaseRef(path=text(self.manifest, "manifest"))
-                        if self.manifest is not None
-                        else None
-                    ),
-                    attempt=attempt,
-                    failed_tasks=failed_upstream(self, context),
-                    sensitive=text(self.sensitive, "sensitive", required=False),
-                    group_columns=columns(self.group_columns, "group_columns", required=False),
-                    c=number(self.c, "c", 0, 1, open_low=True),
-                    k_max=whole(self.k_max, "k_max", 0, 1000),
-                    skyline_c=number(self.skyline_c, "skyline_c", 0, 1, open_low=True),
-                    missing_as=text(self.missing_as, "missing_as", required=False),
-                    name=self.name,
-                ),
-                ctx,
+            values = self.check_arguments(parsing=False)
+            values.update(
+                attempt=attempt, failed_tasks=failed_upstream(self, context), name=self.name
             )
+            return REPORT.run(REPORT.request(values), ctx)
 
         data = adapter.execute(self, context, lambda ctx: service(ctx, attempt), "continue")
         release_uuid = (data.get("attempt") or {}).get("release_uuid")
