@@ -17,4 +17,6 @@ from airflow_privacy.gate.steps.report import REPORT
 from airflow_privacy.gate.steps.risk import RISK
 
 #: every declared step by its command name
-STEPS: dict[str, Step] = {step.name: step for step in (ATTEMPT, AUDIT, CHECK, MAXENT, PUBLISH, REPORT, RISK)}
+STEPS: dict[str, Step] = {
+    step.name: step for step in (ATTEMPT, AUDIT, CHECK, MAXENT, PUBLISH, REPORT, RISK)
+}

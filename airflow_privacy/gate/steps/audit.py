@@ -22,9 +22,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.errors import InputError, LedgerMissing, opt
+from airflow_privacy.gate.steps import shared
 from airflow_privacy.gate.steps.base import Known, MeasuringStep
 from airflow_privacy.gate.steps.candidate import candidate_fields, candidate_values
 from airflow_privacy.gate.steps.fields import Field
+from airflow_privacy.gate.steps.values import given_or
 
 if TYPE_CHECKING:
     from airflow_privacy.core.composition.release import PublishedRelease
@@ -273,26 +275,10 @@ class AuditStep(MeasuringStep):
             metavar="FILE",
             type_hint="str | None",
         ),
-        Field(
-            "benign",
-            "values",
-            "a sensitive value whose disclosure is not a breach: never counted as pinned down",
-            cli="--benign",
-            airflow="benign_values",
-            default=(),
-            metavar="VALUE",
-            dest="benign",
-            type_hint="list[str]",
+        shared.benign(
+            "a sensitive value whose disclosure is not a breach: never counted as pinned down"
         ),
-        Field(
-            "conn",
-            "text",
-            "the connection of URIs",
-            cli=None,
-            airflow="conn_id",
-            templated=False,
-            type_hint="str | None",
-        ),
+        shared.conn(),
     )
     cli_groups = ("input", "attempt", "report", "output")
 
@@ -359,17 +345,17 @@ class AuditStep(MeasuringStep):
             datasets=values.get("datasets") or None,
             against=values.get("against") or None,
             prior_files=list(values.get("prior") or ()),
-            overlap=_or(values.get("overlap"), "worst-case"),
+            overlap=given_or(values.get("overlap"), "worst-case"),
             id_column=values.get("id_column"),
             hierarchies=dict(values.get("hierarchy") or {}),
-            missing_qi=_or(values.get("missing_qi"), "error"),
-            top=_or(values.get("top"), 10),
-            confidence=_or(values.get("confidence"), 1.0),
-            max_pvp=_or(values.get("max_pvp"), 0.0),
-            measure=_or(values.get("measure"), "ganta"),
+            missing_qi=given_or(values.get("missing_qi"), "error"),
+            top=given_or(values.get("top"), 10),
+            confidence=given_or(values.get("confidence"), 1.0),
+            max_pvp=given_or(values.get("max_pvp"), 0.0),
+            measure=given_or(values.get("measure"), "ganta"),
             first_release=bool(values.get("first_release")),
             individuals=ReleaseRef(path=individuals) if individuals is not None else None,
-            use_ledger=_or(values.get("use_ledger"), True),
+            use_ledger=given_or(values.get("use_ledger"), True),
             ledger=values.get("ledger"),
             attempt=values.get("attempt"),
             name=values.get("name") or "audit",
@@ -557,11 +543,6 @@ AUDIT = AuditStep()
 def run_audit(req: AuditRequest, ctx: GateContext) -> Envelope:
     """Audit ``req.candidate`` (module doc)."""
     return AUDIT.run(req, ctx)
-
-
-def _or(value: Any, default: Any) -> Any:
-    """``value``, or ``default`` when it was not given (None)."""
-    return default if value is None else value
 
 
 def _hierarchies(specs: Mapping[str, str]) -> dict[str, Any]:

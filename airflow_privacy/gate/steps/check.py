@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.errors import InputError, opt
+from airflow_privacy.gate.steps import shared
 from airflow_privacy.gate.steps.base import Known, MeasuringStep
 from airflow_privacy.gate.steps.fields import Field
 from airflow_privacy.gate.steps.values import column, columns
@@ -82,14 +83,7 @@ class CheckStep(MeasuringStep):
             "conn_id, counted in the database) and spark_table (a table of the Spark "
             "catalog, counted by Spark; no attempt)",
         ),
-        Field(
-            "sensitive",
-            "column",
-            "the sensitive column",
-            required=True,
-            metavar="COL",
-            type_hint="str",
-        ),
+        shared.sensitive(),
         Field(
             "group",
             "columns",
@@ -117,19 +111,7 @@ class CheckStep(MeasuringStep):
             airflow_note="each {'name': 'ck-safety', 'c': 0.7, 'k': 3} or "
             "'ck-safety:c=0.7,k=3'; templated numbers become numbers",
         ),
-        Field(
-            "benign",
-            "values",
-            "a sensitive value whose disclosure is not a breach (e.g. "
-            "'none'): the criteria protect every other value and ignore this one as a "
-            "target; a value absent from the release is noted, not an error",
-            cli="--benign",
-            airflow="benign_values",
-            default=(),
-            metavar="VALUE",
-            dest="benign",
-            type_hint="list[str]",
-        ),
+        shared.benign(),
         Field(
             "population",
             "ref",
@@ -139,15 +121,7 @@ class CheckStep(MeasuringStep):
             metavar="REF",
             type_hint="str | None",
         ),
-        Field(
-            "missing_as",
-            "text",
-            "count blank sensitive cells as this value (default: a "
-            "blank sensitive cell is bad input)",
-            cli="--missing-as",
-            metavar="VALUE",
-            type_hint="str | None",
-        ),
+        shared.missing_as(),
         Field(
             "backend",
             "choice",

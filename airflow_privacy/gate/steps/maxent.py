@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.errors import InputError, opt
+from airflow_privacy.gate.steps import shared
 from airflow_privacy.gate.steps.base import Known, MeasuringStep
 from airflow_privacy.gate.steps.fields import Field
-from airflow_privacy.gate.steps.values import column, columns
+from airflow_privacy.gate.steps.values import column, columns, given_or
 
 if TYPE_CHECKING:
     from airflow_privacy.core.maxent import BucketRelease
@@ -80,14 +81,7 @@ class MaxEntStep(MeasuringStep):
             required=True,
             type_hint="str",
         ),
-        Field(
-            "sensitive",
-            "column",
-            "the sensitive column",
-            required=True,
-            metavar="COL",
-            type_hint="str",
-        ),
+        shared.sensitive(),
         Field(
             "bucket",
             "column",
@@ -117,15 +111,7 @@ class MaxEntStep(MeasuringStep):
             metavar="FILE",
             type_hint="str | None",
         ),
-        Field(
-            "conn",
-            "text",
-            "the connection of a URI (s3://...) of the release or the original",
-            cli=None,
-            airflow="conn_id",
-            templated=False,
-            type_hint="str | None",
-        ),
+        shared.conn("the connection of a URI (s3://...) of the release or the original"),
         Field(
             "original",
             "ref",
@@ -180,19 +166,11 @@ class MaxEntStep(MeasuringStep):
             templated=False,
             type_hint="list[int] | None",
         ),
-        Field(
-            "benign",
-            "values",
-            "a sensitive value whose disclosure is not a breach: the "
-            "largest posterior and the verdict consider only the other values; a value absent "
-            "from the release is noted, not an error",
-            cli="--benign",
-            airflow="benign_values",
+        shared.benign(
+            "a sensitive value whose disclosure is not a breach: the largest posterior and "
+            "the verdict consider only the other values; a value absent from the release is "
+            "noted, not an error",
             aliases=("--not-sensitive",),
-            default=(),
-            metavar="VALUE",
-            dest="benign",
-            type_hint="list[str]",
         ),
         Field(
             "not_sensitive",
@@ -243,15 +221,7 @@ class MaxEntStep(MeasuringStep):
             templated=False,
             type_hint="bool",
         ),
-        Field(
-            "missing_as",
-            "text",
-            "count blank sensitive cells as this value (default: a "
-            "blank sensitive cell is bad input)",
-            cli="--missing-as",
-            metavar="VALUE",
-            type_hint="str | None",
-        ),
+        shared.missing_as(),
     )
     cli_groups = ("input", "attempt", "report", "output")
 
@@ -310,18 +280,18 @@ class MaxEntStep(MeasuringStep):
         return MaxEntRequest(
             release=values["release"],
             sensitive=values["sensitive"],
-            bucket=_or(values.get("bucket"), "bucket"),
+            bucket=given_or(values.get("bucket"), "bucket"),
             qis=values.get("qi") or None,
             knowledge=values.get("knowledge"),
             original=values.get("original"),
-            top_positive=_or(values.get("top_positive"), 0),
-            top_negative=_or(values.get("top_negative"), 0),
-            min_support=_or(values.get("min_support"), 3),
+            top_positive=given_or(values.get("top_positive"), 0),
+            top_negative=given_or(values.get("top_negative"), 0),
+            min_support=given_or(values.get("min_support"), 3),
             rule_widths=values.get("rule_width") or None,
             not_sensitive=tuple(values.get("not_sensitive") or ()),
             benign=tuple(values.get("benign") or ()),
             c=values.get("c-threshold"),
-            top=_or(values.get("top"), 10),
+            top=given_or(values.get("top"), 10),
             output=ReleaseRef(path=output) if output is not None else None,
             joint=bool(values.get("joint")),
             name=values.get("name") or "maxent",
@@ -472,12 +442,6 @@ MAXENT = MaxEntStep()
 def run_maxent(req: MaxEntRequest, ctx: GateContext) -> Envelope:
     """Estimate P*(s | q) and gate on it (module doc)."""
     return MAXENT.run(req, ctx)
-
-
-def _or(value: Any, default: Any) -> Any:
-    """``value``, or ``default`` when it was not given (None): a given blank stays blank
-    and is refused by the checks, never replaced."""
-    return default if value is None else value
 
 
 def _benign_parameter(benign: Sequence[str]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.errors import InputError, opt
+from airflow_privacy.gate.steps import shared
 from airflow_privacy.gate.steps.base import Known, Step
 from airflow_privacy.gate.steps.fields import Field
 
@@ -68,14 +69,7 @@ class PublishStep(Step):
             required=True,
             metavar="UUID",
         ),
-        Field(
-            "conn",
-            "text",
-            "the database URL of a table:SCHEMA.NAME release",
-            cli="--conn",
-            airflow=None,
-            metavar="URL",
-        ),
+        shared.conn("the database URL of a table:SCHEMA.NAME release", cli="--conn"),
     )
     cli_groups = ("ledger", "output")
 

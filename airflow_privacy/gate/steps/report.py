@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.errors import InputError, opt
+from airflow_privacy.gate.steps import shared
 from airflow_privacy.gate.steps.base import Known, Step
 from airflow_privacy.gate.steps.fields import Field
 
@@ -84,14 +85,7 @@ class ReportStep(Step):
             metavar="[NAME=]FILE",
             dest="checks",
         ),
-        Field(
-            "sensitive",
-            "column",
-            "the sensitive column (default: the manifest's)",
-            metavar="COL",
-            templated=True,
-            type_hint="str | None",
-        ),
+        shared.sensitive("the sensitive column (default: the manifest's)", required=False),
         Field(
             "group",
             "columns",
@@ -147,15 +141,7 @@ class ReportStep(Step):
             open_low=True,
             type_hint="float | str | None",
         ),
-        Field(
-            "missing_as",
-            "text",
-            "count blank sensitive cells as this value (as the checks "
-            "did; default: a blank sensitive cell is bad input)",
-            cli="--missing-as",
-            metavar="VALUE",
-            type_hint="str | None",
-        ),
+        shared.missing_as(" (as the checks did)"),
     )
     cli_groups = ("ledger", "input", "output")
 

@@ -35,3 +35,9 @@ def column(value: Any, what: str) -> str:
     if value.startswith("--"):
         raise InputError(f"{opt(what)}: {value!r} looks like a command-line option, not a column")
     return value
+
+
+def given_or(value: Any, default: Any) -> Any:
+    """``value``, or ``default`` when it was not given (None): a given blank stays blank and
+    is refused by the checks, never replaced by the default."""
+    return default if value is None else value
