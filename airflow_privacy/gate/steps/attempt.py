@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.errors import InputError, LedgerMissing, opt
+from airflow_privacy.gate.steps import shared
 from airflow_privacy.gate.steps.base import Known, Step
 from airflow_privacy.gate.steps.candidate import candidate_fields, candidate_values
 from airflow_privacy.gate.steps.fields import Field
@@ -61,17 +62,9 @@ class AttemptStep(Step):
     )
     operator = "airflow_privacy.providers.airflow.operators.attempt.OpenAttemptOperator"
     fields = (
-        Field(
-            "release",
-            "ref",
-            "the candidate release: a CSV or Parquet file, an object-store "
-            "URI or a SQL table (its digest and groups computed in the database)",
-            cli="RELEASE",
-            required=True,
-            type_hint="str | None",
-            variants=("sql_table",),
-            cli_note="table:SCHEMA.NAME with --conn URL",
-            airflow_note="exactly one of release and sql_table (with conn_id)",
+        shared.release(
+            "the candidate release: a CSV or Parquet file, an object-store URI or a SQL table "
+            "(its digest and groups computed in the database)"
         ),
         Field(
             "dataset",

@@ -41,6 +41,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.errors import InputError, opt
+from airflow_privacy.gate.steps import shared
 from airflow_privacy.gate.steps.base import Known, MeasuringStep
 from airflow_privacy.gate.steps.fields import Field
 from airflow_privacy.gate.steps.values import columns
@@ -134,17 +135,9 @@ class RiskStep(MeasuringStep):
     )
     operator = "airflow_privacy.providers.airflow.operators.risk.RiskAnalysisOperator"
     fields = (
-        Field(
-            "release",
-            "ref",
-            "the release: a CSV (.csv, .csv.gz) or Parquet file, an "
-            "object-store URI (s3://...) or a SQL table (its classes counted in the database)",
-            cli="RELEASE",
-            required=True,
-            type_hint="str | None",
-            variants=("sql_table",),
-            cli_note="table:SCHEMA.NAME with --conn URL",
-            airflow_note="exactly one of release and sql_table (with conn_id)",
+        shared.release(
+            "the release: a CSV (.csv, .csv.gz) or Parquet file, an object-store URI "
+            "(s3://...) or a SQL table (its classes counted in the database)"
         ),
         Field(
             "qi",

@@ -40,3 +40,14 @@ def conn(help: str = "the connection of URIs (s3://...)", *, cli: str | None = N
         "conn", "text", help, cli=cli, airflow="conn_id" if cli is None else None,
         metavar="URL", templated=False, type_hint="str | None",
     )  # fmt: skip
+
+
+def release(help: str, *, required: bool = True, extra_note: str = "") -> Field:
+    """A release read from a file, a URI or a SQL table: ``RELEASE`` on the command line
+    (``table:NAME`` with ``--conn``), one of ``release`` and ``sql_table`` (with
+    ``conn_id``) in Airflow."""
+    return Field(
+        "release", "ref", help, cli="RELEASE", required=required, type_hint="str | None",
+        variants=("sql_table",), cli_note="table:SCHEMA.NAME with --conn URL" + extra_note,
+        airflow_note="exactly one of release and sql_table (with conn_id)",
+    )  # fmt: skip
