@@ -2475,6 +2475,32 @@ def _between(low: float, high: float, low_open: bool = False) -> Domain:
     return ok
 
 
+def _declared(command: str, flag: str, *also: Domain) -> Domain:
+    """The domain of ``command``'s option ``flag`` as its step declares it
+    (:mod:`airflow_privacy.gate.steps`: kind, range, open ends), narrowed by ``also`` (what
+    the case's data makes valid, e.g. a population holding the release's 12 records): the
+    fuzz table follows the declarations instead of restating them."""
+    from airflow_privacy.gate.steps import STEPS
+
+    f = next(f for f in STEPS[command].fields if f.flag == flag)
+    lo = -float("inf") if f.low is None else f.low
+    hi = float("inf") if f.high is None else f.high
+
+    def ok(v: Any) -> bool:
+        if f.kind == "whole" and not isinstance(v, int):
+            return False
+        try:
+            x = float(v)
+        except OverflowError:
+            return f.kind == "whole" and f.high is None and v > lo
+        inside = (x > lo if f.open_low else x >= lo) and (x < hi if f.open_high else x <= hi)
+        if f.kind == "whole" and f.high is not None:
+            inside = inside and v <= f.high  # exact for integers beyond a float's precision
+        return inside and all(d(v) for d in also)
+
+    return ok
+
+
 @dataclass(frozen=True)
 class NumericOption:
     command: str
@@ -2585,25 +2611,40 @@ def _numeric_options() -> list[NumericOption]:
             _at_least(1),
             OK | BAD,
         ),
-        NumericOption("audit", (*au, "--top", "{N}"), int, _between(0, 10_000), VERDICT),
-        NumericOption("audit", (*au, "--max-pvp", "{N}"), float, _between(0, 100), VERDICT),
-        NumericOption("maxent", (*mo, "--top-positive", "{N}"), int, _between(0, 100_000), OK),
-        NumericOption("maxent", (*mo, "--top-negative", "{N}"), int, _between(0, 100_000), OK),
+        NumericOption("audit", (*au, "--top", "{N}"), int, _declared("audit", "--top"), VERDICT),
+        NumericOption(
+            "audit", (*au, "--max-pvp", "{N}"), float, _declared("audit", "--max-pvp"), VERDICT
+        ),
+        NumericOption(
+            "maxent", (*mo, "--top-positive", "{N}"), int, _declared("maxent", "--top-positive"), OK
+        ),
+        NumericOption(
+            "maxent", (*mo, "--top-negative", "{N}"), int, _declared("maxent", "--top-negative"), OK
+        ),
         NumericOption(
             "maxent",
             (*mo, "--top-positive", "3", "--min-support", "{N}"),
             int,
-            _between(1, 10**9),
+            _declared("maxent", "--min-support"),
             OK,
         ),
         NumericOption(
-            "maxent", (*mo, "--top-positive", "3", "--rule-width", "{N}"), int, _between(1, 2), OK
-        ),  # two QI columns
-        NumericOption("maxent", (*mx, "--c", "{N}"), float, _between(0, 1, True), VERDICT),
-        NumericOption("maxent", (*mx, "--top", "{N}"), int, _between(0, 10_000), OK),
-        NumericOption("report", (*rp, "--c", "{N}"), float, _between(0, 1, True), OK),
-        NumericOption("report", (*rp, "--k-max", "{N}"), int, _between(0, 1000), OK),
-        NumericOption("report", (*rp, "--skyline-c", "{N}"), float, _between(0, 1, True), OK),
+            "maxent",
+            (*mo, "--top-positive", "3", "--rule-width", "{N}"),
+            int,
+            _declared("maxent", "--rule-width", lambda v: v <= 2),  # two QI columns
+            OK,
+        ),
+        NumericOption("maxent", (*mx, "--c", "{N}"), float, _declared("maxent", "--c"), VERDICT),
+        NumericOption("maxent", (*mx, "--top", "{N}"), int, _declared("maxent", "--top"), OK),
+        NumericOption(
+            "maxent", (*mx, "--heatmap-rows", "{N}"), int, _declared("maxent", "--heatmap-rows"), OK
+        ),
+        NumericOption("report", (*rp, "--c", "{N}"), float, _declared("report", "--c"), OK),
+        NumericOption("report", (*rp, "--k-max", "{N}"), int, _declared("report", "--k-max"), OK),
+        NumericOption(
+            "report", (*rp, "--skyline-c", "{N}"), float, _declared("report", "--skyline-c"), OK
+        ),
         NumericOption("disclosure", (*ds, "{N}"), int, _between(0, 100_000), OK),
         NumericOption("skyline", (*sk, "--c", "{N}"), float, _between(0, 1, True), OK),
         NumericOption("skyline", (*sk, "--c", "0.9", "--max-l", "{N}"), int, _between(0, 1000), OK),
@@ -2623,21 +2664,43 @@ def _new_numeric_options() -> list[NumericOption]:
     inf = float("inf")
     unit = _between(0, 1, True)  # (0, 1]
     risk = [
-        NumericOption("risk", (*rk, "--threshold", "{N}"), float, unit, OK, True),
+        NumericOption(
+            "risk", (*rk, "--threshold", "{N}"), float, _declared("risk", "--threshold"), OK, True
+        ),
         NumericOption(
             "risk",
             (*rk, "--sampling-fraction", "{N}"),
             float,
-            lambda v: unit(v) and 12 / float(v) < float("inf"),  # a population a float holds
+            # a population a float holds
+            _declared("risk", "--sampling-fraction", lambda v: 12 / float(v) < float("inf")),
             OK,
             True,
         ),
         # the population contains the release's 12 records, and a float holds its size
         NumericOption(
-            "risk", (*rk, "--population-size", "{N}"), int, _between(12, 1.7e308), OK, True
+            "risk",
+            (*rk, "--population-size", "{N}"),
+            int,
+            _declared("risk", "--population-size", _between(12, 1.7e308)),
+            OK,
+            True,
         ),
-        NumericOption("risk", (*rk, "--suda-max-size", "{N}"), int, _between(1, 2), OK, True),
-        NumericOption("risk", (*rk, "--dis-fraction", "{N}"), float, unit, OK, True),
+        NumericOption(
+            "risk",
+            (*rk, "--suda-max-size", "{N}"),
+            int,
+            _declared("risk", "--suda-max-size", lambda v: v <= 2),  # two QI columns
+            OK,
+            True,
+        ),
+        NumericOption(
+            "risk",
+            (*rk, "--dis-fraction", "{N}"),
+            float,
+            _declared("risk", "--dis-fraction"),
+            OK,
+            True,
+        ),
     ]
     # the criteria's flags reach the validation CRITERION_SPECS exercises: a few numbers by
     # default, every one in the extended run

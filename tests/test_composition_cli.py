@@ -508,7 +508,7 @@ def test_bad_input_exits_2_with_one_line(
         ([*files_only, "--prior", h2, "--dataset", "d"], "--dataset and --against need the"),
         ([*files_only, "--prior", str(tmp_path / "missing.csv")], "does not exist"),
         ([*files_only, "--prior", h2, "--confidence", "2"], "--confidence must be in"),
-        ([*files_only, "--prior", h2, "--max-pvp", "150"], "percentage in [0, 100]"),
+        ([*files_only, "--prior", h2, "--max-pvp", "150"], "--max-pvp must be in [0, 100]"),
         ([*files_only, "--prior", h2, "--hierarchy", "zip"], "--hierarchy expects"),
         (
             [*files_only, "--prior", h2, "--individuals", str(tmp_path / "x.json")],

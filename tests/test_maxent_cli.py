@@ -324,3 +324,42 @@ def test_a_big_release_file_is_counted_by_duckdb_with_the_same_result(
         d["details"]["solver"].pop("seconds")
         d.pop("created_at", None)
     assert a == b
+
+
+@pytest.mark.parametrize("rows", [0, 2, 1000])
+def test_heatmap_rows_sets_the_heatmap_on_both_front_ends(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], rows: int
+) -> None:
+    """``--heatmap-rows`` / ``heatmap_rows``: the heatmap lists that many QI values (at most
+    every QI value of the release: 9 distinct (gender, degree) tuples here), the same on the
+    command line and through the operator (one declaration)."""
+    from airflow_privacy.gate.context import GateContext
+    from airflow_privacy.gate.steps.maxent import MAXENT
+    from airflow_privacy.providers.airflow import steps
+    from airflow_privacy.providers.airflow.operators.maxent import MaxEntRiskOperator
+
+    code, out, _ = run([*base(files), "--heatmap-rows", str(rows), "--format", "json"], capsys)
+    assert code == 0
+    cli_rows = json.loads(out)["details"]["heatmap"]["rows"]
+    distinct = len({(g, d) for g, d, _, _ in RELEASE_ROWS})
+    assert len(cli_rows) == min(rows, distinct)
+    op = MaxEntRiskOperator(
+        task_id="m", release=str(files["release"]), sensitive="disease", threshold=None,
+        heatmap_rows=rows,
+    )  # fmt: skip
+    values = steps.check_arguments(op, MAXENT, parsing=False)
+    env = MAXENT.run(MAXENT.request({**values, "name": "maxent"}), GateContext())
+    assert env.details["heatmap"]["rows"] == cli_rows
+
+
+def test_heatmap_rows_out_of_range_is_refused_in_each_front_ends_words(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from airflow_privacy.errors import InputError
+    from airflow_privacy.providers.airflow.operators.maxent import MaxEntRiskOperator
+
+    code, _, err = run([*base(files), "--heatmap-rows", "-1"], capsys)
+    assert code == 2 and "--heatmap-rows" in err and err.count("\n") == 1
+    with pytest.raises(InputError, match=r"^heatmap_rows must be a whole number in \[0, 1000\]"):
+        MaxEntRiskOperator(task_id="m", release="r.csv", sensitive="s", threshold=None,
+                           heatmap_rows=1001)  # fmt: skip

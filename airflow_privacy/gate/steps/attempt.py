@@ -171,7 +171,7 @@ class AttemptStep(Step):
         from airflow_privacy.gate.attempts import content_digest, member_hashes, read_candidate
         from airflow_privacy.gate.envelope import Envelope, ReleaseFacts, attempt_ref
 
-        self.rules(
+        self.check(
             Known(
                 {
                     "first_release": req.first_release, "dataset": req.dataset,

@@ -88,6 +88,26 @@ class Step:
     def rules(self, known: Known) -> None:
         """The cross-field rules (module doc): raise ``InputError`` naming the fields."""
 
+    def check(self, known: Known) -> None:
+        """Every declared range and choice of the known values, then :meth:`rules`: what
+        each front end and the service run, so a field's range is enforced wherever the
+        value comes from."""
+        from airflow_privacy.gate.steps.values import in_range
+
+        for f in self.fields:
+            value = known.get(f.key)
+            if value is None:
+                continue
+            if f.kind in ("number", "whole"):
+                in_range(f, value)
+            elif f.kind == "choice" and value not in f.choices:
+                from airflow_privacy.errors import InputError, opt
+
+                raise InputError(
+                    f"{opt(f.key)} must be one of {', '.join(f.choices)}, got {value!r}"
+                )
+        self.rules(known)
+
     def request(self, values: Mapping[str, Any]) -> Any:
         """The service's request from the checked values of every field (by key), plus the
         shared ones the front end adds (``attempt``, ``name``, ``ledger``, ...)."""
@@ -126,7 +146,7 @@ class MeasuringStep(Step):
     def run(self, req: Any, ctx: GateContext) -> Envelope:
         from airflow_privacy.gate.attempts import begin_check, record, skipped
 
-        self.rules(self.values_of(req))
+        self.check(self.values_of(req))
         self.before_begin(req, ctx)
         start = begin_check(req.attempt, req.ledger, ctx, reads=self.reads(req))
         if start.skip:

@@ -46,6 +46,7 @@ class MaxEntRequest:
     not_sensitive: Sequence[str] = ()
     c: float | None = None
     top: int = 10
+    heatmap_rows: int = HEATMAP_ROWS
     output: ReleaseRef | None = None
     joint: bool = False
     name: str = "maxent"
@@ -207,6 +208,18 @@ class MaxEntStep(MeasuringStep):
             type_hint="int",
         ),
         Field(
+            "heatmap_rows",
+            "whole",
+            "how many QI values most at risk the report's P*(s | q) heatmap shows",
+            cli="--heatmap-rows",
+            metavar="N",
+            default=HEATMAP_ROWS,
+            low=0,
+            high=1000,
+            templated=False,
+            type_hint="int",
+        ),
+        Field(
             "output",
             "text",
             "write the whole P*(s | q) table (.csv or .parquet), atomically",
@@ -268,7 +281,8 @@ class MaxEntStep(MeasuringStep):
                 "top_positive": req.top_positive, "top_negative": req.top_negative,
                 "min_support": req.min_support, "rule_width": req.rule_widths,
                 "benign": req.benign, "not_sensitive": req.not_sensitive,
-                "c-threshold": req.c, "top": req.top, "output": req.output, "joint": req.joint,
+                "c-threshold": req.c, "top": req.top, "heatmap_rows": req.heatmap_rows,
+                "output": req.output, "joint": req.joint,
                 "missing_as": req.missing_as, "attempt": req.attempt,
             }
         )  # fmt: skip
@@ -292,6 +306,7 @@ class MaxEntStep(MeasuringStep):
             benign=tuple(values.get("benign") or ()),
             c=values.get("c-threshold"),
             top=given_or(values.get("top"), 10),
+            heatmap_rows=given_or(values.get("heatmap_rows"), HEATMAP_ROWS),
             output=ReleaseRef(path=output) if output is not None else None,
             joint=bool(values.get("joint")),
             name=values.get("name") or "maxent",
@@ -384,7 +399,7 @@ class MaxEntStep(MeasuringStep):
             safe = maxent_safe(result.max_posterior, float(req.c), error)
         reason = result.public_reason(req.c)
         details = result.public_dict(req.top)
-        details["heatmap"] = maxent_heatmap(result, HEATMAP_ROWS)
+        details["heatmap"] = maxent_heatmap(result, req.heatmap_rows)
         n_rules = len(result.rules)
         n_file = len(result.facts) - n_rules
         parts = []

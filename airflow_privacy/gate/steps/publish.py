@@ -95,7 +95,7 @@ class PublishStep(Step):
     def run(self, req: PublishRequest, ctx: GateContext) -> Envelope:
         from airflow_privacy.gate.attempts import publish
 
-        self.rules(Known({"release": req.release, "to": req.destination}))
+        self.check(Known({"release": req.release, "to": req.destination}))
         return publish(req, ctx)
 
 

@@ -197,7 +197,7 @@ class ReportStep(Step):
     def run(self, req: ReportRequest, ctx: GateContext) -> Envelope:
         from airflow_privacy.gate.report import run_report
 
-        self.rules(
+        self.check(
             Known(
                 {
                     "attempt": req.attempt, "check": list(req.checks), "dataset": req.dataset,

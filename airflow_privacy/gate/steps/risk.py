@@ -167,7 +167,7 @@ class RiskStep(MeasuringStep):
             cli="--population-size",
             metavar="N",
             low=1,
-            high=10**15,
+            high=2**63 - 1,
             exclusive="population",
             type_hint="int | str | None",
         ),

@@ -141,7 +141,7 @@ def check_arguments(op: Any, step: Step, parsing: bool) -> dict[str, Any]:
         known["attempt"] = attempt or "(from attempt_task_id)"
     else:
         known["attempt"] = None
-    step.rules(Known(known))
+    step.check(Known(known))
     return values
 
 

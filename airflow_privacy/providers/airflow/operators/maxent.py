@@ -39,6 +39,8 @@ class MaxEntRiskOperator(CheckOperator):
         from the release is noted in the envelope, not an error
     :param not_sensitive: the former name of ``benign_values`` (kept; both lists are merged)
     :param top: how many QI values at risk to report (default 10)
+    :param heatmap_rows: how many QI values most at risk the report's heatmap shows
+        (default 10)
     :param joint: solve every bucket jointly (no closed form; slower, same answer)
     :param missing_as: publish blank sensitive cells as this value (default: refused)
     Also ``attempt``, ``attempt_task_id``, ``check_name``, ``privacy_ledger_conn_id``,
@@ -69,6 +71,7 @@ class MaxEntRiskOperator(CheckOperator):
         not_sensitive: Sequence[str] = (),
         benign_values: Sequence[str] = (),
         top: int = 10,
+        heatmap_rows: int = 10,
         joint: bool = False,
         conn_id: str | None = None,
         missing_as: str | None = None,
@@ -89,6 +92,7 @@ class MaxEntRiskOperator(CheckOperator):
         self.benign_values = benign_values
         self.threshold = threshold
         self.top = top
+        self.heatmap_rows = heatmap_rows
         self.joint = joint
         self.conn_id = conn_id
         self.missing_as = missing_as
