@@ -52,10 +52,10 @@ def test_skyline_and_disclosure_take_the_flag(
 ) -> None:
     args = [str(release), "--sensitive", "s", "--group", "g", "--format", "json"]
     code, out, _ = run(["disclosure", *args, "--k-max", "2", "--benign", "none"], capsys)
-    curve = json.loads(out)
+    curve = json.loads(out)["details"]
     assert code == 0 and curve["benign"] == ["none"]
     code, out, _ = run(["disclosure", *args, "--k-max", "2"], capsys)
-    before = json.loads(out)
+    before = json.loads(out)["details"]
     assert "benign" not in before
     for x, y in zip(curve["curve"], before["curve"], strict=True):
         assert x["implications"] <= y["implications"] and x["negations"] <= y["negations"]

@@ -132,7 +132,9 @@ def test_parquet_and_csv_agree(
         argv = ["disclosure", *base(path), "--k-max", "3", "--format", "json"]
         code, out, _ = run(argv, capsys)
         assert code == 0
-        outs.append([(p["k"], p["implications"], p["negations"]) for p in json.loads(out)["curve"]])
+        env = json.loads(out)
+        assert env["step"] == "disclosure" and env["safe"] is None  # an exploration: no verdict
+        outs.append([(p["k"], p["implications"], p["negations"]) for p in env["details"]["curve"]])
     assert outs[0] == outs[1]
     ks = [k for k, _, _ in outs[0]]
     assert ks == [0, 1, 2, 3]

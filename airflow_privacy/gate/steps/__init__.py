@@ -11,6 +11,7 @@ from airflow_privacy.gate.steps.attempt import ATTEMPT
 from airflow_privacy.gate.steps.audit import AUDIT
 from airflow_privacy.gate.steps.base import Step
 from airflow_privacy.gate.steps.check import CHECK
+from airflow_privacy.gate.steps.disclosure import DISCLOSURE
 from airflow_privacy.gate.steps.maxent import MAXENT
 from airflow_privacy.gate.steps.publish import PUBLISH
 from airflow_privacy.gate.steps.report import REPORT
@@ -18,5 +19,5 @@ from airflow_privacy.gate.steps.risk import RISK
 
 #: every declared step by its command name
 STEPS: dict[str, Step] = {
-    step.name: step for step in (ATTEMPT, AUDIT, CHECK, MAXENT, PUBLISH, REPORT, RISK)
+    step.name: step for step in (ATTEMPT, AUDIT, CHECK, DISCLOSURE, MAXENT, PUBLISH, REPORT, RISK)
 }
