@@ -61,7 +61,7 @@ def test_skyline_and_disclosure_take_the_flag(
         assert x["implications"] <= y["implications"] and x["negations"] <= y["negations"]
     code, out, _ = run(["skyline", *args, "--c", "0.5", "--benign", "none", "--benign", "x"],
                        capsys)  # fmt: skip
-    sky = json.loads(out)
+    sky = json.loads(out)["details"]
     assert code == 0 and sky["benign"] == ["none", "x"] and sky["benign_absent"] == ["x"]
 
 

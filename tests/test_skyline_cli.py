@@ -149,7 +149,10 @@ def test_skyline_json_contract(slides_csv: Path, capsys: pytest.CaptureFixture[s
             "--max-m", "2", "--format", "json"]  # fmt: skip
     code, out, _ = run(argv, capsys)
     assert code == 0
-    data = json.loads(out)
+    env = json.loads(out)
+    assert env["step"] == "skyline" and env["safe"] is None  # an exploration: no verdict
+    assert env["release"]["records"] == 8
+    data = env["details"]
     assert data["c"] == 0.8
     assert data["bounds"] == {"l": 2, "k": 2, "m": 2}
     points = {tuple(p) for p in data["points"]}
@@ -161,7 +164,6 @@ def test_skyline_json_contract(slides_csv: Path, capsys: pytest.CaptureFixture[s
     assert breaches == {(0, 0, 1): Fraction(3, 4), (0, 1, 0): Fraction(2, 3)}
     assert data["beyond"]["breach"] == 1.0
     assert data["staircase"] == [[1, 0, -1], [-1, -1, -1], [-1, -1, -1]]
-    assert data["release"]["records"] == 8
 
 
 def test_skyline_text_table(slides_csv: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -181,7 +183,7 @@ def test_skyline_text_table(slides_csv: Path, capsys: pytest.CaptureFixture[str]
 
 def test_skyline_nothing_safe(slides_csv: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["skyline", *base(slides_csv), "--c", "0.5", "--format", "json"], capsys)
-    data = json.loads(out)
+    data = json.loads(out)["details"]
     assert code == 0 and data["points"] == []
     assert data["beyond"]["point"] == [0, 0, 0] and data["beyond"]["breach"] == 0.5
 
@@ -279,7 +281,7 @@ def test_console_script_end_to_end(slides_csv: Path) -> None:
         capture_output=True, text=True,
     )  # fmt: skip
     assert ok.returncode == 0, ok.stderr
-    assert json.loads(ok.stdout)["points"] == [[0, 0, 1], [0, 1, 0]]
+    assert json.loads(ok.stdout)["details"]["points"] == [[0, 0, 1], [0, 1, 0]]
     bad = subprocess.run(
         [str(exe), "check", *base(slides_csv), "--criterion", "skyline", "--point", "1,1,1"],
         capture_output=True, text=True,

@@ -16,8 +16,10 @@ from airflow_privacy.gate.steps.maxent import MAXENT
 from airflow_privacy.gate.steps.publish import PUBLISH
 from airflow_privacy.gate.steps.report import REPORT
 from airflow_privacy.gate.steps.risk import RISK
+from airflow_privacy.gate.steps.skyline import SKYLINE
 
 #: every declared step by its command name
 STEPS: dict[str, Step] = {
-    step.name: step for step in (ATTEMPT, AUDIT, CHECK, DISCLOSURE, MAXENT, PUBLISH, REPORT, RISK)
+    step.name: step
+    for step in (ATTEMPT, AUDIT, CHECK, DISCLOSURE, MAXENT, PUBLISH, REPORT, RISK, SKYLINE)
 }
