@@ -36,6 +36,7 @@ CLI_GROUPS = {
     "`table:` reference)",
     "attempt": "`--attempt UUID` (record the result as a check of this attempt), `--name NAME` "
     "(the check's name in it), `--ledger URL`",
+    "input-files": "`--input-format csv|parquet`, `--delimiter D` (the input is a file)",
     "ledger": "`--ledger URL` (default: `$AIRFLOW_PRIVACY_LEDGER_URL`, the connection "
     "`privacy_ledger_default`, else `$AIRFLOW_HOME/privacy_ledger.db`)",
     "report": "`--report FILE.html` (also write the HTML report of this check)",

@@ -46,7 +46,9 @@ def base(path: Path) -> list[str]:
 def test_naive_release_is_flagged(patients: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run([*base(patients), *SEQ, "--format", "json"], capsys)
     assert code == 1
-    payload = json.loads(out)
+    envelope = json.loads(out)
+    assert envelope["step"] == "audit-algorithm" and envelope["safe"] is False
+    payload = envelope["details"]
     assert payload["released"] == "sex"
     assert payload["disclosure_set_size"] == 4
     # people by row number (Clark and Diana are rows 2 and 3), never by name or value
@@ -62,7 +64,7 @@ def test_safe_mode_passes_with_the_lattice_order(
 ) -> None:
     code, out, _ = run([*base(patients), "--mode", "safe", "--format", "json"], capsys)
     assert code == 0
-    payload = json.loads(out)
+    payload = json.loads(out)["details"]
     assert payload["candidate_source"] == "lattice order (loss)"
     assert payload["candidates"] == ["age,sex", "age", "sex", "*"]
     assert payload["released"] == "*" and payload["predicate_on_set"]["passes"] is True

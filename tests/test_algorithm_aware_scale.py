@@ -101,7 +101,7 @@ def test_cli_reports_astronomical_blocks_readably(
     out = io.StringIO()
     code = main([*argv, "--format", "json"], out)
     assert code in (0, 1), capsys.readouterr().err
-    payload = json.loads(out.getvalue())
+    payload = json.loads(out.getvalue())["details"]
     assert payload["method"] == "sampling" and payload["consistent_worlds"] is None
     assert payload["log10_consistent_worlds"] > 300
     assert payload["sampling"]["samples"] == 200

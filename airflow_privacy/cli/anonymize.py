@@ -30,9 +30,6 @@ from airflow_privacy.cli.common import (
 from airflow_privacy.errors import InputError
 
 if TYPE_CHECKING:
-    import pyarrow as pa
-
-    from airflow_privacy.core.hierarchy import Hierarchy
     from airflow_privacy.gate.envelope import Envelope
 
 NAME = "anonymize"
@@ -201,57 +198,15 @@ def hierarchy_specs(args: argparse.Namespace) -> dict[str, str]:
 
 
 def interval_specs(args: argparse.Namespace) -> dict[str, list[int]]:
-    out: dict[str, list[int]] = {}
-    for col, widths in column_pairs("interval", args.interval, "COL=W1,W2,...").items():
-        try:
-            out[col] = [int(w) for w in widths.split(",")]
-        except ValueError:
-            raise InputError(
-                f"--interval {col + '=' + widths!r}: widths must be whole numbers"
-            ) from None
-    return out
+    from airflow_privacy.cli.steps import interval_specs as parse
+
+    return parse("interval", args.interval)
 
 
 def mask_specs(args: argparse.Namespace) -> dict[str, int | None]:
-    out: dict[str, int | None] = {}
-    for col, depth in column_pairs("mask", args.mask, "COL[=DEPTH]", need_value=False).items():
-        try:
-            out[col] = int(depth) if depth else None
-        except ValueError:
-            raise InputError(
-                f"--mask {col + '=' + depth!r}: the depth must be a whole number"
-            ) from None
-    return out
+    from airflow_privacy.cli.steps import mask_specs as parse
 
-
-def hierarchy_files(args: argparse.Namespace) -> dict[str, Hierarchy]:
-    """The ARX hierarchy files (loaded before the data: errors come early)."""
-    from airflow_privacy.core.hierarchy import Hierarchy
-
-    return {c: Hierarchy.from_arx_csv(p, c) for c, p in hierarchy_specs(args).items()}
-
-
-def built_hierarchies(args: argparse.Namespace, table: pa.Table) -> dict[str, Hierarchy]:
-    """Interval and mask hierarchies, built from the values of the data."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from airflow_privacy.core.hierarchy import Hierarchy
-
-    def values(col: str, option: str) -> list[str]:
-        if col not in table.column_names:
-            raise InputError(f"--{option}: column {col!r} does not exist")
-        column = table.column(col)
-        if column.type != pa.string():
-            column = pc.cast(column, pa.string())
-        return [str(v) for v in pc.unique(column).to_pylist() if v is not None]
-
-    out: dict[str, Hierarchy] = {}
-    for col, ws in interval_specs(args).items():
-        out[col] = Hierarchy.intervals(col, values(col, "interval"), ws)
-    for col, d in mask_specs(args).items():
-        out[col] = Hierarchy.masks(col, values(col, "mask"), d)
-    return out
+    return parse("mask", args.mask)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:

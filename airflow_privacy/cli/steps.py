@@ -117,6 +117,8 @@ def register(sub: Any, step: Step) -> argparse.ArgumentParser:
     groups = step.cli_groups
     if "input" in groups:
         add_input_args(p)
+    elif "input-files" in groups:
+        add_input_args(p, tables=False)
     if "attempt" in groups:
         add_attempt_args(p, step.name)
     elif "ledger" in groups:
@@ -142,12 +144,45 @@ def values(step: Step, args: argparse.Namespace) -> dict[str, Any]:
         elif f.kind == "refs":
             value = [ref(v, args) for v in value or []]
         elif f.kind == "files":
-            option = str(f.flag).lstrip("-")
-            value = column_pairs(option, value, "COL=FILE")
+            value = column_pairs(str(f.flag).lstrip("-"), value, "COL=FILE")
+        elif f.kind == "intervals":
+            value = interval_specs(str(f.flag).lstrip("-"), value)
+        elif f.kind == "masks":
+            value = mask_specs(str(f.flag).lstrip("-"), value)
         elif f.kind == "criteria":
             value = criteria_with_shorthand(args)
         out[f.key] = value
     for shared in ("attempt", "name", "ledger", "input_format", "delimiter", "conn"):
         if hasattr(args, shared):
             out[shared] = getattr(args, shared)
+    return out
+
+
+def interval_specs(option: str, specs: list[str] | None) -> dict[str, list[int]]:
+    """``--OPTION COL=W1,W2,...`` (repeated) as ``{col: [widths]}``."""
+    from airflow_privacy.errors import InputError
+
+    out: dict[str, list[int]] = {}
+    for col, widths in column_pairs(option, specs, "COL=W1,W2,...").items():
+        try:
+            out[col] = [int(w) for w in widths.split(",")]
+        except ValueError:
+            raise InputError(
+                f"--{option} {col + '=' + widths!r}: widths must be whole numbers"
+            ) from None
+    return out
+
+
+def mask_specs(option: str, specs: list[str] | None) -> dict[str, int | None]:
+    """``--OPTION COL[=DEPTH]`` (repeated) as ``{col: depth or None}``."""
+    from airflow_privacy.errors import InputError
+
+    out: dict[str, int | None] = {}
+    for col, depth in column_pairs(option, specs, "COL[=DEPTH]", need_value=False).items():
+        try:
+            out[col] = int(depth) if depth else None
+        except ValueError:
+            raise InputError(
+                f"--{option} {col + '=' + depth!r}: the depth must be a whole number"
+            ) from None
     return out

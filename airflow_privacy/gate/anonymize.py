@@ -115,6 +115,11 @@ def _seed(value: Any) -> int:
     return seed
 
 
+def hierarchy_files(specs: Mapping[str, str], qis: Sequence[str]) -> dict[str, Hierarchy]:
+    """The ARX hierarchy files of QIs (loaded before the data: errors come early)."""
+    return _hierarchy_files(specs, qis)
+
+
 def _hierarchy_files(specs: Mapping[str, str], qis: Sequence[str]) -> dict[str, Hierarchy]:
     from airflow_privacy.core.hierarchy import Hierarchy
 
@@ -144,6 +149,18 @@ def _qi(col: str, qis: Sequence[str], what: str) -> None:
 def _built(
     req: AnonymizeRequest, table: pa.Table, qis: Sequence[str], population: pa.Table | None = None
 ) -> dict[str, Hierarchy]:
+    return built_hierarchies(req.intervals, req.masks, table, qis, population)
+
+
+def built_hierarchies(
+    intervals: Mapping[str, Sequence[int]],
+    masks: Mapping[str, int | None],
+    table: pa.Table,
+    qis: Sequence[str],
+    population: pa.Table | None = None,
+) -> dict[str, Hierarchy]:
+    """Interval and mask hierarchies of QIs, built from the values of the data (and of the
+    population, when there is one)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -161,14 +178,14 @@ def _built(
         return list(out)
 
     out: dict[str, Hierarchy] = {}
-    for col, widths in req.intervals.items():
+    for col, widths in intervals.items():
         _qi(col, qis, "interval")
         try:
             ws = [int(w) for w in widths]
         except (TypeError, ValueError):
             raise InputError(f"{opt('interval')} {col}: widths must be whole numbers") from None
         out[col] = Hierarchy.intervals(col, values(col), ws)
-    for col, depth in req.masks.items():
+    for col, depth in masks.items():
         _qi(col, qis, "mask")
         out[col] = Hierarchy.masks(col, values(col), depth)
     return out

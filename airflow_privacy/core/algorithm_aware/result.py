@@ -32,12 +32,14 @@ class PersonPosterior:
         return asdict(self)
 
     def public_dict(self) -> dict[str, Any]:
-        """Pseudonymous: the row, the published group, the largest posterior and whether it
-        is flagged; never the name nor any sensitive value."""
+        """Pseudonymous: the row, the published group, the largest posterior (with its
+        sampled confidence interval) and whether it is flagged; never the name nor any
+        sensitive value."""
         return {
             "row": self.row,
             "group": self.group,
             "top_posterior": self.top_posterior,
+            "top_interval": self.interval[self.top_value] if self.interval else None,
             "flagged": self.flagged,
         }
 

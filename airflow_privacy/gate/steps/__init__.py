@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from airflow_privacy.gate.steps.attempt import ATTEMPT
 from airflow_privacy.gate.steps.audit import AUDIT
+from airflow_privacy.gate.steps.audit_algorithm import AUDIT_ALGORITHM
 from airflow_privacy.gate.steps.base import Step
 from airflow_privacy.gate.steps.check import CHECK
 from airflow_privacy.gate.steps.disclosure import DISCLOSURE
@@ -21,5 +22,16 @@ from airflow_privacy.gate.steps.skyline import SKYLINE
 #: every declared step by its command name
 STEPS: dict[str, Step] = {
     step.name: step
-    for step in (ATTEMPT, AUDIT, CHECK, DISCLOSURE, MAXENT, PUBLISH, REPORT, RISK, SKYLINE)
+    for step in (
+        ATTEMPT,
+        AUDIT,
+        AUDIT_ALGORITHM,
+        CHECK,
+        DISCLOSURE,
+        MAXENT,
+        PUBLISH,
+        REPORT,
+        RISK,
+        SKYLINE,
+    )
 }

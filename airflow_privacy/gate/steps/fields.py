@@ -37,6 +37,8 @@ Kind = Literal[
     "label",  # a name the ledger stores (dataset, version, check): text, at most 255 characters
     "files",  # {column: file} (``--FLAG COL=FILE``, repeated, on the CLI; a mapping in Airflow)
     "refs",  # a list of table references (a repeated flag on the CLI; a list of paths in Airflow)
+    "intervals",  # {column: [width, ...]} (``--FLAG COL=W1,W2,...`` repeated on the CLI)
+    "masks",  # {column: depth or None} (``--FLAG COL[=DEPTH]`` repeated on the CLI)
 ]
 
 #: what each operator argument a ``ref`` field may stand for besides its own name (a path or
@@ -133,7 +135,9 @@ class Field:
     @property
     def repeated(self) -> bool:
         """A list: on the command line, a flag given once per element."""
-        return self.kind in ("columns", "values", "criteria", "wholes", "files", "refs")
+        return self.kind in (
+            "columns", "values", "criteria", "wholes", "files", "refs", "intervals", "masks"
+        )  # fmt: skip
 
     def range_text(self) -> str:
         """The valid values in words (docs and help)."""

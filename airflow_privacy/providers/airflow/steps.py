@@ -38,6 +38,14 @@ def _check_field(a: Args, f: Field, name: str) -> Any:
         return a.names(name, optional=optional, noun=f.noun or "path")
     if f.kind == "files":
         return a.files(name)
+    if f.kind == "intervals":
+        from airflow_privacy.providers.airflow.params import intervals
+
+        return intervals(getattr(a.op, name), name)
+    if f.kind == "masks":
+        from airflow_privacy.providers.airflow.params import masks
+
+        return masks(getattr(a.op, name), name)
     if f.kind == "values":
         return a.values(name)
     if f.kind == "choice":
