@@ -193,8 +193,8 @@ def test_to_dict_holds_no_values() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "needle"),
     [
-        ({"data": [], "qis": ["a"]}, "--input"),
-        ({"data": pa.table({"a": pa.array([], pa.string())}), "qis": ["a"]}, "--input"),
+        ({"data": [], "qis": ["a"]}, "INPUT"),
+        ({"data": pa.table({"a": pa.array([], pa.string())}), "qis": ["a"]}, "INPUT"),
         ({"data": [("x",)], "qis": ["a"], "k_max": 0}, "--k-max"),
         ({"data": [("x",)], "qis": ["a"], "k_max": 2}, "--k-max"),
         ({"data": [("x",)], "qis": ["a"], "k_max": True}, "--k-max"),
