@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -512,6 +513,29 @@ def recursive_cl_diversity(b: Bucketization, c: float, l: int) -> CriterionResul
 # -------------------------------------------------------------- t-closeness
 
 
+def t_closeness_ground(
+    labels: Sequence[str], ordered: bool | None, sensitive: str | None
+) -> tuple[bool, IntArray | None]:
+    """The ground distance of t-closeness over the values present (Li et al. 2007, section
+    4.2), decided once for the check and for the anonymizers' group test: ``(ordered, order)``
+    where ``ordered`` says whether the ordered distance applies (``None``: iff every label is
+    a finite number) and ``order`` sorts the labels numerically (None for the equal
+    distance). ``ordered=True`` with a label that is not a number is bad input naming how
+    many are not."""
+    numeric = _numeric_labels(tuple(labels))
+    if ordered and numeric is None:
+        bad = sum(_numeric_labels((v,)) is None for v in labels)
+        what = repr(sensitive) if sensitive else "the sensitive column"
+        raise InputError(
+            f"ordered=True needs numeric values of {what}, but {bad} of its "
+            f"{len(labels)} values are not numbers"
+        )
+    use_ordered = numeric is not None if ordered is None else bool(ordered)
+    if use_ordered and numeric is not None:
+        return True, np.argsort(np.asarray(numeric, dtype=np.float64), kind="stable")
+    return use_ordered, None
+
+
 def _numeric_labels(values: tuple[str, ...]) -> list[float] | None:
     """The labels as finite floats, or ``None`` if any does not parse as one."""
     out: list[float] = []
@@ -627,20 +651,8 @@ def t_closeness(b: Bucketization, t: float, ordered: bool | None = None) -> Crit
         raise InputError(f"ordered must be True, False or None (auto), got {ordered!r}")
     present = np.flatnonzero(b.counts.sum(axis=0) > 0)
     labels = tuple(b.values[int(v)] for v in present)
-    numeric = _numeric_labels(labels)
-    if ordered is None:
-        use_ordered = numeric is not None
-    elif ordered and numeric is None:
-        bad = sum(_numeric_labels((v,)) is None for v in labels)
-        raise InputError(
-            f"ordered=True needs numeric values of {b.sensitive!r}, but {bad} of its "
-            f"{len(labels)} values are not numbers"
-        )
-    else:
-        use_ordered = bool(ordered)
-    cols = present
-    if use_ordered and numeric is not None:
-        cols = present[np.argsort(np.asarray(numeric, dtype=np.float64), kind="stable")]
+    use_ordered, order = t_closeness_ground(labels, ordered, b.sensitive)
+    cols = present if order is None else present[order]
     counts = b.counts[:, cols]
     emd = _emd_per_group(counts, use_ordered)
     passes = t_closeness_groups_pass(counts, t, use_ordered)

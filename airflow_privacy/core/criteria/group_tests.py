@@ -28,7 +28,6 @@ this module only when an anonymizer asks, so the registry stays cheap to import.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -41,9 +40,9 @@ from airflow_privacy.core.criteria.classic import (
     _exact_emd,
     entropy_groups_pass,
     recursive_groups_pass,
+    t_closeness_ground,
 )
 from airflow_privacy.core.model import Bucketization
-from airflow_privacy.errors import InputError
 
 if TYPE_CHECKING:
     from airflow_privacy.core.criteria.base import Criterion, GroupTest
@@ -198,19 +197,6 @@ def negation(
     return test
 
 
-def _numeric(labels: Sequence[str]) -> list[float] | None:
-    out: list[float] = []
-    for v in labels:
-        try:
-            x = float(v)
-        except ValueError:
-            return None
-        if not math.isfinite(x):
-            return None
-        out.append(x)
-    return out
-
-
 def t_closeness(values: Sequence[str], t: float, ordered: bool | None) -> GroupTest:
     """EMD of each group to the table distribution ``totals`` (classic.t_closeness), decided
     as :func:`~airflow_privacy.core.criteria.classic.t_closeness_groups_pass` decides it: the
@@ -222,16 +208,8 @@ def t_closeness(values: Sequence[str], t: float, ordered: bool | None) -> GroupT
     def test(counts: IntArray, totals: IntArray) -> BoolArray:
         present = np.flatnonzero(totals > 0)
         labels = [values[int(v)] for v in present]
-        numeric = _numeric(labels)
-        if ordered and numeric is None:
-            bad = next(v for v in labels if _numeric([v]) is None)
-            raise InputError(
-                f"ordered=True needs numeric sensitive values, but {bad!r} is not a number"
-            )
-        use_ordered = numeric is not None if ordered is None else bool(ordered)
-        cols = present
-        if use_ordered and numeric is not None:
-            cols = present[np.argsort(np.asarray(numeric), kind="stable")]
+        use_ordered, order = t_closeness_ground(labels, ordered, None)
+        cols = present if order is None else present[order]
         sub = counts[:, cols]
         tot = totals[cols]
         m = sub.shape[1]
