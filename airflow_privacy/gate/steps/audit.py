@@ -286,25 +286,12 @@ class AuditStep(MeasuringStep):
         return req.candidate
 
     def rules(self, known: Known) -> None:
-        from airflow_privacy.core.composition.result import check_confidence, check_max_pvp
+        # the declared choices (overlap, measure, missing_qi) and ranges (confidence,
+        # max_pvp, top): Step.check, before this
         from airflow_privacy.gate.benign import benign_values
 
-        if known.get("max_pvp") is not None:
-            check_max_pvp(known["max_pvp"])
-        if known.get("confidence") is not None:
-            check_confidence(known["confidence"])
         if known.get("benign") is not None:
             benign_values(known["benign"])
-        for key, choices in (
-            ("overlap", OVERLAPS), ("measure", MEASURES), ("missing_qi", MISSING_QI),
-        ):  # fmt: skip
-            if known.get(key) is not None and known[key] not in choices:
-                raise InputError(f"{opt(key)} must be {' or '.join(choices)}, got {known[key]!r}")
-        top = known.get("top")
-        if top is not None and (
-            isinstance(top, bool) or not isinstance(top, int) or not 0 <= top <= 10_000
-        ):
-            raise InputError(f"{opt('top')} must be a whole number in [0, 10000], got {top!r}")
         if known.get("overlap") == "known" and known.has("id_column") and not known["id_column"]:
             raise InputError(
                 f"{opt('overlap')} known needs {opt('id_column')} (of {opt('population')})"
@@ -365,7 +352,8 @@ class AuditStep(MeasuringStep):
             **candidate_values(values),
         )
 
-    def before_begin(self, req: AuditRequest, ctx: GateContext) -> None:
+    def before_begin(self, req: AuditRequest, ctx: GateContext) -> dict[str, Any]:
+        """The output checks, and the hierarchy files loaded (handed to :meth:`measure`)."""
         if req.individuals is not None:
             from airflow_privacy.gate.tables import check_not_input, check_writable
 
@@ -376,16 +364,18 @@ class AuditStep(MeasuringStep):
             if isinstance(req.hierarchies, Mapping):
                 reads += [str(path) for path in req.hierarchies.values()]
             check_not_input(req.individuals, "the individuals file", reads, option="individuals")
-        _hierarchies(req.hierarchies)
+        return _hierarchies(req.hierarchies)
 
-    def measure(self, req: AuditRequest, ctx: GateContext, start: CheckStart) -> Envelope:
+    def measure(
+        self, req: AuditRequest, ctx: GateContext, start: CheckStart, prepared: dict[str, Any]
+    ) -> Envelope:
         """Audit ``req.candidate`` (module doc)."""
         from airflow_privacy.core.composition import composition_audit, gate
         from airflow_privacy.gate.attempts import has_manifest, read_candidate
         from airflow_privacy.gate.benign import benign_details, benign_values
         from airflow_privacy.gate.envelope import Envelope, ReleaseFacts
 
-        hierarchies = _hierarchies(req.hierarchies)
+        hierarchies = prepared
         attempt = start.info
         first_release = req.first_release or bool(attempt and attempt.first_release)
 

@@ -89,10 +89,10 @@ class Step:
         """The cross-field rules (module doc): raise ``InputError`` naming the fields."""
 
     def check(self, known: Known) -> None:
-        """Every declared range and choice of the known values, then :meth:`rules`: what
-        each front end and the service run, so a field's range is enforced wherever the
-        value comes from."""
-        from airflow_privacy.gate.steps.values import in_range
+        """Every declared range, choice and exclusive set of the known values, then
+        :meth:`rules`: what each front end and the service run, so a declaration is enforced
+        wherever the value comes from."""
+        from airflow_privacy.gate.steps.values import at_most_one, in_range
 
         for f in self.fields:
             value = known.get(f.key)
@@ -106,6 +106,12 @@ class Step:
                 raise InputError(
                     f"{opt(f.key)} must be one of {', '.join(f.choices)}, got {value!r}"
                 )
+        sets: dict[str, list[str]] = {}
+        for f in self.fields:
+            if f.exclusive:
+                sets.setdefault(f.exclusive, []).append(f.key)
+        for keys in sets.values():
+            at_most_one(keys, [k for k in keys if known.get(k) is not None])
         self.rules(known)
 
     def request(self, values: Mapping[str, Any]) -> Any:
@@ -140,20 +146,23 @@ class MeasuringStep(Step):
         digest); None for a step that measures something else."""
         return getattr(req, "release", None)
 
-    def measure(self, req: Any, ctx: GateContext, start: CheckStart) -> Envelope:
+    def measure(self, req: Any, ctx: GateContext, start: CheckStart, prepared: Any) -> Envelope:
         raise NotImplementedError
 
     def run(self, req: Any, ctx: GateContext) -> Envelope:
         from airflow_privacy.gate.attempts import begin_check, record, skipped
 
         self.check(self.values_of(req))
-        self.before_begin(req, ctx)
+        prepared = self.before_begin(req, ctx)
         start = begin_check(req.attempt, req.ledger, ctx, reads=self.reads(req))
         if start.skip:
             return skipped(self.name, req.name, start.info)
-        env = self.measure(req, ctx, start)
+        env = self.measure(req, ctx, start, prepared)
         return record(env, start, req.ledger, ctx)
 
-    def before_begin(self, req: Any, ctx: GateContext) -> None:
+    def before_begin(self, req: Any, ctx: GateContext) -> Any:
         """Checks of the request that need more than its fields (e.g. the criteria's names
-        known to the engines): before the ledger is touched."""
+        known to the engines): before the ledger is touched. What it returns (e.g. files it
+        loaded to check them) is handed to :meth:`measure` as ``prepared``, so nothing is
+        read twice."""
+        return None

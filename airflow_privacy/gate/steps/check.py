@@ -152,10 +152,6 @@ class CheckStep(MeasuringStep):
     def rules(self, known: Known) -> None:
         release = known.get("release")
         backend = known.get("backend")
-        if backend is not None:
-            from airflow_privacy.core.backends import check_backend
-
-            check_backend(backend)
         if known.has("criterion", "population") and known["population"] is None:
             from airflow_privacy.core.criteria.registry import create
             from airflow_privacy.gate.criteria import parse_criteria
@@ -237,7 +233,9 @@ class CheckStep(MeasuringStep):
         column(req.sensitive, "sensitive")
         columns(req.group_columns, "group")
 
-    def measure(self, req: CheckRequest, ctx: GateContext, start: CheckStart) -> Envelope:
+    def measure(
+        self, req: CheckRequest, ctx: GateContext, start: CheckStart, prepared: Any
+    ) -> Envelope:
         from airflow_privacy.core.backends import check_backend
         from airflow_privacy.core.criteria.registry import create
         from airflow_privacy.core.model import ReleaseSpec

@@ -241,12 +241,7 @@ class MaxEntStep(MeasuringStep):
     def rules(self, known: Known) -> None:
         from airflow_privacy.gate.benign import benign_values
 
-        for key, low, high in (
-            ("top_positive", 0, 100_000), ("top_negative", 0, 100_000),
-            ("min_support", 1, 10**9), ("top", 0, 10_000),
-        ):  # fmt: skip
-            if known.get(key) is not None:
-                _whole(known[key], key, low, high)
+        # the declared ranges (top_positive, top_negative, min_support, top, c): Step.check
         mined = [known.get(k) for k in ("top_positive", "top_negative")]
         if (
             known.has("original")
@@ -256,11 +251,6 @@ class MaxEntStep(MeasuringStep):
             raise InputError(
                 f"{opt('top_positive')}/{opt('top_negative')} mine rules from {opt('original')}"
             )
-        c = known.get("c-threshold")
-        if c is not None and (
-            isinstance(c, bool) or not isinstance(c, int | float) or not 0 < c <= 1
-        ):
-            raise InputError(f"{opt('c-threshold')} must be in (0, 1], got {c!r}")
         qis = known.get("qi")
         if qis and not isinstance(qis, str):
             for key in ("sensitive", "bucket"):
@@ -328,7 +318,9 @@ class MaxEntStep(MeasuringStep):
                 req.output, "the posterior table", [req.release, req.original], option="output"
             )
 
-    def measure(self, req: MaxEntRequest, ctx: GateContext, start: CheckStart) -> Envelope:
+    def measure(
+        self, req: MaxEntRequest, ctx: GateContext, start: CheckStart, prepared: Any
+    ) -> Envelope:
         """Estimate P*(s | q) and gate on it (module doc)."""
         from airflow_privacy.core.io import describe_columns
         from airflow_privacy.core.maxent import SolverOptions, estimate

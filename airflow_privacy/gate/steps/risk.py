@@ -269,23 +269,7 @@ class RiskStep(MeasuringStep):
                 raise InputError(f"{opt('qi')} names column {twice[0]!r} twice")
             if len(qis) > MAX_QIS:
                 raise InputError(f"{opt('qi')} names {len(qis)} columns; at most {MAX_QIS}")
-        given = [
-            k for k in ("population", "population_size", "sampling_fraction")
-            if known.get(k) is not None
-        ]  # fmt: skip
-        if len(given) > 1:
-            raise InputError(
-                f"give at most one of {opt('population')}, {opt('population_size')} and "
-                f"{opt('sampling_fraction')} (got {', '.join(opt(g) for g in given)})"
-            )
-        size = known.get("population_size")
-        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
-            raise InputError(
-                f"{opt('population_size')} must be a whole number of people, got {size!r}"
-            )
-        for key in ("sampling_fraction", "threshold", "dis_fraction"):
-            if known.get(key) is not None:
-                _fraction(known[key], key)
+        # the exclusive population fields and the declared ranges: Step.check, before this
         k = known.get("suda_max_size")
         if k is not None and (
             isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= max(len(qis), 1)
@@ -387,7 +371,9 @@ class RiskStep(MeasuringStep):
                 option="records",
             )  # fmt: skip
 
-    def measure(self, req: RiskRequest, ctx: GateContext, start: CheckStart) -> Envelope:
+    def measure(
+        self, req: RiskRequest, ctx: GateContext, start: CheckStart, prepared: Any
+    ) -> Envelope:
         from airflow_privacy.core.risk import population_uniqueness, reidentification_risk
         from airflow_privacy.gate import risk_measures as words
 
@@ -426,15 +412,6 @@ RISK = RiskStep()
 def run_risk(req: RiskRequest, ctx: GateContext) -> Envelope:
     """Measure the re-identification risk of ``req.release`` (module doc)."""
     return RISK.run(req, ctx)
-
-
-def _fraction(value: Any, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InputError(f"{opt(what)} must be a number in (0, 1], got {value!r}")
-    v = float(value)
-    if not (math.isfinite(v) and 0.0 < v <= 1.0):
-        raise InputError(f"{opt(what)} must be in (0, 1], got {value!r}")
-    return v
 
 
 def _read_classes(req: RiskRequest, qis: list[str], ctx: GateContext) -> _Classes:

@@ -75,3 +75,11 @@ def in_range(f: Field, value: Any) -> None:
 def _bound(x: float, whole: bool) -> str:
     """A range's end as a message shows it: whole numbers in full (``1000000000``)."""
     return str(int(x)) if whole else f"{x:g}"
+
+
+def at_most_one(keys: list[str], given: list[str]) -> None:
+    """At most one of the fields ``keys`` (a declared exclusive set) is ``given``."""
+    if len(given) > 1:
+        names = [opt(k) for k in keys]
+        listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        raise InputError(f"give at most one of {listed} (got {', '.join(opt(g) for g in given)})")

@@ -26,9 +26,7 @@ if TYPE_CHECKING:
 def _check_field(a: Args, f: Field, name: str) -> Any:
     # None is a value only where it is the default: a given None elsewhere is bad input
     optional = not (f.required or f.airflow_required) and f.default is None
-    if f.kind in ("text", "ref"):
-        return a.text(name, optional=optional)
-    if f.kind == "column":
+    if f.kind in ("text", "ref", "column"):
         return a.text(name, optional=optional)
     if f.kind == "label":
         return a.label(name, optional=optional)
@@ -97,15 +95,19 @@ def _release_ref(op: Any, f: Field, args: dict[str, Any]) -> Any:
 
 
 def _exclusive(op: Any, step: Step) -> None:
-    """At most one field of each exclusive set is given."""
-    sets: dict[str, list[str]] = {}
+    """At most one field of each exclusive set is given, templated or not (the layer's
+    :meth:`~airflow_privacy.gate.steps.base.Step.check` sees only the values known)."""
+    from airflow_privacy.gate.steps.values import at_most_one
+
+    sets: dict[str, list[Field]] = {}
     for f in step.fields:
         if f.exclusive and f.argument is not None:
-            sets.setdefault(f.exclusive, []).append(f.argument)
-    for names in sets.values():
-        given = [n for n in names if getattr(op, n, None) is not None]
-        if len(given) > 1:
-            raise InputError(f"give at most one of {_one_of(names)} (got {', '.join(given)})")
+            sets.setdefault(f.exclusive, []).append(f)
+    for fields in sets.values():
+        at_most_one(
+            [f.key for f in fields],
+            [f.key for f in fields if getattr(op, str(f.argument), None) is not None],
+        )
 
 
 def check_arguments(op: Any, step: Step, parsing: bool) -> dict[str, Any]:
@@ -158,7 +160,7 @@ def execute(op: Any, step: Step, context: Mapping[str, Any]) -> dict[str, Any]:
 
     def service(ctx: Any, attempt: str | None) -> Any:
         values = check_arguments(op, step, parsing=False)
-        values.update(attempt=attempt, name=op.name, conn=values.get("conn", args_conn(op)))
+        values.update(attempt=attempt, name=op.name)
         return step.run(step.request(values), ctx)
 
     result: dict[str, Any]
@@ -167,8 +169,3 @@ def execute(op: Any, step: Step, context: Mapping[str, Any]) -> dict[str, Any]:
     else:
         result = op.run_service(context, lambda ctx: service(ctx, None))
     return result
-
-
-def args_conn(op: Any) -> Any:
-    """The operator's ``conn_id`` (the connection of its URIs and SQL tables), if it has one."""
-    return getattr(op, "conn_id", None)
