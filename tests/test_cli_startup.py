@@ -35,3 +35,28 @@ def test_help_of_every_command_imports_no_engine() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == []
+
+
+def test_a_command_builds_only_its_own_parser() -> None:
+    """``airflow-privacy check ...`` imports the check command and its step, not the other
+    twelve commands nor their steps; with no command (``--help``) every one is built."""
+    code = (
+        "import sys, json, io, contextlib\n"
+        "from airflow_privacy.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['check', '--help'])\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(\n"
+        "    ('airflow_privacy.cli.', 'airflow_privacy.gate.steps.')))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(json.loads(out.stdout))
+    assert {"airflow_privacy.cli.check", "airflow_privacy.gate.steps.check"} <= loaded
+    others = {"airflow_privacy.cli.anonymize", "airflow_privacy.cli.ledger",
+              "airflow_privacy.gate.steps.audit", "airflow_privacy.gate.steps.risk"}  # fmt: skip
+    assert not loaded & others, loaded & others
+    import argparse
+
+    from airflow_privacy.cli import COMMANDS, build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert len(sub.choices) == len(COMMANDS)

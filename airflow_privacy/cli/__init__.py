@@ -47,11 +47,22 @@ COMMANDS = (
 )
 
 
-def _modules() -> list[ModuleType]:
-    return [importlib.import_module(name) for name in COMMANDS]
+def _modules(command: str | None = None) -> list[ModuleType]:
+    """The subcommands' modules: only ``command``'s when it names one (a run of a command
+    builds its own parser, not the thirteen others'), else all of them."""
+    names = [m for m in COMMANDS if _command(m) == command] or list(COMMANDS)
+    return [importlib.import_module(name) for name in names]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command(module: str) -> str:
+    """The command a module of :data:`COMMANDS` registers (``audit_algorithm`` is
+    ``audit-algorithm``)."""
+    return module.rpartition(".")[2].replace("_", "-")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or only of ``command`` (a name of :data:`COMMANDS`;
+    anything else builds all, so that ``--help`` and a misspelt command list every one)."""
     parser = Parser(
         prog="airflow-privacy",
         description="Decide whether a table may be published: worst-case background "
@@ -59,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"airflow-privacy {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for module in _modules():
+    for module in _modules(command):
         module.register(sub)
     return parser
 
@@ -67,12 +78,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Entry point; returns the exit code (also used by the tests)."""
     stream = out or sys.stdout
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    # the top level has no option that takes a value: the first word is the command
+    parser = build_parser(next((w for w in words if not w.startswith("-")), None))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_INPUT
-    runners = {m.NAME: m.run for m in _modules()}
+    runners = {m.NAME: m.run for m in _modules(args.command)}
     try:
         with speaking("cli"):
             code: int = runners[args.command](args, stream)

@@ -21,8 +21,30 @@ read and write goes through :mod:`.tables`; the ledger is located once
 (:mod:`airflow_privacy.ledger.location`) through the front end's :class:`.context.GateContext`.
 """
 
-from airflow_privacy.gate.context import GateContext
-from airflow_privacy.gate.envelope import Envelope
-from airflow_privacy.gate.refs import ReleaseRef
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from airflow_privacy.gate.context import GateContext
+    from airflow_privacy.gate.envelope import Envelope
+    from airflow_privacy.gate.refs import ReleaseRef
 
 __all__ = ["Envelope", "GateContext", "ReleaseRef"]
+
+_LAZY = {
+    "Envelope": "airflow_privacy.gate.envelope",
+    "GateContext": "airflow_privacy.gate.context",
+    "ReleaseRef": "airflow_privacy.gate.refs",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The package's names, imported when first used: the command line builds its parser
+    from :mod:`airflow_privacy.gate.steps` (a subpackage) on every start, which must not pay
+    for the context, the envelope and the references."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,36 +2,44 @@
 command line, the operators' argument checks, the error wording and the reference tables of
 the docs are derived from these declarations.
 
-Importing this package imports no engine: the command line builds its parser from it.
+Importing this package imports no engine and no step: a command imports its own step's
+module; :data:`STEPS` (every declaration, by command name) is built when first read.
 """
 
 from __future__ import annotations
 
-from airflow_privacy.gate.steps.attempt import ATTEMPT
-from airflow_privacy.gate.steps.audit import AUDIT
-from airflow_privacy.gate.steps.audit_algorithm import AUDIT_ALGORITHM
-from airflow_privacy.gate.steps.base import Step
-from airflow_privacy.gate.steps.check import CHECK
-from airflow_privacy.gate.steps.disclosure import DISCLOSURE
-from airflow_privacy.gate.steps.maxent import MAXENT
-from airflow_privacy.gate.steps.publish import PUBLISH
-from airflow_privacy.gate.steps.report import REPORT
-from airflow_privacy.gate.steps.risk import RISK
-from airflow_privacy.gate.steps.skyline import SKYLINE
+from typing import TYPE_CHECKING, Any
 
-#: every declared step by its command name
-STEPS: dict[str, Step] = {
-    step.name: step
-    for step in (
-        ATTEMPT,
-        AUDIT,
-        AUDIT_ALGORITHM,
-        CHECK,
-        DISCLOSURE,
-        MAXENT,
-        PUBLISH,
-        REPORT,
-        RISK,
-        SKYLINE,
-    )
-}
+if TYPE_CHECKING:
+    from airflow_privacy.gate.steps.base import Step
+
+    STEPS: dict[str, Step]
+
+#: the module of each declared step and the name of its declaration there
+DECLARATIONS: tuple[tuple[str, str], ...] = (
+    ("attempt", "ATTEMPT"),
+    ("audit", "AUDIT"),
+    ("audit_algorithm", "AUDIT_ALGORITHM"),
+    ("check", "CHECK"),
+    ("disclosure", "DISCLOSURE"),
+    ("maxent", "MAXENT"),
+    ("publish", "PUBLISH"),
+    ("report", "REPORT"),
+    ("risk", "RISK"),
+    ("skyline", "SKYLINE"),
+)
+
+
+def __getattr__(name: str) -> Any:
+    """``STEPS``: every declared step by its command name, imported on first use."""
+    if name != "STEPS":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    steps = [
+        getattr(importlib.import_module(f"{__name__}.{module}"), constant)
+        for module, constant in DECLARATIONS
+    ]
+    table = {step.name: step for step in steps}
+    globals()["STEPS"] = table
+    return table

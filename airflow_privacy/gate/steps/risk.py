@@ -37,7 +37,6 @@ import math
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.errors import InputError, opt
@@ -47,6 +46,8 @@ from airflow_privacy.gate.steps.fields import Field
 from airflow_privacy.gate.steps.values import columns
 
 if TYPE_CHECKING:
+    from fractions import Fraction
+
     import pyarrow as pa
 
     from airflow_privacy.core.risk.suda import SudaResult
@@ -466,6 +467,8 @@ def _population(
 ) -> _Population:
     """The population of the journalist and marketer models (module doc): a population
     table, a population size, a sampling fraction or the sample weights, in that order."""
+    from fractions import Fraction
+
     from airflow_privacy.core.thresholds import exact_limit
     from airflow_privacy.gate.risk_classes import estimated_population_sizes
 
@@ -537,6 +540,8 @@ def _check_population_size(
     fraction that rounds to 0 or a population (or a sum of weights) beyond the float range
     is bad input naming the option it came from (not the sampling fraction the user may
     never have given)."""
+    from fractions import Fraction
+
     f = float(pi)
     heavy = total_weight is not None and total_weight > Fraction(MAX_FLOAT)
     if f > 0.0 and math.isfinite(n / f) and not heavy:
