@@ -7,6 +7,7 @@ Heavier concurrency, crash and robustness tests live in ``tests/ledger/``."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -25,6 +26,7 @@ from sqlalchemy.orm import Session
 from airflow_privacy.core.composition import PublishedRelease
 from airflow_privacy.core.composition.identifiers import fingerprint_matches, key_fingerprint
 from airflow_privacy.errors import IllegalTransition, InputError, LedgerUnavailable
+from airflow_privacy.gate.rules import reasons
 from airflow_privacy.ledger import ReleaseLedger
 from airflow_privacy.ledger.engine import parse_url
 from airflow_privacy.ledger.migrate import head
@@ -37,7 +39,17 @@ from airflow_privacy.ledger.models import (
     ReportRow,
 )
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)
-from tests.ledger.support import INJECTIONS, KEY, OTHER_KEY, ROOT, sample, url, worker
+from tests.ledger.support import (
+    DIGEST,
+    INJECTIONS,
+    KEY,
+    OTHER_KEY,
+    ROOT,
+    gate_rules,
+    sample,
+    url,
+    worker,
+)
 from tests.ledger_worker import KILLED, make_release
 
 __all__ = ["url"]  # the fixture, imported for this module's tests
@@ -51,6 +63,7 @@ def _passed(ledger: ReleaseLedger, attempt: str, name: str = "check") -> None:
         safe=True,
         outcome="passed",
         envelope={"step": "check", "safe": True, "summary": "k-anonymity holds"},
+        content_digest=DIGEST,
     )
 
 
@@ -130,15 +143,17 @@ def test_content_is_recorded_once_and_the_gate_decides_attempts(url: str) -> Non
         ledger.record("monthly", sample("bucketized"), version="1")
     # published content: no open attempt to decide, no deletion
     with pytest.raises(IllegalTransition, match="has no open attempt"):
-        ledger.mark_published(a.id)
+        ledger.mark_published(a.id, gate_rules)
     with pytest.raises(IllegalTransition, match="has no open attempt"):
         ledger.mark_blocked(a.id, ["too late"])
     with pytest.raises(IllegalTransition, match="is published; it cannot be deleted"):
         ledger.delete(a.id)
     # mark_published goes through the gate: nothing checked -> blocked with every reason
-    first = ledger.open_attempt("monthly", sample("microaggregated"), required=["check"])
+    first = ledger.open_attempt(
+        "monthly", sample("microaggregated"), required=["check"], content_digest=DIGEST
+    )
     assert first.release.id == c.id and first.status == "open" and _is_uuid(first.uuid)
-    blocked = ledger.mark_published(c.id)
+    blocked = ledger.mark_published(c.id, gate_rules)
     assert blocked.status == "blocked" and blocked.uuid == first.uuid
     assert any("check: no result was recorded" in r for r in blocked.reasons)
     assert any("no check was recorded" in r for r in blocked.reasons)
@@ -147,7 +162,9 @@ def test_content_is_recorded_once_and_the_gate_decides_attempts(url: str) -> Non
     with pytest.raises(IllegalTransition, match="already decided"):
         _passed(ledger, first.uuid)
     # a failed check blocks too, with its reasons
-    second = ledger.open_attempt("monthly", sample("microaggregated"), required=["check"])
+    second = ledger.open_attempt(
+        "monthly", sample("microaggregated"), required=["check"], content_digest=DIGEST
+    )
     ledger.record_check(
         second.uuid,
         name="check",
@@ -155,22 +172,29 @@ def test_content_is_recorded_once_and_the_gate_decides_attempts(url: str) -> Non
         safe=False,
         outcome="failed",
         envelope={"reasons": ["PVP_100 = 12% > 0%"]},
+        content_digest=DIGEST,
     )
-    assert ledger.mark_published(c.id).reasons == ["check: PVP_100 = 12% > 0%"]
+    assert ledger.mark_published(c.id, gate_rules).reasons == ["check: PVP_100 = 12% > 0%"]
     # a steward supersedes a blocked attempt; a new attempt is judged afresh
     sup = ledger.supersede(second.uuid, "the data error is fixed", by="steward")
     assert (sup.status, sup.superseded_by) == ("superseded", "steward")
     assert ledger.info(c.id).status == "superseded"
-    third = ledger.open_attempt("monthly", sample("microaggregated"), required=["check"])
+    third = ledger.open_attempt(
+        "monthly", sample("microaggregated"), required=["check"], content_digest=DIGEST
+    )
     _passed(ledger, third.uuid)
-    done = ledger.mark_published(c.id)
+    done = ledger.mark_published(c.id, gate_rules)
     assert done.status == "published" and done.release.status == "published"
     assert [x.status for x in ledger.attempts(c.id)] == ["blocked", "superseded", "published"]
     # published content gets an already-published attempt: nothing is checked again
-    again = ledger.open_attempt("monthly", sample("microaggregated"), required=["check"])
+    again = ledger.open_attempt(
+        "monthly", sample("microaggregated"), required=["check"], content_digest=DIGEST
+    )
     assert again.status == "already-published" and "already published" in again.reasons[0]
     # a block by hand, on an open attempt only
-    e = ledger.open_attempt("monthly", make_release(3, 4), required=["check"])
+    e = ledger.open_attempt(
+        "monthly", make_release(3, 4), required=["check"], content_digest=DIGEST
+    )
     assert e.release.version == "3"
     assert ledger.mark_blocked(e.release.id, ["by hand"], by="steward").status == "blocked"
     assert [r.status for r in ledger.list("monthly")] == [
@@ -213,6 +237,7 @@ def test_sql_injection_attempts_are_stored_literally(url: str) -> None:
             first_release=True,
             origin={evil: evil},
             manifest={evil: evil},
+            content_digest=DIGEST,
         )
         ledger.record_check(
             attempt.uuid,
@@ -221,8 +246,9 @@ def test_sql_injection_attempts_are_stored_literally(url: str) -> None:
             safe=False,
             outcome="failed",
             envelope={"reasons": [evil]},
+            content_digest=DIGEST,
         )
-        decided = ledger.decide(attempt.uuid, failed_tasks={evil: "failed"})
+        decided = ledger.decide(attempt.uuid, rules=functools.partial(_failed_rules, evil))
         assert decided.status == "blocked"
         got = ledger.find(evil, evil)
         assert (got.dataset, got.version, got.status, got.qis) == (
@@ -511,7 +537,9 @@ def test_reports_are_stored_per_attempt_replaced_and_deleted_with_their_release(
     url: str,
 ) -> None:
     ledger = ReleaseLedger(url)
-    first = ledger.open_attempt("clinic", sample(), required=["check"], first_release=True)
+    first = ledger.open_attempt(
+        "clinic", sample(), required=["check"], first_release=True, content_digest=DIGEST
+    )
     info = first.release
     ledger.block(first.uuid, ["too risky"])
     other = ledger.record("clinic", sample("microaggregated"))
@@ -537,7 +565,9 @@ def test_reports_are_stored_per_attempt_replaced_and_deleted_with_their_release(
         assert s.scalar(select(text("COUNT(*)")).select_from(ReportRow)) == 1
     # a later attempt has its own report; the release shows the newest
     ledger.supersede(first.uuid, "fixed", by="steward")
-    second = ledger.open_attempt("clinic", sample(), required=["check"], first_release=True)
+    second = ledger.open_attempt(
+        "clinic", sample(), required=["check"], first_release=True, content_digest=DIGEST
+    )
     ledger.attach_report(second.uuid, {"verdict": {"status": "open"}})
     assert ledger.report(info.id) == {"verdict": {"status": "open"}}
     assert ledger.attempt_report(first.uuid) == rerun
@@ -559,3 +589,7 @@ def test_reports_are_stored_per_attempt_replaced_and_deleted_with_their_release(
     with Session(ledger.engine) as s:
         assert s.scalar(select(text("COUNT(*)")).select_from(ReportRow)) == 0
     ledger.close()
+
+
+def _failed_rules(task: str, info: Any) -> list[str]:
+    return reasons(info, {task: "failed"})

@@ -34,6 +34,7 @@ from airflow_privacy.errors import (
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.envelope import Envelope, ReleaseFacts, attempt_ref
 from airflow_privacy.gate.refs import ReleaseRef
+from airflow_privacy.gate.rules import reasons as blocking_reasons
 
 if TYPE_CHECKING:
     from airflow_privacy.core.composition.files import ReleaseFile
@@ -207,6 +208,29 @@ class CheckStart:
         return self.info is not None and self.info.status == "already-published"
 
 
+def same_run(info: AttemptInfo, ctx: GateContext) -> None:
+    """A run's steps work only on the attempt that run opened: in Airflow (the context names
+    a DAG run) an attempt opened by another run, or from the command line, is refused, so a
+    pasted attempt UUID or an edited XCom cannot make a run decide someone else's attempt.
+    The command line names its attempt itself (no run to compare)."""
+    run = (ctx.origin.get("dag_id"), ctx.origin.get("run_id"))
+    if ctx.origin.get("front_end") != "airflow" or run[1] is None:
+        return
+    theirs = (info.origin.get("dag_id"), info.origin.get("run_id"))
+    if theirs == run:
+        return
+    by = (
+        f"run {theirs[1]!r} of DAG {theirs[0]!r}"
+        if info.origin.get("front_end") == "airflow"
+        else f"the {info.origin.get('front_end') or 'unknown'} front end"
+    )
+    raise InputError(
+        f"attempt {info.uuid} ({info.release.name}) was opened by {by}, not by this run "
+        f"({run[1]!r} of DAG {run[0]!r}): a run decides only the attempt it opened; take the "
+        "attempt from this run's open-attempt task (attempt_task_id), never a pasted UUID"
+    )
+
+
 def begin_check(
     attempt: str | None,
     ledger: str | None,
@@ -221,6 +245,7 @@ def begin_check(
         return CheckStart(None, reads_release=reads is not None)
     with ctx.open_ledger(ledger) as db:
         info = db.attempt(attempt)
+    same_run(info, ctx)
     if info.status not in ("open", "already-published"):
         raise IllegalTransition(
             f"attempt {info.uuid} was already decided ({info.status} at {info.decided_at}): a "
@@ -254,6 +279,14 @@ def record(envelope: Envelope, start: CheckStart, ledger: str | None, ctx: GateC
     info = start.info
     if info is None:
         return envelope
+    from airflow_privacy.gate.rules import check_problem
+
+    problem = check_problem(info.release, envelope.to_dict())
+    if problem is not None:
+        raise InputError(
+            f"check {envelope.name!r} is not recorded under attempt {info.uuid} "
+            f"({info.release.name}): {problem}"
+        )
     with ctx.open_ledger(ledger) as db:
         after = db.record_check(
             info.uuid,
@@ -304,23 +337,20 @@ def publish(req: PublishRequest, ctx: GateContext) -> Envelope:
         snap = stack.enter_context(_snapshot(req.release, ctx)) if req.release else None
         with ctx.open_ledger(req.ledger) as db:
             info = db.attempt(req.attempt)
+            same_run(info, ctx)
             extra: list[str] = []
-            if snap is not None and target is not None and info.status in ("open", "publishing"):
+            if snap is not None and target is not None:
                 assert req.release is not None
-                if info.status == "publishing" and info.destination != target.describe():
-                    raise InputError(
-                        f"attempt {info.uuid} is being published to {info.destination}; "
-                        f"{opt('to')} must name the same place to finish it"
-                    )
                 changed = _content_changed(snap, req.release, info, db, ctx)
-                if changed and info.status == "publishing":
-                    raise InputError(f"{changed}: the published content cannot be replaced")
-                if changed:
+                if info.status != "open":
+                    _decided_matches(info, changed, target)
+                elif changed:
                     extra.append(changed)
-                _check_target(snap, target, ctx)
+                if info.status in ("open", "publishing"):
+                    _check_target(snap, target, ctx)
             decided = db.decide(
                 info.uuid,
-                failed_tasks=req.failed_tasks,
+                rules=lambda at_decision: blocking_reasons(at_decision, req.failed_tasks),
                 reasons=extra,
                 destination=target.describe() if target else None,
             )
@@ -330,7 +360,42 @@ def publish(req: PublishRequest, ctx: GateContext) -> Envelope:
                     ctx.progress(f"copied {req.release.describe() if req.release else ''} "
                                  f"to {target.describe()}")  # fmt: skip
                 decided = db.finish_publish(decided.uuid)
-    return _publish_envelope(req, decided)
+                files = "copied" if target is not None else "ledger only"
+            elif info.status == "published":
+                files = _files_in_place(snap, target, ctx)
+            else:
+                files = ""
+    return _publish_envelope(req, decided, before=info.status, files=files)
+
+
+def _decided_matches(info: AttemptInfo, changed: str | None, target: ReleaseRef) -> None:
+    """A decided attempt re-run (or pasted) with a release: it must be the bytes the attempt
+    recorded, going where the attempt recorded (else nothing happens, exit 2)."""
+    if changed:
+        raise InputError(
+            f"{changed}; attempt {info.uuid} is {info.status} (decided {info.decided_at}): "
+            "nothing is published"
+        )
+    if info.status in ("published", "publishing") and info.destination not in (
+        None,
+        target.describe(),
+    ):
+        raise InputError(
+            f"attempt {info.uuid} was published to {info.destination}, not "
+            f"{target.describe()}: {opt('to')} must name the same place (the one the attempt recorded)"
+        )
+
+
+def _files_in_place(snap: ReleaseRef | None, target: ReleaseRef | None, ctx: GateContext) -> str:
+    """A published attempt re-run: whether its files are still where it published them
+    (``verified``), gone (``missing``), or were not looked at (no release given)."""
+    if snap is None or target is None:
+        return "not looked at"
+    try:
+        there = content_digest(target, ctx)
+    except InputError:
+        return "missing"
+    return "verified" if there == content_digest(snap, ctx) else "changed"
 
 
 def _destination(req: PublishRequest) -> ReleaseRef | None:
@@ -462,7 +527,9 @@ def _content_changed(
     return None
 
 
-def _publish_envelope(req: PublishRequest, info: AttemptInfo) -> Envelope:
+def _publish_envelope(
+    req: PublishRequest, info: AttemptInfo, *, before: str = "open", files: str = ""
+) -> Envelope:
     rel = info.release
     ref = attempt_ref(info)
     facts = ReleaseFacts(
@@ -479,20 +546,40 @@ def _publish_envelope(req: PublishRequest, info: AttemptInfo) -> Envelope:
             summary=info.reasons[0] if info.reasons else f"already published as {rel.name}",
             release=facts, attempt=ref, details=details,
         )  # fmt: skip
+    details["files"] = files or None
     if info.status == "published":
         where = f" to {info.destination}" if info.destination else ""
         outputs = {"published": info.destination} if info.destination else {}
+        summary = (
+            f"published {rel.name} (release #{rel.id}){where}: all {len(checks)} "
+            f"check(s) of attempt {info.uuid} passed"
+        )
+        if before == "published":
+            state = {
+                "verified": "its files are in place (verified)",
+                "missing": "its files are NOT there any more (moved or deleted since)",
+                "changed": "the file there now has OTHER content (replaced since)",
+            }.get(files, "its files were not looked at (no release was given)")
+            summary = (
+                f"already decided: attempt {info.uuid} published {rel.name} (release "
+                f"#{rel.id}){where} at {info.decided_at}; nothing was done again; {state}"
+            )
         return Envelope(
             step="publish", name=req.name, outcome="published", safe=True,
-            summary=f"published {rel.name} (release #{rel.id}){where}: all {len(checks)} "
-            f"check(s) of attempt {info.uuid} passed",
-            release=facts, attempt=ref, details=details, outputs=outputs,
+            summary=summary, release=facts, attempt=ref, details=details, outputs=outputs,
         )  # fmt: skip
     reasons = list(info.reasons) or [f"attempt is {info.status}"]
+    summary = f"{rel.name} was NOT published: {len(reasons)} reason(s)"
+    if before != "open":
+        summary = (
+            f"{rel.name} was NOT published: attempt {info.uuid} was already decided "
+            f"({info.status} at {info.decided_at}) for the reason(s) below; a decided attempt "
+            "is never decided again: open a new attempt (in Airflow: clear this run's "
+            "open-attempt task and everything after it, so that it opens a new one)"
+        )
     env = Envelope(
         step="publish", name=req.name, outcome="blocked", safe=False,
-        summary=f"{rel.name} was NOT published: {len(reasons)} reason(s)",
-        reasons=reasons, release=facts, attempt=ref, details=details,
+        summary=summary, reasons=reasons, release=facts, attempt=ref, details=details,
     )  # fmt: skip
     raise ReleaseBlocked(f"{rel.name} was not published: " + "; ".join(reasons), env)
 

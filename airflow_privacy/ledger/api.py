@@ -472,6 +472,11 @@ class ReleaseLedger:
         ).one()
         return row
 
+    def _lock_datasets(self, s: Session) -> None:
+        """Every dataset's row, locked in name order until the transaction ends (the
+        datasets an audit may have read; PostgreSQL ``FOR UPDATE``)."""
+        s.scalars(select(DatasetRow).order_by(DatasetRow.name).with_for_update()).all()
+
     def _dataset_of(self, s: Session, attempt: str | int) -> str:
         """The dataset of an attempt (read without a lock: it never changes)."""
         a = self._attempt_row(s, attempt)
@@ -871,24 +876,39 @@ class ReleaseLedger:
         self,
         attempt: str | int,
         *,
-        failed_tasks: Mapping[str, str] | None = None,
+        rules: Callable[[AttemptInfo], Sequence[str]],
         reasons: Sequence[str] = (),
         destination: str | None = None,
     ) -> AttemptInfo:
         """The gate: read back every check of the attempt and decide, in one transaction.
 
-        Blocked (with every reason) when a task it depends on did not succeed
-        (``failed_tasks``: task -> state), the caller found a problem (``reasons``, e.g. the
-        file to publish is not the one checked), a required check has no result, a recorded check
-        did not pass (``safe`` is not True), or nothing was checked at all. Otherwise the
-        attempt moves to ``publishing`` and the content to ``published`` (from now on it
-        counts in every audit); :meth:`finish_publish` completes it once the files are in
-        place. A decided attempt is returned as it is (a re-run of the gate is idempotent).
+        Blocked (with every reason) when the caller found a problem (``reasons``, e.g. the
+        file to publish is not the one checked), when ``rules`` (the gate's blocking rules,
+        :func:`airflow_privacy.gate.rules.reasons`, given the attempt as this transaction
+        reads it) name one, or when what the checks read is no longer the ledger's state.
+        Otherwise the attempt moves to ``publishing`` and the content to ``published`` (from
+        now on it counts in every audit); :meth:`finish_publish` completes it once the files
+        are in place. A decided attempt is returned as it is (a re-run of the gate is
+        idempotent).
+
+        Locks: the dataset's row, and with a composition audit among the checks every
+        dataset's row (in name order, like every writer: no deadlock), so that two attempts
+        in each other's audit scope never both publish (PostgreSQL reads at READ COMMITTED).
         """
         with self._session(write=True) as s:
             # the dataset's lock first (like every writer of the dataset: no deadlock), so
             # that no other writer publishes under the same label between check and write
-            self._lock_dataset(s, self._dataset_of(s, attempt))
+            own = self._dataset_of(s, attempt)
+            audited = s.scalar(
+                select(func.count())
+                .select_from(CheckRow)
+                .join(AttemptRow, AttemptRow.id == CheckRow.attempt_id)
+                .where(AttemptRow.id == self._attempt_row(s, attempt).id, CheckRow.step == "audit")
+            )
+            if audited:
+                self._lock_datasets(s)
+            else:
+                self._lock_dataset(s, own)
             a = self._attempt_row(s, attempt, lock=True)
             if a.status == "superseded":
                 raise IllegalTransition(
@@ -913,8 +933,8 @@ class ReleaseLedger:
                 select(CheckRow).where(CheckRow.attempt_id == a.id).order_by(CheckRow.id)
             ).all()
             problems = [_check_text(str(r), "reason") for r in reasons]
-            reasons = problems + _gate_reasons(list(a.required or []), checks, failed_tasks or {})
-            reasons += self._stale_reasons(s, a, row, checks)
+            found = [str(r) for r in rules(self._attempt_info(s, a, row))]
+            reasons = problems + found + self._stale_reasons(s, a, row, checks)
             if not reasons:
                 clash = _published_under(s, row.dataset, row.version, other_than=row.id)
                 if clash is not None:
@@ -949,12 +969,23 @@ class ReleaseLedger:
                     f"v{since[2]}) was published since the attempt was opened: open a new "
                     "attempt (it is audited against that release)"
                 )
+        own = others.where(ReleaseRow.dataset == row.dataset).order_by(ReleaseRow.id)
         for c in checks:
             env = c.envelope if isinstance(c.envelope, dict) else {}
             scope = (env.get("details") or {}).get("ledger_scope")
-            if c.step != "audit" or not isinstance(scope, dict) or scope.get("fixed"):
+            if c.step != "audit" or not isinstance(scope, dict):
                 continue
             seen = {int(i) for i in scope.get("seen") or []}
+            if scope.get("fixed"):
+                # releases named by hand: every published release of its own dataset among them
+                missed = [r for r in s.execute(own).all() if r[0] not in seen]
+                if missed:
+                    names = ", ".join(f"#{r[0]} ({r[1]} v{r[2]})" for r in missed[:5])
+                    reasons.append(
+                        f"{c.name}: the audit's releases leave out published release(s) "
+                        f"{names} of the attempt's own dataset: audit against them too"
+                    )
+                continue
             q = others
             if scope.get("datasets") is not None:
                 q = q.where(ReleaseRow.dataset.in_([str(d) for d in scope["datasets"]]))
@@ -1037,11 +1068,14 @@ class ReleaseLedger:
         return self._read(go)
 
     # ------------------------------------------------------------ by-hand paths
-    def mark_published(self, release_id: int) -> AttemptInfo:
+    def mark_published(
+        self, release_id: int, rules: Callable[[AttemptInfo], Sequence[str]]
+    ) -> AttemptInfo:
         """Publish a release's open attempt through the gate (no files are copied): it is
-        published only when every check of the attempt passed, else it is blocked."""
+        published only when every check of the attempt passed (``rules``: the gate's,
+        :func:`airflow_privacy.gate.rules.reasons`), else it is blocked."""
         attempt = self.open_attempt_of(release_id)
-        decided = self.decide(attempt.uuid)
+        decided = self.decide(attempt.uuid, rules=rules)
         if decided.status == "publishing":
             return self.finish_publish(decided.uuid)
         return decided
@@ -1340,40 +1374,6 @@ def _published_under(
     if other_than is not None:
         q = q.where(ReleaseRow.id != other_than)
     return s.scalars(q.limit(1)).first()
-
-
-def _gate_reasons(
-    required: Sequence[str], checks: Sequence[CheckRow], failed_tasks: Mapping[str, str]
-) -> list[str]:
-    """Every reason an attempt may not be published (empty: it may)."""
-    reasons = [
-        f"task {task} ended {state}: the release depends on it"
-        for task, state in sorted(failed_tasks.items())
-    ]
-    by_name = {c.name: c for c in checks}
-    for name in required:
-        if name not in by_name:
-            reasons.append(f"{name}: no result was recorded (its task failed or did not run)")
-    order = [*required, *sorted(n for n in by_name if n not in required)]
-    for name in order:
-        c = by_name.get(name)
-        if c is None or c.safe is True:
-            continue
-        env = c.envelope if isinstance(c.envelope, dict) else {}
-        why = [str(r) for r in env.get("reasons") or []]
-        if c.safe is None:
-            why = why or [str(env.get("summary") or "no verdict (an estimate without a threshold)")]
-            reasons.append(f"{name}: gave no verdict: {'; '.join(why)}")
-        else:
-            reasons.append(f"{name}: {'; '.join(why) or str(env.get('summary') or 'failed')}")
-    if not checks:
-        reasons.append("no check was recorded for this attempt: nothing says it is safe")
-    if not required:
-        reasons.append(
-            "this attempt names no required checks (it was recorded before attempts existed): "
-            "open a new attempt that names them"
-        )
-    return reasons
 
 
 def _required(required: Sequence[str]) -> list[str]:

@@ -29,6 +29,7 @@ from airflow_privacy.providers.airflow.operators.report import (
     ReleaseReportOperator,
     release_page,
 )
+from tests.ledger.support import DIGEST, gate_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 FIG3 = [("M", "Flu"), ("M", "Lung Cancer"), ("M", "Mumps"), ("M", "Flu"), ("M", "Lung Cancer"),
@@ -186,12 +187,15 @@ def _blocked_attempt(tmp_path: Path, url: str) -> tuple[str, Path]:
     pq.write_table(pa.table({"sex": [s for s, _ in FIG3], "disease": [d for _, d in FIG3]}), path)
     release = read_release_file(path, qis=["sex"], sensitive="disease").release
     with ReleaseLedger(url) as db:
-        a = db.open_attempt("clinic", release, required=["check"], first_release=True)
+        a = db.open_attempt(
+            "clinic", release, required=["check"], first_release=True, content_digest=DIGEST
+        )
         db.record_check(a.uuid, name="check", step="check", safe=False, outcome="failed",
                         envelope={"step": "check", "name": "check", "outcome": "failed",
                                   "safe": False, "summary": "k-anonymity: 1 < 3",
-                                  "reasons": ["k-anonymity: smallest group 1 < 3"]})  # fmt: skip
-        assert db.decide(a.uuid).status == "blocked"
+                                  "reasons": ["k-anonymity: smallest group 1 < 3"]},
+                        content_digest=DIGEST)  # fmt: skip
+        assert db.decide(a.uuid, rules=gate_rules).status == "blocked"
     return a.uuid, path
 
 

@@ -31,6 +31,7 @@ from airflow_privacy.providers.airflow.plugin import (
     create_app,
 )
 from tests.airflow.ui_seed import EVIL, STEWARD, SUPERSEDE_REASON, Seeded, seed_ledger
+from tests.ledger.support import DIGEST, gate_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
@@ -628,7 +629,7 @@ def test_pages_do_not_repeat_the_values_left_for_one_person(tmp_path: Path) -> N
     release = PublishedRelease.from_groups(["age"], "disease", [(["3*"], {"HIV": 1, "flu": 1})])
     with ReleaseLedger(url) as ledger:
         attempt = ledger.open_attempt("clinic", release, required=["composition_audit"],
-                                      first_release=True)  # fmt: skip
+                                      first_release=True, content_digest=DIGEST)  # fmt: skip
         ledger.record_check(
             attempt.uuid,
             name="composition_audit",
@@ -637,8 +638,8 @@ def test_pages_do_not_repeat_the_values_left_for_one_person(tmp_path: Path) -> N
             outcome="failed",
             envelope={"step": "audit", "name": "composition_audit", "outcome": "failed",
                       "safe": False, "summary": legacy, "reasons": [reason, legacy]},
-        )  # fmt: skip
-        ledger.decide(attempt.uuid)
+            content_digest=DIGEST)  # fmt: skip
+        ledger.decide(attempt.uuid, rules=gate_rules)
         ledger.block(attempt.uuid, [reason])
         info = ledger.info(attempt.release.id)
     client = TestClient(create_app(auth=False, location=lambda: url))
@@ -740,10 +741,14 @@ def test_a_release_whose_files_are_not_in_place_is_not_shown_published(tmp_path:
     passed = {"step": "check", "name": "check", "outcome": "passed", "safe": True,
               "summary": "ok", "reasons": []}  # fmt: skip
     with ReleaseLedger(url) as db:
-        a = db.open_attempt("clinic", release, required=["check"], first_release=True)
+        a = db.open_attempt(
+            "clinic", release, required=["check"], first_release=True, content_digest=DIGEST
+        )
         db.record_check(a.uuid, name="check", step="check", safe=True, outcome="passed",
-                        envelope=passed)  # fmt: skip
-        decided = db.decide(a.uuid, destination=str(tmp_path / "pub" / "r.parquet"))
+                        envelope=passed, content_digest=DIGEST)  # fmt: skip
+        decided = db.decide(
+            a.uuid, rules=gate_rules, destination=str(tmp_path / "pub" / "r.parquet")
+        )
         assert decided.status == "publishing"
         assert db.info(a.release.id).status == "published"  # the content counts as published
     client = TestClient(create_app(auth=False, location=lambda: url))

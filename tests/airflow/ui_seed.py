@@ -33,6 +33,7 @@ from airflow_privacy.gate.envelope import Envelope
 from airflow_privacy.gate.refs import ReleaseRef
 from airflow_privacy.gate.steps.check import CheckRequest, run_check
 from airflow_privacy.ledger import ReleaseLedger
+from tests.ledger.support import DIGEST, gate_rules
 
 SENSITIVE = "occupation"
 EVIL = "<script>window.pwned=1</script>"
@@ -92,6 +93,7 @@ def _record(ledger: ReleaseLedger, attempt: str, env: Envelope) -> None:
         safe=env.safe,
         outcome=env.outcome,
         envelope=env.to_dict(),
+        content_digest=DIGEST,
     )
 
 
@@ -128,13 +130,16 @@ def seed_ledger(tmp: Path) -> Seeded:
                 version=version,
                 first_release=dataset not in {s[1] for s in specs[: n - 1]},
                 origin={"front_end": "test", "user": "ui_seed"},
+                content_digest=DIGEST,
             )
             rid = attempt.release.id
             ids[name], uuids[rid], files[rid] = rid, attempt.release.uuid, path
             _record(ledger, attempt.uuid, env)
             if name == "candidate":
                 continue  # open, undecided: no report
-            decided = ledger.decide(attempt.uuid, destination=str(tmp / "published"))
+            decided = ledger.decide(
+                attempt.uuid, rules=gate_rules, destination=str(tmp / "published")
+            )
             if name == "published":
                 assert decided.status == "publishing", decided.reasons
                 decided = ledger.finish_publish(attempt.uuid)

@@ -19,6 +19,7 @@ from airflow_privacy.ledger import ReleaseLedger
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)
 from tests.gate.conftest import Workspace
 from tests.gate.test_lifecycle import attempt, check, gate, make_release, uuid_of
+from tests.ledger.support import gate_rules
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -172,9 +173,9 @@ def test_an_interrupted_publish_finishes_only_to_the_same_place(
     u = uuid_of(attempt(ws, ctx, rel, first_release=True))
     check(ws, ctx, rel, u)
     with ReleaseLedger(ws.ledger) as db:  # the gate allowed it; the copy never happened
-        assert db.decide(u, destination=str(ws.root / "published" / rel.name)).status == (
-            "publishing"
-        )
+        assert db.decide(
+            u, rules=gate_rules, destination=str(ws.root / "published" / rel.name)
+        ).status == ("publishing")
     with pytest.raises(InputError, match="must name the same place"):
         publish(PublishRequest(attempt=u, release=ReleaseRef(path=str(rel)),
                                destination=str(ws.root / "elsewhere"), ledger=ws.ledger),

@@ -109,3 +109,16 @@ def cli(
         text=True,
         timeout=timeout,
     )
+
+
+def gate_rules(info: Any) -> list[str]:
+    """The gate's blocking rules with no failed task (what ``ledger.decide`` is given by the
+    publish step)."""
+    from airflow_privacy.gate.rules import reasons
+
+    return reasons(info, {})
+
+
+#: a content digest for attempts opened through the ledger's API in tests (their checks
+#: pass the same one: they "read" the same bytes)
+DIGEST = "sha256:" + "0" * 64

@@ -29,7 +29,7 @@ from airflow_privacy.ledger import ReleaseLedger
 from airflow_privacy.ledger.engine import LOCK_TIMEOUT_ENV, parse_url
 from airflow_privacy.ledger.models import AttemptRow, DatasetRow, GroupRow, ReleaseRow
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)
-from tests.ledger.support import ROOT, cli, env, run_worker, sample, url
+from tests.ledger.support import DIGEST, ROOT, cli, env, gate_rules, run_worker, sample, url
 from tests.ledger_worker import make_release
 
 __all__ = ["url"]
@@ -125,9 +125,15 @@ def test_a_lost_race_is_retryable_never_bad_input(url: str) -> None:
     assert ledger.record("d", rel).version == "2"  # and a retry goes through
 
     # the gate loses a race for a version label: a rival publishes "2" as it decides
-    attempt = ledger.open_attempt("d", rel, required=["check"])
+    attempt = ledger.open_attempt("d", rel, required=["check"], content_digest=DIGEST)
     ledger.record_check(
-        attempt.uuid, name="check", step="check", safe=True, outcome="passed", envelope={}
+        attempt.uuid,
+        name="check",
+        step="check",
+        safe=True,
+        outcome="passed",
+        envelope={},
+        content_digest=DIGEST,
     )
     raced.clear()
 
@@ -146,11 +152,11 @@ def test_a_lost_race_is_retryable_never_bad_input(url: str) -> None:
         )  # fmt: skip
 
     with pytest.raises(LedgerUnavailable, match=r"concurrent writer .* try again"):
-        ledger.decide(attempt.uuid)
+        ledger.decide(attempt.uuid, rules=gate_rules)
     assert raced
     event.remove(ledger.engine, "before_cursor_execute", publisher)
     assert ledger.attempt(attempt.uuid).status == "open"  # undecided: the gate can run again
-    assert ledger.decide(attempt.uuid).status == "publishing"
+    assert ledger.decide(attempt.uuid, rules=gate_rules).status == "publishing"
 
 
 @pytest.mark.parametrize("create", [False, True])

@@ -27,7 +27,7 @@ from airflow_privacy.ledger.engine import parse_url
 from airflow_privacy.ledger.migrate import alembic_config, head
 from airflow_privacy.ledger.models import VERSION_TABLE, Base
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)
-from tests.ledger.support import INJECTIONS, KEY, ROOT, env, sample, url
+from tests.ledger.support import INJECTIONS, KEY, ROOT, env, gate_rules, sample, url
 from tests.ledger_worker import make_release
 
 __all__ = ["url"]
@@ -182,7 +182,7 @@ def test_an_old_ledger_upgrades_with_attempts_reports_datasets_and_uuids(
             attempts[3][0].uuid, name="check", step="check", safe=True, outcome="passed",
             envelope={"safe": True}, reads_release=False,
         )  # fmt: skip
-        decided = ledger.mark_published(3)
+        decided = ledger.mark_published(3, gate_rules)
         assert decided.status == "blocked"
         assert any("names no required checks" in r for r in decided.reasons)
         # the schema is exactly the models' (SQLite's batch moves included)

@@ -412,6 +412,7 @@ class MaxEntStep(MeasuringStep):
                     "seconds": st.seconds},
         )  # fmt: skip
         details["error_bound"] = error
+        details["qis"] = list(qis)  # the gate compares them with the attempt's (gate.rules)
         verdict = {
             "criterion": "maxent",
             "safe": safe,

@@ -1,0 +1,175 @@
+"""The gate's blocking rules: why an attempt may not be published, from what its attempt
+recorded and the checks recorded under it (pure functions of the ledger's facts; the ledger
+evaluates them inside the transaction that decides, :meth:`ReleaseLedger.decide`).
+
+A check counts for an attempt only when it is a check *of what the attempt recorded*:
+
+* its verdict is a real one and agrees with its own result rows (a report whose top-level
+  verdict is false or none while its rows say true is not a pass);
+* it looked at the attempt's columns: its sensitive column is the attempt's, and it grouped
+  the records by the attempt's QIs (for a bucketized release also: by the bucket alone, or
+  by the QIs and the bucket); MaxEnt's ``qis`` are the attempt's QIs. A k-anonymity check of
+  ``zip`` alone says nothing about a release of (age, zip, sex);
+* a composition audit read the ledger, with the attempt's own dataset in its scope (the
+  releases it read are compared with the ledger's again, under its lock, by the ledger:
+  ``_stale_reasons``);
+* the attempt was opened on recorded bytes (an attempt without a content digest was opened
+  before ledger revision 0004: its checks may have read another file).
+
+Every function returns reasons in words (empty: nothing against it). :func:`check_problem`
+also refuses such a check when it is recorded (``gate.attempts.record``), naming both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from airflow_privacy.ledger import AttemptInfo, ReleaseInfo
+
+#: the steps whose envelopes name the columns they measured (and so must be the attempt's)
+MEASURING = ("check", "maxent", "audit", "risk")
+
+
+def _names(cols: Sequence[str]) -> str:
+    return "(" + ", ".join(cols) + ")"
+
+
+def verdict_problem(envelope: Mapping[str, Any]) -> str | None:
+    """Why an envelope's verdict disagrees with its own result rows (None: it agrees).
+
+    ``safe`` True needs every row's verdict True; ``safe`` False needs a row that did not
+    pass when rows give verdicts; ``safe`` None (no verdict) with every row True is not a
+    pass either way and is refused: a reader could take the rows for the verdict."""
+    safe = envelope.get("safe")
+    rows = [r for r in envelope.get("results") or [] if isinstance(r, Mapping) and "safe" in r]
+    if not rows:
+        return None
+    verdicts = [r.get("safe") for r in rows]
+    if safe is True and any(v is not True for v in verdicts):
+        bad = [str(r.get("criterion", "?")) for r in rows if r.get("safe") is not True]
+        return f"its verdict is 'passed' but its result(s) {', '.join(bad)} did not pass"
+    if safe is False and all(v is True for v in verdicts):
+        return "its verdict is 'failed' but every result row says passed"
+    if safe is None and all(v is True for v in verdicts):
+        return "it gives no verdict but every result row says passed"
+    return None
+
+
+def expected_groupings(release: ReleaseInfo) -> list[frozenset[str]]:
+    """The column sets a check of ``release`` may group its records by."""
+    qis = frozenset(release.qis)
+    spec = release.spec if isinstance(release.spec, Mapping) else {}
+    bucket = spec.get("bucket")
+    if release.kind == "bucketized" and isinstance(bucket, str) and bucket:
+        return [frozenset({bucket}), qis, qis | {bucket}]
+    return [qis]
+
+
+def columns_problem(release: ReleaseInfo, envelope: Mapping[str, Any]) -> str | None:
+    """Why a check's envelope looked at other columns than the attempt's (None: the same)."""
+    if envelope.get("step") not in MEASURING:
+        return None
+    facts = envelope.get("release") if isinstance(envelope.get("release"), Mapping) else {}
+    assert isinstance(facts, Mapping)
+    sensitive = facts.get("sensitive")
+    if sensitive is not None and release.sensitive and str(sensitive) != release.sensitive:
+        return (
+            f"it measured sensitive column {str(sensitive)!r}, but the attempt recorded "
+            f"{release.sensitive!r}"
+        )
+    groups = [str(c) for c in facts.get("group_columns") or []]
+    allowed = expected_groupings(release)
+    if groups and frozenset(groups) not in allowed:
+        want = " or ".join(_names(sorted(a)) for a in allowed)
+        return (
+            f"it grouped the records by {_names(groups)}, but the attempt recorded QIs "
+            f"{_names(release.qis)}: a check of other columns says nothing about this release "
+            f"(group by {want})"
+        )
+    details = envelope.get("details") if isinstance(envelope.get("details"), Mapping) else {}
+    assert isinstance(details, Mapping)
+    qis = details.get("qis")
+    used = [str(q) for q in qis] if isinstance(qis, list) else []
+    if envelope.get("step") == "maxent" and used and frozenset(used) != frozenset(release.qis):
+        return (
+            f"it estimated with QIs {_names(used)}, but the attempt recorded {_names(release.qis)}"
+        )
+    return None
+
+
+def scope_problem(release: ReleaseInfo, envelope: Mapping[str, Any]) -> str | None:
+    """Why a composition audit's scope leaves out the attempt's own dataset (None: it does
+    not). The ledger compares the releases it read with every published release of the
+    dataset when the gate decides."""
+    if envelope.get("step") != "audit" or envelope.get("outcome") == "already-published":
+        return None
+    details = envelope.get("details") if isinstance(envelope.get("details"), Mapping) else {}
+    assert isinstance(details, Mapping)
+    scope = details.get("ledger_scope")
+    if not isinstance(scope, Mapping):
+        return (
+            "it did not read the ledger, so the earlier releases of "
+            f"{release.dataset!r} were not audited against"
+        )
+    datasets = scope.get("datasets")
+    if isinstance(datasets, list) and release.dataset not in [str(d) for d in datasets]:
+        return (
+            f"its scope is dataset(s) {', '.join(map(str, datasets))}, which leaves out the "
+            f"attempt's own dataset {release.dataset!r}: an audit scoped away from its dataset "
+            "is not an audit of this release"
+        )
+    return None
+
+
+def check_problem(release: ReleaseInfo, envelope: Mapping[str, Any]) -> str | None:
+    """Why a check's envelope does not count for an attempt of ``release`` (None: it does)."""
+    return (
+        verdict_problem(envelope)
+        or columns_problem(release, envelope)
+        or scope_problem(release, envelope)
+    )
+
+
+def reasons(info: AttemptInfo, failed_tasks: Mapping[str, str]) -> list[str]:
+    """Every reason the attempt may not be published (empty: it may), from its own record."""
+    out = [
+        f"task {task} ended {state}: the release depends on it"
+        for task, state in sorted(failed_tasks.items())
+    ]
+    by_name = {c.name: c for c in info.checks}
+    required = list(info.required)
+    for name in required:
+        if name not in by_name:
+            out.append(f"{name}: no result was recorded (its task failed or did not run)")
+    for name in [*required, *sorted(n for n in by_name if n not in required)]:
+        c = by_name.get(name)
+        if c is None:
+            continue
+        env = c.envelope if isinstance(c.envelope, dict) else {}
+        problem = check_problem(info.release, env)
+        if problem is not None:
+            out.append(f"{name}: does not count for this attempt: {problem}")
+            continue
+        if c.safe is True:
+            continue
+        why = [str(r) for r in env.get("reasons") or []]
+        if c.safe is None:
+            why = why or [str(env.get("summary") or "no verdict (an estimate without a threshold)")]
+            out.append(f"{name}: gave no verdict: {'; '.join(why)}")
+        else:
+            out.append(f"{name}: {'; '.join(why) or str(env.get('summary') or 'failed')}")
+    if not info.checks:
+        out.append("no check was recorded for this attempt: nothing says it is safe")
+    if not required:
+        out.append(
+            "this attempt names no required checks (it was recorded before attempts existed): "
+            "open a new attempt that names them"
+        )
+    if info.content_digest is None:
+        out.append(
+            "the attempt recorded no content digest (it was opened before ledger revision "
+            "0004), so its checks may have read another file: open a new attempt"
+        )
+    return out
