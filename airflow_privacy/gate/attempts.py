@@ -382,7 +382,8 @@ def _decided_matches(info: AttemptInfo, changed: str | None, target: ReleaseRef)
     ):
         raise InputError(
             f"attempt {info.uuid} was published to {info.destination}, not "
-            f"{target.describe()}: {opt('to')} must name the same place (the one the attempt recorded)"
+            f"{target.describe()}: {opt('to')} must name the same place (the one the "
+            "attempt recorded)"
         )
 
 

@@ -112,6 +112,9 @@ def run_report(req: ReportRequest, ctx: GateContext) -> Envelope:
     if req.attempt is not None:
         with ctx.open_ledger(req.ledger) as db:
             info = db.attempt(req.attempt)
+        from airflow_privacy.gate.attempts import same_run
+
+        same_run(info, ctx)
         checks = [Envelope.from_dict(c.envelope, f"check {c.name!r}") for c in info.checks]
         status, reasons = status_of(info, req.failed_tasks)
         dataset, version, release_id = info.release.dataset, info.release.version, info.release.id
@@ -226,6 +229,11 @@ def checks_from_files(specs: Sequence[str]) -> list[Envelope]:
             reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
             raise InputError(f"{opt('check')} file {file!r} is not JSON: {reason}") from None
         env = Envelope.from_dict(data, f"{opt('check')} file {file!r}")
+        from airflow_privacy.gate.rules import verdict_problem
+
+        problem = verdict_problem(data)
+        if problem is not None:
+            raise InputError(f"{opt('check')} file {file!r} is not a consistent report: {problem}")
         if name:
             from dataclasses import replace
 

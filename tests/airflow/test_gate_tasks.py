@@ -169,17 +169,20 @@ def _report_op(teardown: bool, **kwargs: Any) -> ReleaseReportOperator:
     return op
 
 
-def test_a_report_that_is_not_a_teardown_fails_when_nothing_was_opened(tmp_path: Path) -> None:
+def test_a_report_fails_when_nothing_was_opened(tmp_path: Path) -> None:
     args = {"attempt_task_id": "open_attempt", "release": str(tmp_path / "r.parquet")}
     ti = StatesTI()
     with pytest.raises(AirflowFailException, match="the release was not published") as info:
         _report_op(False, **args).execute({"ti": ti})
     assert "no attempt was opened" in str(info.value)
     assert ti.pushed[REPORT_KEY]["outcome"] == "not-published"  # the envelope is still there
-    # as a teardown its outcome does not count for the run: it reports and succeeds
+    # as a teardown it fails too, and its failure fails the run (the ledger decides it)
     ti = StatesTI()
-    env = _report_op(True, **args).execute({"ti": ti})
-    assert env["outcome"] == "not-published" and ti.pushed[REPORT_KEY] == env
+    teardown = _report_op(True, **args)
+    assert teardown.is_teardown and teardown.on_failure_fail_dagrun
+    with pytest.raises(AirflowFailException, match="the release was not published"):
+        teardown.execute({"ti": ti})
+    assert ti.pushed[REPORT_KEY]["outcome"] == "not-published"
 
 
 def _blocked_attempt(tmp_path: Path, url: str) -> tuple[str, Path]:
@@ -188,8 +191,9 @@ def _blocked_attempt(tmp_path: Path, url: str) -> tuple[str, Path]:
     release = read_release_file(path, qis=["sex"], sensitive="disease").release
     with ReleaseLedger(url) as db:
         a = db.open_attempt(
-            "clinic", release, required=["check"], first_release=True, content_digest=DIGEST
-        )
+            "clinic", release, required=["check"], first_release=True, content_digest=DIGEST,
+            origin={"front_end": "airflow", "dag_id": "t", "run_id": "manual__1"},  # StatesTI's
+        )  # fmt: skip
         db.record_check(a.uuid, name="check", step="check", safe=False, outcome="failed",
                         envelope={"step": "check", "name": "check", "outcome": "failed",
                                   "safe": False, "summary": "k-anonymity: 1 < 3",
@@ -199,7 +203,7 @@ def _blocked_attempt(tmp_path: Path, url: str) -> tuple[str, Path]:
     return a.uuid, path
 
 
-def test_a_report_that_is_not_a_teardown_fails_a_blocked_release(
+def test_a_report_fails_a_blocked_release_teardown_or_not(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
@@ -223,8 +227,9 @@ def test_a_report_that_is_not_a_teardown_fails_a_blocked_release(
         (info_,) = db.list()
         assert db.report(info_.id) is not None
     ti = StatesTI()
-    env = _report_op(True, **args).execute({"ti": ti})  # a teardown reports and succeeds
-    assert env["details"]["status"] == "blocked"
+    with pytest.raises(AirflowFailException, match=r"not published \(blocked\)"):
+        _report_op(True, **args).execute({"ti": ti})  # a teardown reports and fails the run
+    assert ti.pushed[REPORT_KEY]["details"]["status"] == "blocked"
 
 
 # ------------------------------------------------------------------------- the page's path

@@ -1,6 +1,6 @@
 """Small gated release DAGs for the end-to-end scenarios the sample DAG cannot express:
 a typo in the audit's datasets, a failed side task, a mapped side task, ``overlap="known"``
-across two months, a report that is not a teardown.
+across two months.
 
 prepare (an Adult slice with an ``id`` column) -> anonymize -> open_attempt (the people's
 identifier hashes are recorded) -> [check, audit, notify (mapped over two channels)] ->
@@ -11,10 +11,8 @@ task fails. Each run publishes into its own folder (``published/<run>``).
 The anonymizer's and the check's criteria are params too (a risk limit the release is
 anonymized to, or only checked against).
 
-* ``privacy_scenarios``: the report is a teardown of the gate (as intended);
-* ``privacy_scenarios_report_leaf``: ``publish >> report`` without teardown (the wiring the
-  report's docs once offered): the report is then the DAG's leaf, and must fail a run whose
-  release was not published.
+The shapes the provider's cluster policy refuses (a task after the gate that is not a
+teardown, a report that is not one) are in ``tests/airflow/refused_dags/``.
 """
 
 from __future__ import annotations
@@ -38,7 +36,7 @@ RELEASE = "{{ ti.xcom_pull(task_ids='anonymize')['outputs']['release'] }}"
 INPUT = "{{ ti.xcom_pull(task_ids='prepare')['input'] }}"
 
 
-def build(dag_id: str, report_as_teardown: bool) -> DAG:
+def build(dag_id: str) -> DAG:
     with DAG(
         dag_id=dag_id,
         schedule=None,
@@ -141,9 +139,8 @@ def build(dag_id: str, report_as_teardown: bool) -> DAG:
 
         side = notify.expand(channel=["mail", "chat"])
         prepare() >> anonymize >> attempt >> [check, audit, side] >> publish
-        publish >> (report.as_teardown() if report_as_teardown else report)
+        publish >> report.as_teardown()
     return dag
 
 
-dag = build("privacy_scenarios", report_as_teardown=True)
-leaf_dag = build("privacy_scenarios_report_leaf", report_as_teardown=False)
+dag = build("privacy_scenarios")

@@ -21,6 +21,7 @@ from airflow.sdk import DAG, Param, get_current_context, task
 from airflow_privacy.providers.airflow.operators.attempt import OpenAttemptOperator
 from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
 from airflow_privacy.providers.airflow.operators.publish import PublishReleaseOperator
+from airflow_privacy.providers.airflow.operators.report import ReleaseReportOperator
 
 RELEASE = "{{ ti.xcom_pull(task_ids='prepare')['release'] }}"
 
@@ -89,4 +90,13 @@ with DAG(
         release=RELEASE,
         publish_to="{{ ti.xcom_pull(task_ids='prepare')['published'] }}",
     )
+    report = ReleaseReportOperator(
+        task_id="report",
+        attempt_task_id="open_attempt",
+        release=RELEASE,
+        sensitive="disease",
+        group_columns=["age", "zip"],
+        k_max=2,
+    )
     prepare() >> attempt >> [check_rows, check_people] >> publish
+    publish >> report.as_teardown()

@@ -8,11 +8,13 @@ ledger, where the plugin's UI page shows it. The task carries an extra link, "Pr
 report", to that page, by the release's UUID (it survives moving the ledger).
 
 Use it as a teardown of the gate (``publish >> report.as_teardown()``): it runs whatever
-happened, and as a teardown its own outcome never changes whether the run is green (the
-gate's does). Not as a teardown, it would be a leaf of the DAG, and Airflow decides a run's
-state by its leaves: a report that succeeds would turn a blocked run green. So a report task
-that is not a teardown fails (after writing and storing its report) whenever the release was
-not published: the run stays red, fail closed.
+happened, and its outcome decides the run's (``as_teardown`` sets
+``on_failure_fail_dagrun=True``): it fails, after writing and storing its report, unless the
+ledger says this run's attempt was published. So the run's state comes from the ledger,
+whatever else is in the DAG: a gate marked "success" by hand, a blocked attempt, or a run
+that never opened one all end red. The provider's cluster policy
+(:mod:`airflow_privacy.providers.airflow.policy`) refuses a DAG whose gate has no such
+teardown, or has a task after it that is not a teardown.
 """
 
 from __future__ import annotations
@@ -80,11 +82,10 @@ class ReleaseReportOperator(AttemptOperator):
     Also ``privacy_ledger_conn_id``. The trigger rule defaults to ``all_done``.
 
     Returns (XCom) the report envelope (step ``report``; ``outputs.report`` is the file,
-    ``details.status`` the ledger's status). As a teardown (``report.as_teardown()``, the
-    intended use) it fails only on its own errors, never because the release was blocked
-    (the gate fails then). A report task that is not a teardown also fails, after writing
-    its report, when the status is not ``published``: otherwise it would be a green leaf of
-    a run whose release was not published.
+    ``details.status`` the ledger's status). It fails, after writing and storing its report,
+    whenever the ledger does not say this run's attempt was published (or was already
+    published), and on its own errors. As a teardown (``report.as_teardown()``, the required
+    use: the cluster policy refuses a gate without one) that failure fails the run.
     """
 
     #: derived from the step's declaration, plus the attempt
@@ -126,6 +127,22 @@ class ReleaseReportOperator(AttemptOperator):
         self.conn_id = conn_id
         self.missing_as = missing_as
         self._check_at_parse_time()
+
+    def as_teardown(
+        self,
+        *,
+        setups: Any = None,
+        on_failure_fail_dagrun: bool | None = None,
+    ) -> ReleaseReportOperator:
+        """A teardown of the gate whose failure fails the run (``on_failure_fail_dagrun``
+        defaults to True here): the run's state then comes from the ledger."""
+        super().as_teardown(
+            setups=setups,
+            on_failure_fail_dagrun=True
+            if on_failure_fail_dagrun is None
+            else on_failure_fail_dagrun,
+        )
+        return self
 
     def check_arguments(self, parsing: bool) -> dict[str, Any]:
         """Every argument, as the step declares it (:mod:`airflow_privacy.gate.steps.report`;
@@ -177,9 +194,10 @@ class ReleaseReportOperator(AttemptOperator):
         return data
 
     def _fail_unless_published(self, status: str, reasons: Sequence[str]) -> None:
-        """Fail the task when it is not a teardown and the release was not published: a
-        report that is a plain leaf of the DAG must never make a blocked run green."""
-        if self.is_teardown or status == "published":
+        """Fail the task when the ledger does not say this run's attempt was published: as
+        the gate's teardown (``on_failure_fail_dagrun``) that fails the run, so the run's
+        state is the ledger's whatever else the DAG holds."""
+        if status == "published":
             return
         from airflow.sdk.exceptions import AirflowFailException
 
@@ -187,7 +205,6 @@ class ReleaseReportOperator(AttemptOperator):
 
         why = "; ".join(redact(str(r)) for r in reasons) or "no reason recorded"
         raise AirflowFailException(
-            f"the release was not published ({status}): {why}. This report task is not a "
-            "teardown, so it fails to keep the run red; make it one "
-            "(publish >> report.as_teardown()) to let only the gate decide the run's state"
+            f"the release was not published ({status}): {why}. The run is red because the "
+            "ledger does not say this run's attempt was published"
         )

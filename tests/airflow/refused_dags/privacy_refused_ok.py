@@ -1,0 +1,7 @@
+"""A gated DAG of shape ``ok`` (:mod:`tests.airflow.refused_dags.shapes`)."""
+
+from __future__ import annotations
+
+from tests.airflow.refused_dags.shapes import build
+
+dag = build("ok")
