@@ -519,8 +519,7 @@ def _content_changed(
         )  # fmt: skip
     except InputError as exc:
         return f"the release file cannot be read: {exc}"
-    hashes = db.stored_member_hashes(info.release.id)
-    if cand.release.content_hash(hashes) != info.release.content_hash:
+    if cand.release.content_hash() != info.release.content_hash:
         return (
             f"{ref.describe()} is not the content this attempt checked (it changed after the "
             "attempt was opened)"

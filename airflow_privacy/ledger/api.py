@@ -447,9 +447,7 @@ class ReleaseLedger:
             )
             for g, rec in enumerate(release.group_records())
         ]
-        return _Prepared(
-            release, release.content_hash(hashes or ()), payload, groups, hashes, fingerprint
-        )
+        return _Prepared(release, release.content_hash(), payload, groups, hashes, fingerprint)
 
     def _lock_dataset(self, s: Session, dataset: str) -> DatasetRow:
         """The dataset's row, created if new, locked until the transaction ends (PostgreSQL
@@ -515,6 +513,7 @@ class ReleaseLedger:
                     f"content (release #{clash}); choose another version"
                 )
         if existing is not None:
+            self._attach_members(s, existing, prep)
             if relabel:
                 assert version is not None
                 existing.version = version  # a label of unpublished content may change
@@ -553,6 +552,35 @@ class ReleaseLedger:
                 s, MemberRow.__tablename__, _MEMBER_COLUMNS, [(rid, h) for h in prep.hashes]
             )
         return row, True
+
+    def _attach_members(self, s: Session, row: ReleaseRow, prep: _Prepared) -> None:
+        """Content identity is the content: identifier hashes given for content recorded
+        without them are attached to it; hashes that differ from the recorded ones are
+        refused (the same published groups cannot be two sets of people)."""
+        if prep.hashes is None:
+            return
+        if row.n_members is None:
+            row.n_members = len(prep.hashes)
+            row.key_fingerprint = prep.fingerprint
+            row.updated_at = _now()
+            _bulk_insert(
+                s, MemberRow.__tablename__, _MEMBER_COLUMNS, [(row.id, h) for h in prep.hashes]
+            )
+            return
+        stored = sorted(
+            s.scalars(select(MemberRow.id_hash).where(MemberRow.release_id == row.id)).all()
+        )
+        key = self.hash_key()
+        assert key is not None
+        other_key = not fingerprint_matches(row.key_fingerprint, key)
+        if other_key or stored != prep.hashes:
+            raise InputError(
+                f"{row.dataset} v{row.version} (release #{row.id}) holds this content with "
+                f"other identifier hashes ({row.n_members:,} people recorded, "
+                f"{len(prep.hashes):,} given" + (", another key" if other_key else "") + "): "
+                "one content is one set of people; check the population and its identifier "
+                "column"
+            )
 
     def record(
         self,
@@ -1318,7 +1346,7 @@ class ReleaseLedger:
         """True when the stored groups (and hashes) still hash to the stored content hash."""
         info = self.info(release_id)
         rel = self.release(release_id)
-        return rel.content_hash(self.stored_member_hashes(release_id)) == info.content_hash
+        return rel.content_hash() == info.content_hash
 
 
 def _bulk_insert(

@@ -244,6 +244,38 @@ def test_a_decided_attempt_takes_no_check(ws: Workspace, ctx: GateContext) -> No
         _check(ws, ctx, rel, u, name="late")
 
 
+# ------------------------------------------------------------------------ content identity
+def test_one_content_is_one_release_with_or_without_identifiers(
+    ws: Workspace, ctx: GateContext
+) -> None:
+    v1 = make_release(ws, ctx, "v1", 0)
+    people = {"population": ReleaseRef(path=str(ws.root / "v1-input.parquet")), "id_column": "id"}
+    a = uuid_of(attempt(ws, ctx, v1, first_release=True, **people))
+    check(ws, ctx, v1, a)
+    gate(ws, ctx, v1, a)
+    # the same file without identifiers: already published, nothing checked or copied again
+    again = attempt(ws, ctx, v1)
+    assert again.outcome == "already-published" and "release #1" in again.summary
+    # with other people's identifiers: refused (one content is one set of people)
+    other = make_release(ws, ctx, "x", 3000)  # writes x-input.parquet
+    with pytest.raises(InputError, match="holds this content with other identifier hashes"):
+        attempt(ws, ctx, v1, population=ReleaseRef(path=str(ws.root / "x-input.parquet")),
+                id_column="id")  # fmt: skip
+    assert other.exists()
+    # content first recorded without identifiers: hashes given later are attached to it
+    v2 = make_release(ws, ctx, "v2", 5000)
+    b = uuid_of(attempt(ws, ctx, v2, required=["strict"]))
+    check(ws, ctx, v2, b, k=500, name="strict")
+    with pytest.raises(ReleaseBlocked):
+        gate(ws, ctx, v2, b)
+    c = attempt(ws, ctx, v2, population=ReleaseRef(path=str(ws.root / "v2-input.parquet")),
+                id_column="id")  # fmt: skip
+    with ReleaseLedger(ws.ledger) as db:
+        assert c.attempt is not None and c.attempt.release_id == db.attempt(b).release.id
+        assert db.info(c.attempt.release_id).members == 400
+        assert [r.status for r in db.list()] == ["published", "candidate"]  # c is open
+
+
 # ------------------------------------------------------------------- concurrent gates (PG)
 def test_two_gates_in_each_others_audit_scope_never_both_publish(
     ws: Workspace,

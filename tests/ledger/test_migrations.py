@@ -27,7 +27,7 @@ from airflow_privacy.ledger.engine import parse_url
 from airflow_privacy.ledger.migrate import alembic_config, head
 from airflow_privacy.ledger.models import VERSION_TABLE, Base
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)
-from tests.ledger.support import INJECTIONS, KEY, ROOT, env, gate_rules, sample, url
+from tests.ledger.support import DIGEST, INJECTIONS, KEY, ROOT, env, gate_rules, sample, url
 from tests.ledger_worker import make_release
 
 __all__ = ["url"]
@@ -169,6 +169,9 @@ def test_an_old_ledger_upgrades_with_attempts_reports_datasets_and_uuids(
         # content is intact: groups and the legacy-fingerprinted hashes verify
         assert all(ledger.verify(r.id) for r in rows)
         assert ledger.member_hashes(1) == frozenset(hash_identifiers(["al", "bo"], KEY))
+        # revision 0005: the content recorded with identifiers is found without them too
+        again = ledger.open_attempt("monthly", sample(), required=["c"], content_digest=DIGEST)
+        assert again.status == "already-published" and again.release.id == 1
         # reports now belong to an attempt
         expected = {"verdict": {"status": "blocked"}} if revision == "0002_reports" else None
         assert ledger.report(2) == expected

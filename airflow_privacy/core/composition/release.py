@@ -326,7 +326,8 @@ class PublishedRelease:
         descriptor, multisets by value), plus the sorted identifier hashes when given.
 
         Two releases with the same hash published the same thing; the ledger records such a
-        release once.
+        release once, and identifies it by the content alone (no ``member_hashes``: the same
+        file attempted with and without identifiers is one release).
         """
         groups = sorted(
             (
