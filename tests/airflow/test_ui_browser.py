@@ -27,33 +27,27 @@ Chromium and chromedriver come from Debian (``apt-get install chromium chromium-
 from __future__ import annotations
 
 import base64
-import contextlib
-import importlib
-import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.parse
-import urllib.request
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.airflow.live import (
+    DAG_ID,
+    TIMEOUT_S,
+    USER,
+    Airflow,
+    artifacts_dir,
+    running_airflow,
+    wait_for,
+)
 from tests.airflow.ui_seed import EVIL, STEWARD, Seeded, seed_ledger
 
 ROOT = Path(__file__).resolve().parents[2]
 IN_CI = os.environ.get("CI", "").lower() == "true"
-TIMEOUT_S = 20
-START_TIMEOUT_S = 180  # the API server up and the DAG parsed
-DAG_ID = "privacy_release"
-USER = "admin"
 # a piece of the blocked release's first reason (the real (c,k)-safety witness)
 REASON_FRAGMENT = "maximum disclosure against 3 basic implications"
 
@@ -85,100 +79,6 @@ def _binaries() -> tuple[str, str]:
     return browser, driver
 
 
-def artifacts_dir() -> Path:
-    path = Path(os.environ.get("AIRFLOW_PRIVACY_ARTIFACTS") or ROOT / "build" / "test-artifacts")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-# ------------------------------------------------------------------------ a real Airflow
-@dataclass
-class Airflow:
-    """A running Airflow: its base URL, home, the admin's password, and its processes."""
-
-    base: str
-    home: Path
-    logs: Path
-    procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
-    password: str = ""
-
-    def log_tail(self, chars: int = 3000) -> str:
-        out = []
-        for name in self.procs:
-            p = self.logs / f"{name}.log"
-            text = p.read_text(errors="replace") if p.exists() else ""
-            out.append(f"--- {name} (exit {self.procs[name].poll()}):\n{text[-chars:]}")
-        return "\n".join(out)
-
-    def request(self, path: str, data: Any = None, token: str | None = None) -> Any:
-        """JSON from the REST API (``data``: POST it as JSON)."""
-        headers = {"Accept": "application/json"}
-        body = None
-        if data is not None:
-            body = json.dumps(data).encode()
-            headers["Content-Type"] = "application/json"
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        req = urllib.request.Request(self.base + path, data=body, headers=headers)
-        with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
-            return json.loads(resp.read().decode() or "null")
-
-    def token(self) -> str:
-        """A REST API token of the admin (``POST /auth/token``, the simple auth manager)."""
-        out = self.request("/auth/token", {"username": USER, "password": self.password})
-        return str(out["access_token"])
-
-    def runs(self) -> list[dict[str, Any]]:
-        out = self.request(f"/api/v2/dags/{DAG_ID}/dagRuns", token=self.token())
-        runs: list[dict[str, Any]] = out["dag_runs"]
-        return runs
-
-
-def _wait_for(what: str, check: Callable[[], bool], af: Airflow, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    last = ""
-    while time.monotonic() < deadline:
-        dead = [n for n, p in af.procs.items() if p.poll() is not None]
-        assert not dead, f"{', '.join(dead)} exited while waiting for {what}\n{af.log_tail()}"
-        try:
-            if check():
-                return
-        except (OSError, urllib.error.URLError, ValueError, KeyError) as exc:
-            last = f"{type(exc).__name__}: {exc}"
-        time.sleep(0.5)
-    pytest.fail(f"timed out after {timeout:.0f}s waiting for {what} ({last})\n{af.log_tail()}")
-
-
-def _stop(procs: dict[str, subprocess.Popen[bytes]]) -> None:
-    """Stop the processes this module started and everything they started (task runners
-    make process groups of their own, so a group signal would miss them), by process id."""
-    psutil: Any = importlib.import_module("psutil")  # an Airflow dependency (untyped)
-    started = []
-    for p in procs.values():
-        try:
-            root = psutil.Process(p.pid)
-            started += [root, *root.children(recursive=True)]
-        except psutil.NoSuchProcess:
-            continue
-    for p in started:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            p.terminate()
-    # the API server and the scheduler wait long for their workers: a short grace, then kill
-    _, alive = psutil.wait_procs(started, timeout=5)
-    for p in alive:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            p.kill()
-    psutil.wait_procs(alive, timeout=5)
-    for p in procs.values():
-        p.wait(timeout=5)
-
-
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
     return seed_ledger(tmp_path_factory.mktemp("browser-ledger"))
@@ -191,79 +91,9 @@ def airflow(seeded: Seeded, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     ledger in the temporary home (a triggered run never touches the seeded one)."""
     _binaries()  # no browser: skip before starting anything
     tmp = tmp_path_factory.mktemp("airflow")
-    home = tmp / "home"
-    home.mkdir()
-    logs = artifacts_dir() / "airflow-logs"
-    shutil.rmtree(logs, ignore_errors=True)
-    logs.mkdir(parents=True)
-    port = _free_port()
-    base = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
-    env.update(
-        {
-            "AIRFLOW_HOME": str(home),
-            "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
-            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
-            "AIRFLOW__CORE__PARALLELISM": "2",
-            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:admin",
-            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{base}/execution/",
-            "AIRFLOW__API__BASE_URL": base,
-            "AIRFLOW__API__HOST": "127.0.0.1",
-            "AIRFLOW__API__PORT": str(port),
-            "AIRFLOW__API__WORKERS": "1",
-            "AIRFLOW__API_AUTH__JWT_SECRET": base64.b64encode(os.urandom(24)).decode(),
-            "AIRFLOW_PRIVACY_OUTPUT_DIR": str(tmp / "releases"),
-            "PYTHONPATH": str(ROOT),
-        }
-    )
-    airflow_bin = str(Path(sys.executable).with_name("airflow"))
-    migrate = subprocess.run([airflow_bin, "db", "migrate"], env=env, capture_output=True,
-                             text=True, timeout=300)  # fmt: skip
-    assert migrate.returncode == 0, migrate.stderr[-3000:]
-    af = Airflow(base=base, home=home, logs=logs)
-    commands = {
-        "api-server": (["api-server", "--host", "127.0.0.1", "--port", str(port)],
-                       {"AIRFLOW_PRIVACY_LEDGER_URL": seeded.url}),
-        "dag-processor": (["dag-processor"], {}),
-        "scheduler": (["scheduler"], {}),
-    }  # fmt: skip
-    try:
-        for name, (args, extra) in commands.items():
-            with open(logs / f"{name}.log", "wb") as out:
-                af.procs[name] = subprocess.Popen(
-                    [airflow_bin, *args],
-                    env=env | extra,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL,
-                    cwd=tmp,
-                    start_new_session=True,
-                )
-        passwords = home / "simple_auth_manager_passwords.json.generated"
-
-        def up() -> bool:
-            with urllib.request.urlopen(f"{base}/api/v2/monitor/health", timeout=5) as r:
-                ok = r.status == 200 and passwords.exists()
-            if ok:
-                af.password = json.loads(passwords.read_text())[USER]
-            return ok
-
-        _wait_for("the API server", up, af, START_TIMEOUT_S)
-
-        def parsed() -> bool:
-            try:
-                dag = af.request(f"/api/v2/dags/{DAG_ID}", token=af.token())
-            except urllib.error.HTTPError as exc:
-                if exc.code == 404:
-                    return False
-                raise
-            return bool(dag["dag_id"] == DAG_ID)
-
-        _wait_for(f"the DAG processor to parse {DAG_ID}", parsed, af, START_TIMEOUT_S)
+    with running_airflow(tmp, "ui", ROOT / "dags", DAG_ID,
+                         api_env={"AIRFLOW_PRIVACY_LEDGER_URL": seeded.url}) as af:  # fmt: skip
         yield af
-    finally:
-        _stop(af.procs)
 
 
 @pytest.fixture(scope="module")
@@ -548,7 +378,7 @@ def test_trigger_form_submits_the_sample_dag_with_its_defaults(
         return bool(new)
 
     try:
-        _wait_for("the triggered run", created, airflow, TIMEOUT_S)
+        wait_for("the triggered run", created, airflow, TIMEOUT_S)
     except BaseException:
         shown = [x.text for x in _with_text(browser, "[role=dialog], [role=alert], [role=status]")]
         browser.save_screenshot(str(out / "airflow-trigger-failed.png"))

@@ -1,0 +1,199 @@
+"""The gate's invariants in a running Airflow (API server + scheduler + DAG processor, the
+provider from its entry points, runs triggered through the REST API): what a hurried
+operator does around the gate never makes a run green or publishes.
+
+* a first release with the people's identifiers: green, published (the baseline);
+* the same file again without identifiers: one release (already published, nothing copied);
+* a pasted attempt UUID (another run's, published) in the gate: red, nothing published;
+* an edited ``open_attempt`` XCom (pointing at that attempt): red, nothing published;
+* the gate marked "success" by hand before it ran: red (the report teardown reads the
+  ledger), nothing published, the attempt still open;
+* a check of other columns (``group_columns=["sex"]``): red, nothing published;
+* a DAG with a cleanup task (``all_done``) after the gate: refused when parsed (an import
+  error naming the task), so it never runs.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_privacy.ledger import ReleaseLedger
+from tests.airflow.live import Airflow, running_airflow, wait_for
+
+HERE = Path(__file__).resolve().parent
+DAG = "privacy_live"
+RUN_TIMEOUT_S = 600  # generous: the bound catches a hang, not a slow machine
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Airflow, Path, str]]:
+    tmp = tmp_path_factory.mktemp("live")
+    url = f"sqlite:///{tmp / 'ledger.db'}"
+    env = {
+        "AIRFLOW_PRIVACY_LEDGER_URL": url,
+        "AIRFLOW_PRIVACY_LEDGER_KEY": "tests-only-key-0123456789abcdefghijklmnopqrstuv",
+        "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+    }
+    with running_airflow(tmp, "gate", HERE / "live_dags", DAG, env_extra=env) as af:
+        yield af, tmp / "releases", url
+
+
+def _call(af: Airflow, method: str, path: str, body: Any = None) -> Any:
+    import json
+
+    req = urllib.request.Request(
+        af.base + path,
+        data=json.dumps(body).encode() if body is not None else None,
+        method=method,
+        headers={"Accept": "application/json", "Content-Type": "application/json",
+                 "Authorization": f"Bearer {af.token()}"},
+    )  # fmt: skip
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        return json.loads(resp.read().decode() or "null")
+
+
+def _trigger(af: Airflow, dag: str, conf: dict[str, Any]) -> str:
+    run = _call(af, "POST", f"/api/v2/dags/{dag}/dagRuns", {"logical_date": None, "conf": conf})
+    return str(run["dag_run_id"])
+
+
+def _run(af: Airflow, dag: str, run_id: str) -> dict[str, Any]:
+    out: dict[str, Any] = _call(af, "GET", f"/api/v2/dags/{dag}/dagRuns/{run_id}")
+    return out
+
+
+def _finished(af: Airflow, dag: str, run_id: str) -> str:
+    state = {"v": ""}
+
+    def done() -> bool:
+        state["v"] = str(_run(af, dag, run_id)["state"])
+        return state["v"] in ("success", "failed")
+
+    wait_for(f"run {run_id}", done, af, RUN_TIMEOUT_S)
+    return state["v"]
+
+
+def _tasks(af: Airflow, dag: str, run_id: str) -> dict[str, str]:
+    out = _call(af, "GET", f"/api/v2/dags/{dag}/dagRuns/{run_id}/taskInstances")
+    return {t["task_id"]: str(t["state"]) for t in out["task_instances"]}
+
+
+def _task_state(af: Airflow, dag: str, run_id: str, task: str) -> str:
+    return _tasks(af, dag, run_id).get(task, "")
+
+
+def _xcom(af: Airflow, dag: str, run_id: str, task: str) -> Any:
+    path = (f"/api/v2/dags/{dag}/dagRuns/{run_id}/taskInstances/{task}/xcomEntries/"
+            "return_value?deserialize=true")  # fmt: skip
+    return _call(af, "GET", path)["value"]
+
+
+def _safe(run_id: str) -> str:
+    return run_id.replace(":", "_").replace("+", "_")
+
+
+def _published(out: Path, run_id: str) -> bool:
+    return (out / "published" / _safe(run_id)).exists()
+
+
+def _go(out: Path, run_id: str) -> None:
+    (out / f"{_safe(run_id)}.go").write_text("go")
+
+
+def _wait_task(af: Airflow, run_id: str, task: str, states: tuple[str, ...]) -> None:
+    wait_for(f"{task} of {run_id} in {states}",
+             lambda: _task_state(af, DAG, run_id, task) in states, af, RUN_TIMEOUT_S)  # fmt: skip
+
+
+def test_what_an_operator_does_around_the_gate_never_publishes(
+    live: tuple[Airflow, Path, str],
+) -> None:
+    af, out, url = live
+    # the baseline: the first release, with identifiers; green and published
+    base = _trigger(af, "privacy_live_ids", {"first_release": True, "first_record": 0})
+    assert _finished(af, "privacy_live_ids", base) == "success"
+    assert _published(out, base)
+    opened = _xcom(af, "privacy_live_ids", base, "open_attempt")
+    published_attempt = opened["attempt"]["uuid"]
+
+    # in parallel: the same file without identifiers, a pasted UUID, other columns; two runs
+    # that hold for the test (an edited XCom, the gate marked success by hand)
+    same = _trigger(af, DAG, {"first_record": 0})
+    pasted = _trigger(af, DAG, {"first_record": 300, "attempt": published_attempt})
+    columns = _trigger(af, DAG, {"first_record": 600, "group_columns": ["sex"]})
+    edited = _trigger(af, DAG, {"first_record": 900, "hold": True})
+    marked = _trigger(af, DAG, {"first_record": 1200, "hold": True})
+
+    # the edited XCom: open_attempt's envelope now names the published attempt
+    _wait_task(af, edited, "hold", ("running",))
+    forged = {"value": {"attempt": {"uuid": published_attempt}}, "map_index": -1}
+    _call(af, "PATCH",
+          f"/api/v2/dags/{DAG}/dagRuns/{edited}/taskInstances/open_attempt/xcomEntries/"
+          "return_value", forged)  # fmt: skip
+    _go(out, edited)
+    # the gate marked success by hand before it ran
+    _wait_task(af, marked, "hold", ("running",))
+    _call(af, "PATCH", f"/api/v2/dags/{DAG}/dagRuns/{marked}/taskInstances/publish",
+          {"new_state": "success"})  # fmt: skip
+    _go(out, marked)
+
+    states = {run: _finished(af, DAG, run) for run in (same, pasted, columns, edited, marked)}
+    tasks = {run: _tasks(af, DAG, run) for run in states}
+    # one content, one publication: already published, nothing copied again
+    assert states[same] == "success", tasks[same]
+    assert _xcom(af, DAG, same, "publish")["outcome"] == "already-published"
+    assert not _published(out, same)
+    # every other run: red, and nothing of it published
+    for run in (pasted, columns, edited, marked):
+        assert states[run] == "failed", (run, tasks[run])
+        assert not _published(out, run), run
+        assert tasks[run]["report"] == "failed", (run, tasks[run])
+    assert tasks[pasted]["publish"] == "failed"
+    assert tasks[columns]["check"] == "failed" and tasks[columns]["publish"] == "failed"
+    assert tasks[edited]["check"] == "failed" and tasks[edited]["publish"] == "failed"
+    assert tasks[marked]["publish"] == "success"  # by hand; the run is red all the same
+    with ReleaseLedger(url, create=False) as db:
+        releases = db.list()
+        assert [(r.version, r.status) for r in releases if r.status == "published"] == [
+            ("1", "published")
+        ]
+        assert releases[0].members == 300  # the baseline's people, recorded once
+        by_run = {str(a.origin.get("run_id")): a for r in releases for a in db.attempts(r.id)}
+        # the published attempt was never touched by the other runs
+        assert db.attempt(published_attempt).status == "published"
+        assert by_run[marked].status == "open"  # marked by hand: never decided
+        assert by_run[edited].checks == []  # nothing recorded under the edited run's attempt
+        assert by_run[pasted].status == "open"
+    log = "".join(
+        p.read_text(errors="replace") for p in af.home.rglob("*.log") if "publish" in str(p)
+    )
+    assert "not by this run" in log
+
+
+def test_a_cleanup_task_after_the_gate_is_refused_when_parsed(
+    live: tuple[Airflow, Path, str],
+) -> None:
+    af, _out, _url = live
+    errors: list[dict[str, Any]] = []
+
+    def reported() -> bool:
+        errors[:] = _call(af, "GET", "/api/v2/importErrors")["import_errors"]
+        return any("privacy_live_cleanup" in e["filename"] for e in errors)
+
+    wait_for("the cleanup DAG's import error", reported, af, 120)
+    (err,) = [e for e in errors if "privacy_live_cleanup" in e["filename"]]
+    assert "DAG 'privacy_live_cleanup' is refused by airflow-privacy" in err["stack_trace"]
+    assert (
+        "task 'cleanup' runs after the gate 'publish' and is not a teardown" in err["stack_trace"]
+    )
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        _call(af, "GET", "/api/v2/dags/privacy_live_cleanup")
+    assert missing.value.code == 404
+    assert os.environ.get("AIRFLOW_HOME") != str(af.home)  # the test's own home, not the user's
