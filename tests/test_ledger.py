@@ -591,5 +591,5 @@ def test_reports_are_stored_per_attempt_replaced_and_deleted_with_their_release(
     ledger.close()
 
 
-def _failed_rules(task: str, info: Any) -> list[str]:
-    return reasons(info, {task: "failed"})
+def _failed_rules(task: str, info: Any, policy: Any = None) -> list[str]:
+    return reasons(info, {task: "failed"}, policy)

@@ -44,6 +44,7 @@ COMMANDS = (
     "airflow_privacy.cli.report",
     "airflow_privacy.cli.attempt",
     "airflow_privacy.cli.publish",
+    "airflow_privacy.cli.policy",
 )
 
 

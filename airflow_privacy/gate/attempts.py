@@ -350,7 +350,7 @@ def publish(req: PublishRequest, ctx: GateContext) -> Envelope:
                     _check_target(snap, target, ctx)
             decided = db.decide(
                 info.uuid,
-                rules=lambda at_decision: blocking_reasons(at_decision, req.failed_tasks),
+                rules=lambda found, policy: blocking_reasons(found, req.failed_tasks, policy),
                 reasons=extra,
                 destination=target.describe() if target else None,
             )

@@ -41,6 +41,7 @@ STEPS = (
     "skyline",
     "audit-algorithm",
     "risk",
+    "policy",
 )
 OUTCOMES = (
     "passed",  # a check whose every criterion holds
@@ -54,7 +55,9 @@ OUTCOMES = (
     "superseded",  # a steward set a blocked attempt aside
     "recorded",  # content recorded in the ledger
     "not-published",  # a report of a run that published nothing
-    "computed",  # an exploration (curve, skyline, algorithm audit)
+    "computed",  # an exploration (curve, skyline, algorithm audit); a policy shown
+    "proposed",  # a policy change that waits for a second person
+    "rejected",  # a proposed policy change a second person rejected
 )
 
 

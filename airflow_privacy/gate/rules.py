@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from airflow_privacy.ledger import AttemptInfo, ReleaseInfo
+    from airflow_privacy.ledger import AttemptInfo, PolicyInfo, ReleaseInfo
 
 #: the steps whose envelopes name the columns they measured (and so must be the attempt's)
 MEASURING = ("check", "maxent", "audit", "risk")
@@ -132,8 +132,11 @@ def check_problem(release: ReleaseInfo, envelope: Mapping[str, Any]) -> str | No
     )
 
 
-def reasons(info: AttemptInfo, failed_tasks: Mapping[str, str]) -> list[str]:
-    """Every reason the attempt may not be published (empty: it may), from its own record."""
+def reasons(
+    info: AttemptInfo, failed_tasks: Mapping[str, str], policy: PolicyInfo | None = None
+) -> list[str]:
+    """Every reason the attempt may not be published (empty: it may), from its own record
+    and its dataset's ``policy`` in force (:func:`airflow_privacy.gate.policy.policy_reasons`)."""
     out = [
         f"task {task} ended {state}: the release depends on it"
         for task, state in sorted(failed_tasks.items())
@@ -167,6 +170,10 @@ def reasons(info: AttemptInfo, failed_tasks: Mapping[str, str]) -> list[str]:
             "this attempt names no required checks (it was recorded before attempts existed): "
             "open a new attempt that names them"
         )
+    if policy is not None:
+        from airflow_privacy.gate.policy import policy_reasons
+
+        out += policy_reasons(info, policy)
     if info.content_digest is None:
         out.append(
             "the attempt recorded no content digest (it was opened before ledger revision "

@@ -16,6 +16,7 @@ from airflow_privacy.ledger.location import (
     resolve,
 )
 from airflow_privacy.ledger.models import ATTEMPT_STATUSES, STATUSES
+from airflow_privacy.ledger.policies import PolicyInfo
 
 __all__ = [
     "ATTEMPT_STATUSES",
@@ -26,6 +27,7 @@ __all__ = [
     "AttemptInfo",
     "CheckInfo",
     "LedgerLocation",
+    "PolicyInfo",
     "ReleaseInfo",
     "ReleaseLedger",
     "resolve",

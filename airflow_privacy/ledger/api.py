@@ -57,6 +57,7 @@ from airflow_privacy.errors import (
     PrivacyGateError,
     opt,
 )
+from airflow_privacy.ledger import policies
 from airflow_privacy.ledger.engine import (
     MAX_ID,
     READ,
@@ -78,6 +79,7 @@ from airflow_privacy.ledger.models import (
     ReleaseRow,
     ReportRow,
 )
+from airflow_privacy.ledger.policies import PolicyInfo
 
 _BATCH = 5000
 _GROUP_COLUMNS = ("release_id", "position", "descriptor", "size", "sensitive", "members")
@@ -904,7 +906,7 @@ class ReleaseLedger:
         self,
         attempt: str | int,
         *,
-        rules: Callable[[AttemptInfo], Sequence[str]],
+        rules: Callable[[AttemptInfo, PolicyInfo | None], Sequence[str]],
         reasons: Sequence[str] = (),
         destination: str | None = None,
     ) -> AttemptInfo:
@@ -913,7 +915,8 @@ class ReleaseLedger:
         Blocked (with every reason) when the caller found a problem (``reasons``, e.g. the
         file to publish is not the one checked), when ``rules`` (the gate's blocking rules,
         :func:`airflow_privacy.gate.rules.reasons`, given the attempt as this transaction
-        reads it) name one, or when what the checks read is no longer the ledger's state.
+        reads it and its dataset's active policy) name one, or when what the checks read is
+        no longer the ledger's state.
         Otherwise the attempt moves to ``publishing`` and the content to ``published`` (from
         now on it counts in every audit); :meth:`finish_publish` completes it once the files
         are in place. A decided attempt is returned as it is (a re-run of the gate is
@@ -961,7 +964,15 @@ class ReleaseLedger:
                 select(CheckRow).where(CheckRow.attempt_id == a.id).order_by(CheckRow.id)
             ).all()
             problems = [_check_text(str(r), "reason") for r in reasons]
-            found = [str(r) for r in rules(self._attempt_info(s, a, row))]
+            policy = policies.active(s, row.dataset)
+            a.policy_version = policy.version if policy is not None else None
+            found = [
+                str(r)
+                for r in rules(
+                    self._attempt_info(s, a, row),
+                    policies.info(policy) if policy is not None else None,
+                )
+            ]
             reasons = problems + found + self._stale_reasons(s, a, row, checks)
             if not reasons:
                 clash = _published_under(s, row.dataset, row.version, other_than=row.id)
@@ -1095,9 +1106,71 @@ class ReleaseLedger:
 
         return self._read(go)
 
+    # -------------------------------------------------------------------- policies
+    def policy(self, dataset: str) -> PolicyInfo | None:
+        """The policy in force for ``dataset`` (None: it has none)."""
+        dataset = _check_text(dataset, "dataset name")
+
+        def go(s: Session) -> PolicyInfo | None:
+            row = policies.active(s, dataset)
+            return policies.info(row) if row is not None else None
+
+        return self._read(go)
+
+    def policy_history(self, dataset: str) -> list[PolicyInfo]:
+        """Every version of ``dataset``'s policy, oldest first (proposed and rejected too)."""
+        dataset = _check_text(dataset, "dataset name")
+        return self._read(lambda s: [policies.info(r) for r in policies.history(s, dataset)])
+
+    def policy_datasets(self) -> list[str]:
+        """The datasets that have a policy in force."""
+        return self._read(policies.datasets_with_policy)
+
+    def set_policy(
+        self,
+        dataset: str,
+        policy: Mapping[str, Any],
+        *,
+        by: str,
+        reason: str,
+        loosens: Callable[[PolicyInfo | None], Sequence[str]],
+    ) -> PolicyInfo:
+        """Record a new version of ``dataset``'s policy (:mod:`airflow_privacy.ledger.policies`);
+        ``loosens`` (the gate's) names what it weakens against the active version, read in
+        this transaction, under the dataset's lock."""
+        dataset = _check_text(dataset, "dataset name")
+        by = _check_text(by, "name", limit=255)
+        reason = _check_text(reason, "reason")
+        payload = _plain(dict(policy), "policy")
+        with self._session(write=True) as s:
+            self._lock_dataset(s, dataset)
+            current = policies.active(s, dataset)
+            weaker = [
+                str(x) for x in loosens(policies.info(current) if current is not None else None)
+            ]
+            row = policies.propose(
+                s, dataset, payload, by=by, reason=reason, loosens=weaker, now=_now()
+            )
+            return policies.info(row)
+
+    def decide_policy(
+        self, dataset: str, version: int, *, approve: bool, by: str, reason: str
+    ) -> PolicyInfo:
+        """Approve or reject a proposed version (never by its proposer)."""
+        dataset = _check_text(dataset, "dataset name")
+        by = _check_text(by, "name", limit=255)
+        reason = _check_text(reason, "reason")
+        version = _check_id(version, "policy version")
+        with self._session(write=True) as s:
+            self._lock_dataset(s, dataset)
+            row = policies.decide(
+                s, dataset, version, approve=approve, by=by, reason=reason, now=_now()
+            )
+            return policies.info(row)
+
     # ------------------------------------------------------------ by-hand paths
     def mark_published(
-        self, release_id: int, rules: Callable[[AttemptInfo], Sequence[str]]
+        self, release_id: int, rules: Callable[[AttemptInfo, PolicyInfo | None], Sequence[str]]
     ) -> AttemptInfo:
         """Publish a release's open attempt through the gate (no files are copied): it is
         published only when every check of the attempt passed (``rules``: the gate's,

@@ -16,7 +16,9 @@ The lifecycle (docs/design.md):
   ``published``; ``already-published`` when its content was published before; a steward
   may move a blocked attempt to ``superseded`` (who, when, why are kept);
 * ``ledger_checks``: the report envelope of every check of an attempt (one per name);
-* ``ledger_reports``: the release report of an attempt.
+* ``ledger_reports``: the release report of an attempt;
+* ``ledger_policies``: what every release of a dataset must pass, versioned (who, when,
+  why); a change that loosens anything is ``proposed`` until a second person approves it.
 
 Table names carry a ``ledger_`` prefix (the Alembic version table is
 ``ledger_alembic_version``) so the ledger can share a database with other applications.
@@ -138,6 +140,8 @@ class AttemptRow(Base):
     supersede_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
     #: ``sha256:HEX`` of the file the attempt was opened on (None: a table, or older ledgers)
     content_digest: Mapped[str | None] = mapped_column(String(80), nullable=True)
+    #: the version of its dataset's policy the gate decided it under (None: no policy)
+    policy_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     __table_args__ = (
         CheckConstraint(
@@ -210,3 +214,34 @@ class ReportRow(Base):
     report: Mapped[Any] = mapped_column(JSON, nullable=False)
 
     __table_args__ = (Index("ix_ledger_reports_release", "release_id"),)
+
+
+POLICY_STATUSES = ("active", "proposed", "rejected", "replaced")
+
+
+class PolicyRow(Base):
+    """One version of a dataset's policy: what every release of the dataset must pass."""
+
+    __tablename__ = "ledger_policies"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    dataset: Mapped[str] = mapped_column(String(255), nullable=False)
+    version: Mapped[int] = mapped_column(Integer, nullable=False)
+    status: Mapped[str] = mapped_column(String(20), nullable=False)
+    policy: Mapped[Any] = mapped_column(JSON, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    created_by: Mapped[str] = mapped_column(String(255), nullable=False)
+    reason: Mapped[str] = mapped_column(Text, nullable=False)
+    loosens: Mapped[Any] = mapped_column(JSON, nullable=False)
+    decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    decided_by: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    decision_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+    __table_args__ = (
+        CheckConstraint(
+            "status IN ('active', 'proposed', 'rejected', 'replaced')",
+            name="ck_ledger_policies_status",
+        ),
+        UniqueConstraint("dataset", "version", name="uq_ledger_policies_dataset_version"),
+        Index("ix_ledger_policies_dataset", "dataset"),
+    )

@@ -111,12 +111,12 @@ def cli(
     )
 
 
-def gate_rules(info: Any) -> list[str]:
+def gate_rules(info: Any, policy: Any = None) -> list[str]:
     """The gate's blocking rules with no failed task (what ``ledger.decide`` is given by the
     publish step)."""
     from airflow_privacy.gate.rules import reasons
 
-    return reasons(info, {})
+    return reasons(info, {}, policy)
 
 
 #: a content digest for attempts opened through the ledger's API in tests (their checks

@@ -194,6 +194,11 @@ class Parameter:
     """The words a :attr:`Kind.CHOICE` parameter accepts."""
     default: str = ""
     """What an optional parameter means when it is not given, in words."""
+    stricter: str = ""
+    """Which way the criterion gets stricter (a dataset policy's minimum is met by a value at
+    least as strict): ``"higher"`` (k, l), ``"lower"`` (t, c, delta, risk limits), or ``""``:
+    a fact of the data or a choice that must equal the policy's (population size,
+    estimator, skyline points)."""
 
     @property
     def option(self) -> str:

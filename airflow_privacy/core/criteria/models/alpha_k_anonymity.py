@@ -34,9 +34,12 @@ class AlphaKAnonymity(Criterion):
     parameters = (
         Parameter(
             "alpha", Kind.REAL, "the largest share of a sensitive value in any group",
-            low=0, high=1, open_low=True,
+            low=0, high=1, open_low=True, stricter="lower",
         ),
-        Parameter("k", Kind.WHOLE, "the smallest number of records a group may hold", low=1),
+        Parameter(
+            "k", Kind.WHOLE, "the smallest number of records a group may hold", low=1,
+            stricter="higher",
+        ),
         Parameter(
             "sensitive_value", Kind.TEXT,
             "cap only this value of the sensitive column (default: every value)",

@@ -24,7 +24,7 @@ REFERENCE = (
 )
 BETA = Parameter(
     "beta", Kind.REAL, "the largest relative gain (q - p) / p of a value's share in a group",
-    low=0, open_low=True,
+    low=0, open_low=True, stricter="lower",
 )  # fmt: skip
 FACTS = Monotonicity(
     True, False, True,

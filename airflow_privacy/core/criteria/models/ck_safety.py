@@ -32,12 +32,12 @@ WORST_CASE = (
 
 def c_parameter(what: str) -> Parameter:
     return Parameter("c", Kind.REAL, f"the confidence {what} must stay below", low=0, high=1,
-                     open_low=True)  # fmt: skip
+                     open_low=True, stricter="lower")  # fmt: skip
 
 
 def k_parameter(what: str) -> Parameter:
     return Parameter("k", Kind.WHOLE, f"the number of {what} the adversary holds", low=0,
-                     at_most=MAX_K)  # fmt: skip
+                     at_most=MAX_K, stricter="higher")  # fmt: skip
 
 
 class CKSafety(Criterion):

@@ -33,7 +33,7 @@ class DeltaDisclosure(Criterion):
     parameters = (
         Parameter(
             "delta", Kind.REAL, "the bound on |ln(q / p)| for every value in every group",
-            low=0, open_low=True,
+            low=0, open_low=True, stricter="lower",
         ),
     )  # fmt: skip
     monotonicity = Monotonicity(

@@ -37,12 +37,12 @@ class DeltaPresence(Criterion):
         Parameter(
             "delta_max", Kind.REAL,
             "the largest probability that a person of the population is in the release",
-            low=0, high=1, flag="delta-max",
+            low=0, high=1, flag="delta-max", stricter="lower",
         ),
         Parameter(
             "delta_min", Kind.REAL,
             "the smallest such probability (default 0: no lower bound)",
-            low=0, high=1, required=False, flag="delta-min", default="0",
+            low=0, high=1, required=False, flag="delta-min", default="0", stricter="higher",
         ),
     )  # fmt: skip
     monotonicity = Monotonicity(

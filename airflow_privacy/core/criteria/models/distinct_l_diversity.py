@@ -31,7 +31,13 @@ class DistinctLDiversity(Criterion):
     summary = "every group has at least l distinct sensitive values"
     reference = L_DIVERSITY
     parameters = (
-        Parameter("l", Kind.REAL, "the fewest distinct sensitive values in a group", low=1),
+        Parameter(
+            "l",
+            Kind.REAL,
+            "the fewest distinct sensitive values in a group",
+            low=1,
+            stricter="higher",
+        ),
     )
     monotonicity = Monotonicity(
         True,

@@ -27,7 +27,13 @@ class EntropyLDiversity(Criterion):
     summary = "every group's sensitive entropy is at least log(l)"
     reference = L_DIVERSITY
     parameters = (
-        Parameter("l", Kind.REAL, "the smallest effective number of values, exp(entropy)", low=1),
+        Parameter(
+            "l",
+            Kind.REAL,
+            "the smallest effective number of values, exp(entropy)",
+            low=1,
+            stricter="higher",
+        ),
     )
     monotonicity = Monotonicity(
         True, False, True,

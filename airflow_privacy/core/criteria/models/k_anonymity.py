@@ -29,7 +29,13 @@ class KAnonymity(Criterion):
         "Definition 3"
     )
     parameters = (
-        Parameter("k", Kind.WHOLE, "the smallest number of records a group may hold", low=1),
+        Parameter(
+            "k",
+            Kind.WHOLE,
+            "the smallest number of records a group may hold",
+            low=1,
+            stricter="higher",
+        ),
     )
     monotonicity = Monotonicity(
         True, True, True,

@@ -49,7 +49,10 @@ class KMap(Criterion):
         "section 4; El Emam & Dankar, JAMIA 15(5), 2008; ARX KMap"
     )
     parameters = (
-        Parameter("k", Kind.WHOLE, "the people of the population each record must match", low=1),
+        Parameter(
+            "k", Kind.WHOLE, "the people of the population each record must match", low=1,
+            stricter="higher",
+        ),
         Parameter(
             "sampling_fraction", Kind.REAL,
             "the share of the population in the release (or give population_size; neither: "

@@ -39,16 +39,16 @@ class ProsecutorRisk(Criterion):
     parameters = (
         Parameter(
             "highest", Kind.REAL, "the highest acceptable re-identification risk of a record",
-            low=0, high=1, open_low=True, required=False,
+            low=0, high=1, open_low=True, required=False, stricter="lower",
         ),
         Parameter(
             "records", Kind.REAL,
             "the share of records allowed a risk above highest (needs highest; default 0)",
-            low=0, high=1, required=False, default="0 (with highest)",
+            low=0, high=1, required=False, default="0 (with highest)", stricter="lower",
         ),
         Parameter(
             "average", Kind.REAL, "the highest acceptable average re-identification risk",
-            low=0, high=1, open_low=True, required=False,
+            low=0, high=1, open_low=True, required=False, stricter="lower",
         ),
     )  # fmt: skip
     monotonicity = Monotonicity(

@@ -28,10 +28,13 @@ class RecursiveCLDiversity(Criterion):
     summary = "every group has r1 < c (r_l + ... + r_m), the value counts sorted r1 >= r2 >= ..."
     reference = L_DIVERSITY
     parameters = (
-        Parameter("c", Kind.REAL, "the bound on r1 / (r_l + ... + r_m)", low=0, open_low=True),
+        Parameter(
+            "c", Kind.REAL, "the bound on r1 / (r_l + ... + r_m)", low=0, open_low=True,
+            stricter="lower",
+        ),
         Parameter(
             "l", Kind.WHOLE, "the rank where the tail of the sorted counts starts", low=1,
-            keep_as_given=True,
+            keep_as_given=True, stricter="higher",
         ),
     )  # fmt: skip
     monotonicity = Monotonicity(

@@ -32,7 +32,10 @@ class TCloseness(Criterion):
         'l-Diversity", ICDE 2007'
     )
     parameters = (
-        Parameter("t", Kind.REAL, "the largest EMD to the table's distribution", low=0, high=1),
+        Parameter(
+            "t", Kind.REAL, "the largest EMD to the table's distribution", low=0, high=1,
+            stricter="lower",
+        ),
         Parameter(
             "ordered", Kind.BOOLEAN, "ordered (numeric) ground distance true/false",
             required=False, default="ordered iff every value is numeric",

@@ -1,0 +1,383 @@
+"""A dataset's policy: what every release of the dataset must pass, owned by the
+organization and kept in the ledger (:mod:`airflow_privacy.ledger.policies`), not in a run's
+parameters.
+
+A policy holds *minimums*:
+
+* criteria with their parameters (``k-anonymity:k=5``): a check of the attempt must have
+  passed the criterion with parameters at least as strict, as each parameter's declaration
+  says (:attr:`Parameter.stricter <airflow_privacy.core.criteria.base.Parameter.stricter>`:
+  a higher ``k``, a lower ``t``; facts such as a population size must be equal);
+* the composition audit: its measure, and at most this confidence and share pinned
+  (``max_pvp``), worst-case overlap unless the policy accepts a known one;
+* MaxEnt: at most this confidence ``c``;
+* the sensitive values a check may declare benign (none unless listed);
+* who may approve a change that loosens it (default: any second person).
+
+A run may tighten the policy, never loosen it: the gate blocks an attempt whose checks do
+not meet a line, naming the line and the strongest check recorded. A new version that
+loosens anything waits for a second, different person (:func:`decide_policy`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from airflow_privacy.errors import InputError, opt
+from airflow_privacy.gate.envelope import Envelope
+
+if TYPE_CHECKING:
+    from airflow_privacy.gate.context import GateContext
+    from airflow_privacy.ledger import AttemptInfo, PolicyInfo
+
+MEASURES = ("ganta", "posterior")
+OVERLAPS = ("worst-case", "known")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The lines of a policy (module doc)."""
+
+    criteria: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    composition: dict[str, Any] | None = None
+    maxent_c: float | None = None
+    benign: list[str] = field(default_factory=list)
+    approvers: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "criteria": [{"name": n, "parameters": dict(p)} for n, p in self.criteria],
+            "composition": dict(self.composition) if self.composition else None,
+            "maxent": {"c": self.maxent_c} if self.maxent_c is not None else None,
+            "benign": list(self.benign),
+            "approvers": list(self.approvers),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Policy:
+        maxent = d.get("maxent") or {}
+        return cls(
+            criteria=[
+                (str(c["name"]), dict(c.get("parameters") or {})) for c in d.get("criteria") or []
+            ],
+            composition=dict(d["composition"]) if d.get("composition") else None,
+            maxent_c=float(maxent["c"]) if maxent.get("c") is not None else None,
+            benign=[str(b) for b in d.get("benign") or []],
+            approvers=[str(a) for a in d.get("approvers") or []],
+        )
+
+    def lines(self) -> list[str]:
+        """Every requirement in words, one per line."""
+        out = [criterion_text(n, p) for n, p in self.criteria]
+        if self.composition:
+            out.append(composition_text(self.composition))
+        if self.maxent_c is not None:
+            out.append(f"maxent: c <= {self.maxent_c:g}")
+        out.append("benign values: " + (", ".join(self.benign) if self.benign else "none"))
+        out.append("approvers: " + (", ".join(self.approvers) or "any second person"))
+        return out
+
+
+def composition_text(line: Mapping[str, Any]) -> str:
+    return (
+        f"composition: {line['measure']}, confidence <= {float(line['confidence']):g}, "
+        f"max_pvp <= {float(line['max_pvp']):g}%, {line['overlap']} overlap"
+    )
+
+
+def criterion_text(name: str, params: Mapping[str, Any]) -> str:
+    inner = ",".join(f"{k}={_fmt(v)}" for k, v in params.items() if v is not None)
+    return f"{name}:{inner}" if inner else name
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, list):
+        return ";".join(map(str, v))
+    return str(v)
+
+
+# ------------------------------------------------------------------------- building
+def build_policy(
+    *,
+    criteria: Sequence[str] = (),
+    measure: str | None = None,
+    confidence: float | None = None,
+    max_pvp: float | None = None,
+    overlap: str = "worst-case",
+    maxent_c: float | None = None,
+    benign: Sequence[str] = (),
+    approvers: Sequence[str] = (),
+) -> Policy:
+    """A policy from its front end's values (the option names in messages are the front
+    end's: ``opt``)."""
+    from airflow_privacy.gate.criteria import parse_criteria
+
+    lines = parse_criteria(list(criteria), "criterion") if criteria else []
+    names = [n for n, _ in lines]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise InputError(f"{opt('criterion')} {dupes[0]!r} is given twice: one line per criterion")
+    composition = None
+    given = [x is not None for x in (measure, confidence, max_pvp)]
+    if any(given) and not all(given):
+        raise InputError(
+            f"the composition line needs {opt('composition_measure')}, {opt('confidence')} and "
+            f"{opt('max_pvp')} together"
+        )
+    if all(given):
+        assert measure is not None and confidence is not None and max_pvp is not None
+        if measure not in MEASURES:
+            raise InputError(f"{opt('composition_measure')} must be one of {', '.join(MEASURES)}")
+        if overlap not in OVERLAPS:
+            raise InputError(f"{opt('overlap')} must be one of {', '.join(OVERLAPS)}")
+        _number(confidence, "confidence", 0.0, 1.0, open_low=True)
+        _number(max_pvp, "max_pvp", 0.0, 100.0)
+        composition = {"measure": measure, "confidence": float(confidence),
+                       "max_pvp": float(max_pvp), "overlap": overlap}  # fmt: skip
+    if maxent_c is not None:
+        _number(maxent_c, "maxent_c", 0.0, 1.0, open_low=True)
+    if not lines and composition is None and maxent_c is None:
+        raise InputError(
+            f"a policy needs at least one line: {opt('criterion')}, the composition line or "
+            f"{opt('maxent_c')}"
+        )
+    return Policy(
+        criteria=[(n, dict(p)) for n, p in lines],
+        composition=composition,
+        maxent_c=float(maxent_c) if maxent_c is not None else None,
+        benign=sorted({str(b) for b in benign}),
+        approvers=sorted({str(a).strip() for a in approvers if str(a).strip()}),
+    )
+
+
+def _number(value: Any, what: str, low: float, high: float, open_low: bool = False) -> None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or value > high or value < low or (open_low and value == low):
+        bracket = "(" if open_low else "["
+        raise InputError(
+            f"{opt(what)} must be a number in {bracket}{low:g}, {high:g}], got {value!r}"
+        )
+
+
+# ----------------------------------------------------------------------- comparing
+def _declared(name: str, key: str) -> Any:
+    from airflow_privacy.core.criteria.registry import known
+
+    cls = known(name)
+    return cls.parameter(key) if cls is not None else None
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    return float(v)
+
+
+def meets(name: str, measured: Mapping[str, Any], minimum: Mapping[str, Any]) -> str | None:
+    """Why parameters ``measured`` of criterion ``name`` are weaker than ``minimum`` (None:
+    at least as strict)."""
+    for key, want in minimum.items():
+        if want is None:
+            continue
+        got = measured.get(key)
+        declared = _declared(name, key)
+        way = declared.stricter if declared is not None else ""
+        if got is None:
+            return f"{key} was not set (the policy's is {_fmt(want)})"
+        g, w = _num(got), _num(want)
+        if way == "higher" and g is not None and w is not None:
+            if g < w:
+                return f"{key}={_fmt(got)} is below the policy's {_fmt(want)}"
+        elif way == "lower" and g is not None and w is not None:
+            if g > w:
+                return f"{key}={_fmt(got)} is above the policy's {_fmt(want)}"
+        elif got != want:
+            return f"{key}={_fmt(got)} is not the policy's {_fmt(want)}"
+    return None
+
+
+def _composition_meets(measured: Mapping[str, Any], line: Mapping[str, Any]) -> str | None:
+    if measured.get("measure") != line["measure"]:
+        return f"measure {measured.get('measure')!r} is not the policy's {line['measure']!r}"
+    conf, pvp = _num(measured.get("confidence")), _num(measured.get("max_pvp"))
+    if conf is None or conf > float(line["confidence"]):
+        return (
+            f"confidence {measured.get('confidence')} is above the policy's {line['confidence']:g}"
+        )
+    if pvp is None or pvp > float(line["max_pvp"]):
+        return f"max_pvp {measured.get('max_pvp')} is above the policy's {line['max_pvp']:g}"
+    if line["overlap"] == "worst-case" and measured.get("overlap") != "worst-case":
+        return f"overlap {measured.get('overlap')!r} is not the policy's worst case"
+    return None
+
+
+def loosened(old: Policy | None, new: Policy) -> list[str]:
+    """The lines of ``old`` that ``new`` weakens or drops, in words (empty: it only keeps or
+    tightens them)."""
+    if old is None:
+        return []
+    out: list[str] = []
+    mine = dict(new.criteria)
+    for name, params in old.criteria:
+        if name not in mine:
+            out.append(f"drops {criterion_text(name, params)}")
+        elif (why := meets(name, mine[name], params)) is not None:
+            out.append(f"loosens {criterion_text(name, params)}: {why}")
+    if old.composition:
+        if not new.composition:
+            out.append("drops the composition line")
+        elif (why := _composition_meets(new.composition, old.composition)) is not None:
+            out.append(f"loosens the composition line: {why}")
+    if old.maxent_c is not None and (new.maxent_c is None or new.maxent_c > old.maxent_c):
+        out.append(f"loosens maxent: c <= {old.maxent_c:g}")
+    more = sorted(set(new.benign) - set(old.benign))
+    if more:
+        out.append(f"declares more benign values ({', '.join(more)})")
+    if set(new.approvers) != set(old.approvers):
+        out.append("changes who approves")
+    return out
+
+
+def _benign_ok(row: Mapping[str, Any], policy: Policy) -> bool:
+    params = row.get("parameters") if isinstance(row.get("parameters"), Mapping) else {}
+    assert isinstance(params, Mapping)
+    return set(map(str, params.get("benign") or [])) <= set(policy.benign)
+
+
+def policy_reasons(info: AttemptInfo, held: PolicyInfo) -> list[str]:
+    """Why the attempt's checks do not meet its dataset's policy (empty: they do), one
+    reason per line missed, naming the strongest check recorded for it."""
+    from airflow_privacy.gate.rules import check_problem
+
+    policy = Policy.from_dict(held.policy)
+    rows: list[tuple[str, Mapping[str, Any]]] = []
+    for c in info.checks:
+        env = c.envelope if isinstance(c.envelope, dict) else {}
+        if c.safe is not True or check_problem(info.release, env) is not None:
+            continue
+        rows += [(c.name, r) for r in env.get("results") or [] if isinstance(r, Mapping)]
+    head = f"policy v{held.version} of {held.dataset!r}"
+    out: list[str] = []
+
+    def passed(name: str) -> list[tuple[str, Mapping[str, Any]]]:
+        return [(n, r) for n, r in rows if r.get("criterion") == name and r.get("safe") is True]
+
+    for name, params in policy.criteria:
+        candidates = passed(name)
+        why = [meets(name, _params(r), params) for _, r in candidates]
+        if any(
+            w is None and _benign_ok(r, policy) for w, (_, r) in zip(why, candidates, strict=True)
+        ):
+            continue
+        line = criterion_text(name, params)
+        if not candidates:
+            out.append(f"{head} requires {line}: no passed check of this attempt measured it")
+        else:
+            n, r = candidates[0]
+            detail = why[0] or "it declared benign values the policy does not list"
+            out.append(
+                f"{head} requires {line}; check {n!r} measured "
+                f"{criterion_text(name, _params(r))}: {detail}"
+            )
+    if policy.composition:
+        found = passed("composition")
+        if not any(_composition_meets(_params(r), policy.composition) is None for _, r in found):
+            weaker = _composition_meets(_params(found[0][1]), policy.composition) if found else None
+            missing = weaker or "no passed composition audit of this attempt"
+            out.append(f"{head} requires {composition_text(policy.composition)}: {missing}")
+    if policy.maxent_c is not None:
+        limit = policy.maxent_c
+        found = passed("maxent")
+        ok = [r for _, r in found if (_num(_params(r).get("c")) or math.inf) <= limit]
+        if not any(_benign_ok(r, policy) for r in ok):
+            got = ", ".join(str(_params(r).get("c")) for _, r in found) or "no passed MaxEnt check"
+            out.append(f"{head} requires maxent c <= {limit:g}: measured {got}")
+    return out
+
+
+def _params(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    p = row.get("parameters")
+    return p if isinstance(p, Mapping) else {}
+
+
+# -------------------------------------------------------------------------- services
+def set_policy(
+    dataset: str,
+    policy: Policy,
+    *,
+    by: str | None,
+    reason: str,
+    ctx: GateContext,
+    ledger: str | None = None,
+) -> Envelope:
+    """Record a new version of ``dataset``'s policy: active at once, or proposed when it
+    loosens the active one (a second person then approves it)."""
+    who = by if by is not None else ctx.user()
+    with ctx.open_ledger(ledger, create=True) as db:
+        info = db.set_policy(
+            dataset,
+            policy.to_dict(),
+            by=who,
+            reason=reason,
+            loosens=lambda cur: loosened(Policy.from_dict(cur.policy) if cur else None, policy),
+        )
+    return _envelope(info, "set")
+
+
+def show_policy(dataset: str, ctx: GateContext, ledger: str | None = None) -> Envelope:
+    """The policy in force for ``dataset``, with its history."""
+    with ctx.open_ledger(ledger) as db:
+        current = db.policy(dataset)
+        versions = db.policy_history(dataset)
+        known = db.policy_datasets()
+    if not versions:
+        hint = f" (datasets with a policy: {', '.join(known)})" if known else ""
+        raise InputError(f"dataset {dataset!r} has no policy{hint}")
+    env = _envelope(current or versions[-1], "show")
+    env.details["history"] = [v.to_dict() for v in versions]
+    return env
+
+
+def decide_policy(
+    dataset: str,
+    version: int,
+    *,
+    approve: bool,
+    by: str | None,
+    reason: str,
+    ctx: GateContext,
+    ledger: str | None = None,
+) -> Envelope:
+    """A second person approves (it takes effect) or rejects a proposed version."""
+    who = by if by is not None else ctx.user()
+    with ctx.open_ledger(ledger) as db:
+        info = db.decide_policy(dataset, version, approve=approve, by=who, reason=reason)
+    return _envelope(info, "approve" if approve else "reject")
+
+
+def _envelope(info: PolicyInfo, action: str) -> Envelope:
+    policy = Policy.from_dict(info.policy)
+    if info.status == "proposed":
+        summary = (
+            f"policy v{info.version} of {info.dataset!r} proposed by {info.created_by}: it "
+            f"loosens the policy in force ({'; '.join(info.loosens)}), so it takes effect only "
+            "when a second person approves it"
+        )
+        outcome = "proposed"
+    elif info.status == "rejected":
+        summary = f"policy v{info.version} of {info.dataset!r} rejected by {info.decided_by}"
+        outcome = "rejected"
+    else:
+        summary = f"policy v{info.version} of {info.dataset!r} is {info.status}" + (
+            f" (approved by {info.decided_by})" if info.decided_by else ""
+        )
+        outcome = "recorded" if action != "show" else "computed"
+    return Envelope(
+        step="policy", name=action, outcome=outcome, safe=None, summary=summary,
+        details={"policy": info.to_dict(), "lines": policy.lines()},
+    )  # fmt: skip
