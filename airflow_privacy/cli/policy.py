@@ -73,6 +73,10 @@ def register(sub: Any) -> None:
     st.add_argument("--approver", action="append", default=[], metavar="NAME",
                     help="who may approve a loosening change (repeat; default: any second "
                     "person)")  # fmt: skip
+    st.add_argument(
+        "--new-dataset", metavar="NAME",
+        help="confirm a new dataset whose name is close to a known one by repeating its name",
+    )  # fmt: skip
     st.add_argument("--by", metavar="NAME", help="who sets it (default: your user name)")
     st.add_argument("--reason", required=True, help="why (kept with the version)")
     add_ledger_arg(st)
@@ -105,8 +109,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             maxent_c=args.maxent_c, benign=args.benign, approvers=args.approver,
         )  # fmt: skip
         env = service.set_policy(
-            args.dataset, built, by=args.by, reason=args.reason, ctx=ctx, ledger=args.ledger
-        )
+            args.dataset, built, by=args.by, reason=args.reason, ctx=ctx, ledger=args.ledger,
+            new_dataset=args.new_dataset,
+        )  # fmt: skip
     elif action == "show":
         env = service.show_policy(args.dataset, ctx, args.ledger)
     elif action in ("approve", "reject"):

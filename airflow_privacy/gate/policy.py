@@ -314,11 +314,16 @@ def set_policy(
     reason: str,
     ctx: GateContext,
     ledger: str | None = None,
+    new_dataset: str | None = None,
 ) -> Envelope:
     """Record a new version of ``dataset``'s policy: active at once, or proposed when it
-    loosens the active one (a second person then approves it)."""
+    loosens the active one (a second person then approves it). A first policy under a name
+    close to a known dataset's is refused unless ``new_dataset`` repeats it."""
+    from airflow_privacy.gate.names import refuse_near_miss
+
     who = by if by is not None else ctx.user()
     with ctx.open_ledger(ledger, create=True) as db:
+        refuse_near_miss(dataset, set(db.datasets()) | set(db.policy_datasets()), new_dataset)
         info = db.set_policy(
             dataset,
             policy.to_dict(),

@@ -45,6 +45,7 @@ class AttemptRequest:
     name: str = "attempt"
     fmt: Any = None
     delimiter: str | None = None
+    new_dataset: str | None = None  # the dataset's name again: a new name close to a known one
 
 
 class AttemptStep(Step):
@@ -105,6 +106,14 @@ class AttemptStep(Step):
             type_hint="bool | str",
         ),
         Field(
+            "new_dataset",
+            "label",
+            "with first_release, confirm a new dataset whose name is close to one the ledger "
+            "knows (e.g. adlut beside adult) by repeating its name",
+            metavar="NAME",
+            type_hint="str | None",
+        ),
+        Field(
             "population",
             "ref",
             "the candidate's original records: with the identifier "
@@ -162,6 +171,7 @@ class AttemptStep(Step):
             name=values.get("name") or "attempt",
             fmt=values.get("input_format"),
             delimiter=values.get("delimiter"),
+            new_dataset=values.get("new_dataset"),
             **candidate_values(values),
         )
 
@@ -208,6 +218,11 @@ class AttemptStep(Step):
                 f"declare it with {opt('first_release')} (the ledger is then created)"
             ) from None
         with opened as ledger:
+            if req.first_release:
+                from airflow_privacy.gate.names import refuse_near_miss
+
+                known = set(ledger.datasets()) | set(ledger.policy_datasets())
+                refuse_near_miss(req.dataset, known, req.new_dataset)
             info = ledger.open_attempt(
                 req.dataset,
                 rel,

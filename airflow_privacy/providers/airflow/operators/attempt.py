@@ -30,6 +30,9 @@ class OpenAttemptOperator(LedgerOperator):
         dataset with no published release (a typo in its name) or a ledger that does not
         exist (a typo in its location) is bad input. With it, a dataset that has published
         releases is bad input.
+    :param new_dataset: with ``first_release``, the dataset's name repeated: confirms a new
+        dataset whose name is close to one the ledger knows (``adlut`` beside ``adult`` is
+        refused as a typo without it)
     :param population: the candidate's original records (path/URI): with ``id_column`` the
         keyed hashes of its people are stored, so that a later audit can use
         ``overlap="known"``
@@ -63,6 +66,7 @@ class OpenAttemptOperator(LedgerOperator):
         manifest: str | None = None,
         version: str | None = None,
         first_release: bool | str = False,
+        new_dataset: str | None = None,
         population: str | None = None,
         id_column: str | None = None,
         conn_id: str | None = None,
@@ -76,6 +80,7 @@ class OpenAttemptOperator(LedgerOperator):
         self.required_checks = required_checks
         self.version = version
         self.first_release = first_release
+        self.new_dataset = new_dataset
         self.population = population
         self.id_column = id_column
         self.conn_id = conn_id
