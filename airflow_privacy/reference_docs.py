@@ -134,9 +134,10 @@ def usage(step: Step) -> str:
 
     from airflow_privacy.cli import build_parser
 
-    parser = build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    command: argparse.ArgumentParser = sub.choices[step.name]
+    command: argparse.ArgumentParser = build_parser()
+    for word in step.command or (step.name,):  # ``policy set`` for the policy step
+        sub = next(a for a in command._actions if isinstance(a, argparse._SubParsersAction))
+        command = sub.choices[word]
     command.formatter_class = lambda prog: argparse.HelpFormatter(prog, width=100)
     return "```\n" + command.format_usage().removeprefix("usage: ") + "```\n"
 

@@ -41,46 +41,10 @@ def register(sub: Any) -> None:
     )
     actions = p.add_subparsers(dest="policy_command", required=True, parser_class=Parser)
 
-    st = actions.add_parser("set", help="record a new version of a dataset's policy")
-    st.add_argument("--dataset", required=True, help="the dataset the policy governs")
-    st.add_argument(
-        "--criterion", action="append", default=[], metavar="NAME:PARAMS",
-        help="a criterion every release must pass, with its minimum parameters (repeat), "
-        "e.g. k-anonymity:k=5; a check with weaker parameters does not count",
-    )  # fmt: skip
-    st.add_argument(
-        "--composition-measure", choices=("ganta", "posterior"),
-        help="the composition audit's measure (with --confidence and --max-pvp)",
-    )  # fmt: skip
-    st.add_argument(
-        "--confidence", type=float, metavar="C",
-        help="the audit's confidence: an audit counts only at this or a lower confidence",
-    )  # fmt: skip
-    st.add_argument(
-        "--max-pvp", type=float, metavar="PCT",
-        help="the audit's largest share of people pinned, in percent (0-100)",
-    )  # fmt: skip
-    st.add_argument(
-        "--overlap", choices=("worst-case", "known"), default="worst-case",
-        help="worst-case (default: only worst-case audits count) or known (either counts)",
-    )  # fmt: skip
-    st.add_argument("--maxent-c", type=float, metavar="C",
-                    help="MaxEnt's largest posterior: a MaxEnt check counts only at this c or "
-                    "lower")  # fmt: skip
-    st.add_argument("--benign", action="append", default=[], metavar="VALUE",
-                    help="a sensitive value checks may declare benign (repeat; default: "
-                    "none)")  # fmt: skip
-    st.add_argument("--approver", action="append", default=[], metavar="NAME",
-                    help="who may approve a loosening change (repeat; default: any second "
-                    "person)")  # fmt: skip
-    st.add_argument(
-        "--new-dataset", metavar="NAME",
-        help="confirm a new dataset whose name is close to a known one by repeating its name",
-    )  # fmt: skip
-    st.add_argument("--by", metavar="NAME", help="who sets it (default: your user name)")
-    st.add_argument("--reason", required=True, help="why (kept with the version)")
-    add_ledger_arg(st)
-    add_output_args(st)
+    from airflow_privacy.cli import steps
+    from airflow_privacy.gate.steps.policy import POLICY
+
+    steps.register(actions, POLICY, name="set")
 
     show = actions.add_parser("show", help="the policy in force and its history")
     show.add_argument("--dataset", required=True, help="the dataset")
@@ -103,15 +67,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     ctx = context(args)
     action = args.policy_command
     if action == "set":
-        built = service.build_policy(
-            criteria=args.criterion, measure=args.composition_measure,
-            confidence=args.confidence, max_pvp=args.max_pvp, overlap=args.overlap,
-            maxent_c=args.maxent_c, benign=args.benign, approvers=args.approver,
-        )  # fmt: skip
-        env = service.set_policy(
-            args.dataset, built, by=args.by, reason=args.reason, ctx=ctx, ledger=args.ledger,
-            new_dataset=args.new_dataset,
-        )  # fmt: skip
+        from airflow_privacy.cli import steps
+        from airflow_privacy.gate.steps.policy import POLICY
+
+        env = POLICY.run(POLICY.request(steps.values(POLICY, args)), ctx)
     elif action == "show":
         env = service.show_policy(args.dataset, ctx, args.ledger)
     elif action in ("approve", "reject"):

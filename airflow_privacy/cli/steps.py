@@ -95,12 +95,13 @@ def _parsed(parse: Any) -> Any:
     return read
 
 
-def register(sub: Any, step: Step) -> argparse.ArgumentParser:
-    """The subcommand of ``step``: its fields, then its shared option groups."""
+def register(sub: Any, step: Step, name: str | None = None) -> argparse.ArgumentParser:
+    """The subcommand of ``step`` (called ``name``, default the step's: ``policy set`` is
+    the policy step's): its fields, then its shared option groups."""
     from airflow_privacy.cli.report import add_report_arg
 
     p: argparse.ArgumentParser = sub.add_parser(
-        step.name, help=step.summary, description=step.description
+        name or step.name, help=step.summary, description=step.description
     )
     exclusive: dict[str, Any] = {}
     for f in step.fields:

@@ -676,3 +676,67 @@ def test_cli_and_operators_agree_on_anonymize_through_duckdb(tmp_path: Path, met
         a = json.loads((sides["cli"] / f).read_text())
         b = json.loads((sides["airflow"] / f).read_text())
         assert normal_json(a) == normal_json(b)
+
+
+def test_cli_and_operator_agree_on_policies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``policy set`` / ``approve`` / ``reject`` and ``DatasetPolicyOperator``: the same
+    envelopes (in force, proposed, approved, rejected) and the same versions in the ledger."""
+    from airflow_privacy.providers.airflow.operators.policy import DatasetPolicyOperator
+
+    lines = {"criteria": ["k-anonymity:k=5", "ck-safety:c=0.7,k=3"],
+             "composition_measure": "ganta", "confidence": 0.9, "max_pvp": 10.0}  # fmt: skip
+    flags = ["--criterion", "k-anonymity:k=5", "--criterion", "ck-safety:c=0.7,k=3",
+             "--composition-measure", "ganta", "--confidence", "0.9",
+             "--max-pvp", "10"]  # fmt: skip
+    results: dict[str, list[tuple[int | str, dict[str, Any]]]] = {}
+    for front in ("cli", "airflow"):
+        url = f"sqlite:///{tmp_path / front}.db"
+        got: list[tuple[int | str, dict[str, Any]]] = []
+        if front == "cli":
+
+            def run(*argv: str, url: str = url) -> tuple[int | str, dict[str, Any]]:
+                return cli(["policy", *argv, "--ledger", url])
+
+            got.append(run("set", "--dataset", "adult", *flags, "--by", "alice",
+                           "--reason", "initial"))  # fmt: skip
+            got.append(run("set", "--dataset", "adult", "--criterion", "k-anonymity:k=2",
+                           "--by", "bob", "--reason", "looser"))  # fmt: skip
+            got.append(run("approve", "--dataset", "adult", "--version", "2", "--by", "carol",
+                           "--reason", "ok"))  # fmt: skip
+            got.append(run("set", "--dataset", "adult", "--criterion", "k-anonymity:k=1",
+                           "--by", "bob", "--reason", "even looser"))  # fmt: skip
+            got.append(run("reject", "--dataset", "adult", "--version", "3", "--by", "carol",
+                           "--reason", "no"))  # fmt: skip
+        else:
+            monkeypatch.setenv("AIRFLOW_PRIVACY_LEDGER_URL", url)
+
+            def op(**kw: Any) -> tuple[int | str, dict[str, Any]]:
+                ti = FakeTI()
+                try:
+                    env = DatasetPolicyOperator(task_id="policy", dataset="adult", **kw).execute(
+                        {"ti": ti}
+                    )
+                    return 0, env
+                except Exception as exc:  # a proposed / rejected version fails the task
+                    return type(exc).__name__, ti.pushed["task"]["privacy_report"]
+
+            got.append(op(**lines, by="alice", reason="initial"))
+            got.append(op(criteria=["k-anonymity:k=2"], by="bob", reason="looser"))
+            got.append(op(action="approve", version=2, by="carol", reason="ok"))
+            got.append(op(criteria=["k-anonymity:k=1"], by="bob", reason="even looser"))
+            mine = DatasetPolicyOperator(task_id="policy", dataset="adult", action="approve",
+                                         version=3, by="bob", reason="mine")  # fmt: skip
+            with pytest.raises(Exception, match="four eyes"):
+                mine.execute({"ti": FakeTI()})
+            got.append(op(action="reject", version=3, by="carol", reason="no"))
+        results[front] = got
+    outcomes = [env["outcome"] for _, env in results["cli"]]
+    assert outcomes == ["recorded", "proposed", "recorded", "proposed", "rejected"]
+    assert [c for c, _ in results["cli"]] == [0, 1, 0, 1, 1]
+    assert [c for c, _ in results["airflow"]] == [0, "AirflowFailException", 0,
+                                                   "AirflowFailException",
+                                                   "AirflowFailException"]  # fmt: skip
+    for (_, a), (_, b) in zip(results["cli"], results["airflow"], strict=True):
+        assert normal(a) == normal(b)

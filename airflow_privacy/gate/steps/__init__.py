@@ -23,6 +23,7 @@ DECLARATIONS: tuple[tuple[str, str], ...] = (
     ("check", "CHECK"),
     ("disclosure", "DISCLOSURE"),
     ("maxent", "MAXENT"),
+    ("policy", "POLICY"),
     ("publish", "PUBLISH"),
     ("report", "REPORT"),
     ("risk", "RISK"),

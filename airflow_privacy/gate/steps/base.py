@@ -52,6 +52,8 @@ class Step:
 
     #: the command's name (``airflow-privacy NAME``) and the envelope's ``step``
     name: ClassVar[str]
+    #: the words of its command when they are not ``(name,)``: ``("policy", "set")``
+    command: ClassVar[tuple[str, ...]] = ()
     #: one line for ``airflow-privacy --help``
     summary: ClassVar[str]
     #: the command's description (``airflow-privacy NAME --help``)

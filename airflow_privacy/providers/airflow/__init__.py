@@ -27,6 +27,7 @@ OPERATOR_MODULES = [
     "airflow_privacy.providers.airflow.operators.composition",
     "airflow_privacy.providers.airflow.operators.publish",
     "airflow_privacy.providers.airflow.operators.report",
+    "airflow_privacy.providers.airflow.operators.policy",
 ]
 HOOK_MODULES = ["airflow_privacy.providers.airflow.hooks.ledger"]
 CONNECTION_TYPES: list[dict[str, Any]] = [

@@ -502,8 +502,8 @@ class Args:
         done, value = self._value(name, False)
         return value if done else flag(value, name)
 
-    def choice(self, name: str, choices: Sequence[str]) -> Any:
-        done, value = self._value(name, False)
+    def choice(self, name: str, choices: Sequence[str], *, optional: bool = False) -> Any:
+        done, value = self._value(name, optional)
         return value if done else choice(value, name, choices)
 
     def names(

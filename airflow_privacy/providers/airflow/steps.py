@@ -47,7 +47,7 @@ def _check_field(a: Args, f: Field, name: str) -> Any:
     if f.kind == "values":
         return a.values(name)
     if f.kind == "choice":
-        return a.choice(name, f.choices)
+        return a.choice(name, f.choices, optional=optional)
     if f.kind == "criteria":
         return a.criteria(name)
     if f.kind == "number":

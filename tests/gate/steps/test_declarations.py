@@ -25,11 +25,13 @@ WITH_OPERATOR = sorted(n for n, s in STEPS.items() if s.operator is not None)
 
 
 def _subparser(name: str) -> argparse.ArgumentParser:
+    """The parser of the step's command (``policy set`` for the policy step)."""
     from airflow_privacy.cli import build_parser
 
-    parser = build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    found: argparse.ArgumentParser = sub.choices[name]
+    found: argparse.ArgumentParser = build_parser()
+    for word in STEPS[name].command or (name,):
+        sub = next(a for a in found._actions if isinstance(a, argparse._SubParsersAction))
+        found = sub.choices[word]
     return found
 
 

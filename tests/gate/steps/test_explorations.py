@@ -29,7 +29,7 @@ PATIENTS = [
 ]
 #: the steps whose parity CLI vs operators tests/gate/test_parity.py checks
 WITH_OPERATOR_PARITY = {"anonymize", "attempt", "check", "maxent", "audit", "risk", "publish",
-                        "report"}  # fmt: skip
+                        "report", "policy"}  # fmt: skip
 EXPLORATIONS = {"disclosure", "skyline", "audit-algorithm"}
 
 

@@ -1,0 +1,139 @@
+"""The policy step, declared once (:class:`PolicyStep`; ``airflow-privacy policy set`` and
+``DatasetPolicyOperator`` are derived from it): record a new version of a dataset's policy
+(:func:`airflow_privacy.gate.policy.set_policy`). Showing, approving and rejecting are
+``policy show`` / ``approve`` / ``reject`` and the operator's ``action``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from airflow_privacy.gate.steps.base import Known, Step
+from airflow_privacy.gate.steps.fields import Field
+
+if TYPE_CHECKING:
+    from airflow_privacy.gate.context import GateContext
+    from airflow_privacy.gate.envelope import Envelope
+
+
+@dataclass(frozen=True)
+class PolicyRequest:
+    """A new version of ``dataset``'s policy (its lines) with who and why."""
+
+    dataset: str
+    reason: str
+    criteria: list[Any] = field(default_factory=list)
+    composition_measure: str | None = None
+    confidence: float | None = None
+    max_pvp: float | None = None
+    overlap: str = "worst-case"
+    maxent_c: float | None = None
+    benign: list[str] = field(default_factory=list)
+    approvers: list[str] = field(default_factory=list)
+    new_dataset: str | None = None
+    by: str | None = None
+    ledger: str | None = None
+
+
+class PolicyStep(Step):
+    """``policy set``: a new version of a dataset's policy (module doc)."""
+
+    name = "policy"
+    command = ("policy", "set")
+    summary = "record a new version of a dataset's policy (what every release must pass)"
+    description = (
+        "Record what every release of --dataset must pass: criteria with their minimum "
+        "parameters, the composition audit's limits, MaxEnt's, the benign values a check may "
+        "declare, who approves changes. In force at once when it keeps or tightens every "
+        "line of the policy in force; a change that loosens anything is proposed and waits "
+        "for a second, different person (policy approve / reject). Exit 0 = in force, 1 = "
+        "proposed, 2 = bad input, 5 = a proposal is already waiting."
+    )
+    operator = "airflow_privacy.providers.airflow.operators.policy.DatasetPolicyOperator"
+    fields = (
+        Field("dataset", "label", "the dataset the policy governs", required=True,
+              metavar="NAME", type_hint="str"),
+        Field("criteria", "values", "a criterion every release must pass, with its minimum "
+              "parameters, NAME:PARAM=VALUE,... (e.g. k-anonymity:k=5); a check with weaker "
+              "parameters does not count", cli="--criterion", metavar="NAME:PARAMS",
+              type_hint="Sequence[str] | None"),
+        Field("composition_measure", "choice", "the composition audit's measure (with "
+              "confidence and max_pvp)", choices=("ganta", "posterior"),
+              type_hint="str | None"),
+        Field("confidence", "number", "the audit's confidence: an audit counts only at this "
+              "or a lower confidence", low=0, high=1, open_low=True, metavar="C",
+              type_hint="float | str | None"),
+        Field("max_pvp", "number", "the audit's largest share of people pinned, in percent",
+              low=0, high=100, metavar="PCT", type_hint="float | str | None"),
+        Field("overlap", "choice", "worst-case (only worst-case audits count) or known "
+              "(either counts)", choices=("worst-case", "known"), default="worst-case",
+              type_hint="str"),
+        Field("maxent_c", "number", "MaxEnt's largest posterior: a MaxEnt check counts only "
+              "at this c or lower", low=0, high=1, open_low=True, metavar="C",
+              type_hint="float | str | None"),
+        Field("benign", "values", "a sensitive value checks may declare benign (default: "
+              "none)", airflow="benign_values", metavar="VALUE",
+              type_hint="Sequence[str] | None"),
+        Field("approvers", "values", "who may approve a loosening change (default: any "
+              "second person)", cli="--approver", metavar="NAME",
+              type_hint="Sequence[str] | None"),
+        Field("new_dataset", "label", "confirm a new dataset whose name is close to one the "
+              "ledger knows by repeating its name", metavar="NAME", type_hint="str | None"),
+        Field("by", "label", "who sets it (default: the user, or the task)", metavar="NAME",
+              type_hint="str | None"),
+        Field("reason", "text", "why (kept with the version)", required=True, metavar="TEXT",
+              type_hint="str"),
+    )  # fmt: skip
+    cli_groups = ("ledger", "output")
+
+    def rules(self, known: Known) -> None:
+        from airflow_privacy.errors import InputError, opt
+
+        keys = ("composition_measure", "confidence", "max_pvp")
+        if known.has(*keys):
+            given = [known[k] is not None for k in keys]
+            if any(given) and not all(given):
+                raise InputError(
+                    f"the composition line needs {opt('composition_measure')}, "
+                    f"{opt('confidence')} and {opt('max_pvp')} together"
+                )
+
+    def request(self, values: Mapping[str, Any]) -> PolicyRequest:
+        return PolicyRequest(
+            dataset=values["dataset"],
+            reason=values["reason"],
+            criteria=list(values.get("criteria") or []),
+            composition_measure=values.get("composition_measure"),
+            confidence=values.get("confidence"),
+            max_pvp=values.get("max_pvp"),
+            overlap=values.get("overlap") or "worst-case",
+            maxent_c=values.get("maxent_c"),
+            benign=list(values.get("benign") or []),
+            approvers=list(values.get("approvers") or []),
+            new_dataset=values.get("new_dataset"),
+            by=values.get("by"),
+            ledger=values.get("ledger"),
+        )
+
+    def run(self, req: PolicyRequest, ctx: GateContext) -> Envelope:
+        from airflow_privacy.gate.policy import build_policy, set_policy
+
+        self.check(
+            Known(
+                {"composition_measure": req.composition_measure, "confidence": req.confidence,
+                 "max_pvp": req.max_pvp, "overlap": req.overlap, "maxent_c": req.maxent_c}
+            )
+        )  # fmt: skip
+        policy = build_policy(
+            criteria=req.criteria, measure=req.composition_measure, confidence=req.confidence,
+            max_pvp=req.max_pvp, overlap=req.overlap, maxent_c=req.maxent_c,
+            benign=req.benign, approvers=req.approvers,
+        )  # fmt: skip
+        return set_policy(
+            req.dataset, policy, by=req.by, reason=req.reason, ctx=ctx, ledger=req.ledger,
+            new_dataset=req.new_dataset,
+        )  # fmt: skip
+
+
+POLICY = PolicyStep()
