@@ -1225,18 +1225,37 @@ class ReleaseLedger:
             return _iso(now) or ""
 
     def report(self, release_id: int) -> dict[str, Any] | None:
-        """The newest stored report of a release (None when none was stored)."""
+        """The report a release is shown with (None when none was stored): the one of the
+        attempt that published it, else the newest. A later run of published content (an
+        ``already-published`` attempt) stores its own report and never hides the deciding
+        one."""
 
         def go(s: Session) -> dict[str, Any] | None:
             self._row(s, release_id)
-            row = s.scalars(
-                select(ReportRow)
+            rows = s.execute(
+                select(ReportRow, AttemptRow.status)
+                .join(AttemptRow, AttemptRow.id == ReportRow.attempt_id)
                 .where(ReportRow.release_id == release_id)
                 .order_by(ReportRow.attempt_id.desc())
-            ).first()
+            ).all()
+            deciding = [r for r, status in rows if status in ("published", "publishing")]
+            row = deciding[0] if deciding else (rows[0][0] if rows else None)
             return dict(row.report) if row is not None else None
 
         return self._read(go)
+
+    def reported_attempts(self, release_id: int) -> list[str]:
+        """The UUIDs of a release's attempts that have a stored report."""
+        return self._read(
+            lambda s: list(
+                s.scalars(
+                    select(AttemptRow.uuid)
+                    .join(ReportRow, ReportRow.attempt_id == AttemptRow.id)
+                    .where(ReportRow.release_id == release_id)
+                    .order_by(AttemptRow.id)
+                ).all()
+            )
+        )
 
     def attempt_report(self, attempt: str | int) -> dict[str, Any] | None:
         """The stored report of one attempt."""

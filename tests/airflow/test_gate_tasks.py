@@ -221,8 +221,8 @@ def test_a_report_fails_a_blocked_release_teardown_or_not(
     # the report was written, stored and linked before the task failed
     assert (tmp_path / "fig3.parquet.report.html").exists()
     assert ti.pushed[REPORT_KEY]["details"]["status"] == "blocked"
-    assert ti.pushed["privacy_report_url"].endswith("/privacy/releases/" + ti.pushed[REPORT_KEY]
-                                                    ["attempt"]["release_uuid"])  # fmt: skip
+    assert ti.pushed["privacy_report_url"].endswith("/privacy/attempts/" + ti.pushed[REPORT_KEY]
+                                                    ["attempt"]["uuid"])  # fmt: skip
     with ReleaseLedger(url, create=False) as db:
         (info_,) = db.list()
         assert db.report(info_.id) is not None
@@ -244,6 +244,7 @@ def test_the_report_links_under_the_plugins_one_prefix_without_importing_fastapi
         "import sys\n"
         "import airflow_privacy.providers.airflow.operators.report as r\n"
         "assert r.release_page('u', '') == '/privacy/releases/u'\n"
+        "assert r.attempt_page('a', '') == '/privacy/attempts/a'\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('fastapi', 'starlette')))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)

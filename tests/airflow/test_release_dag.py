@@ -214,7 +214,7 @@ def test_sample_dag_green_iff_published(
     rep = envelope(declared, "release_report")
     assert rep["details"]["status"] == "published"
     assert declared["xcoms"]["release_report"]["privacy_report_url"].endswith(
-        f"/privacy/releases/{pub['attempt']['release_uuid']}"
+        f"/privacy/attempts/{pub['attempt']['uuid']}"
     )
     # 3: green, and says it was already published; nothing checked or copied again
     assert green(rerun)

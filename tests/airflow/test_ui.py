@@ -770,3 +770,43 @@ def test_a_release_whose_files_are_not_in_place_is_not_shown_published(tmp_path:
     listed = client.get("/")
     assert "✓ PUBLISHED" in listed.text and "PUBLISHING" not in listed.text
     assert client.get("/api/releases").json()[0]["status"] == "published"
+
+
+def test_every_attempt_has_its_own_report_and_a_rerun_never_hides_the_deciding_one(
+    tmp_path: Path,
+) -> None:
+    """A later run of published content (an ``already-published`` attempt) stores its own
+    report: the release page keeps showing the one of the attempt that published it, each
+    attempt's page (what its run's "Privacy report" link opens) shows its own, and the
+    attempts list links every report. Attempts are named by UUID only."""
+    seeded = seed_ledger(tmp_path / "seed")
+    with ReleaseLedger(seeded.url, create=False) as db:
+        deciding = db.attempts(seeded.published)[-1]
+        stored = db.report(seeded.published)
+        assert stored is not None and deciding.status == "published"
+        rel = db.release(seeded.published)
+        info = db.info(seeded.published)
+        again = db.open_attempt(info.dataset, rel, required=["check"], content_digest=DIGEST)
+        assert again.status == "already-published"
+        rerun = dict(stored)
+        rerun["verdict"] = dict(stored["verdict"], headline="RE-RUN: composition audit not run")
+        db.attach_report(again.uuid, rerun)
+    client = TestClient(create_app(auth=False, location=lambda: seeded.url))
+    page = client.get(f"/releases/{seeded.uuid(seeded.published)}")
+    assert page.status_code == 200 and "RE-RUN" not in page.text  # the deciding report
+    own = client.get(f"/attempts/{again.uuid}")
+    assert own.status_code == 200 and "RE-RUN: composition audit not run" in own.text
+    assert f"The report of attempt {again.uuid}" in own.text
+    first = client.get(f"/attempts/{deciding.uuid}")
+    assert first.status_code == 200 and "RE-RUN" not in first.text
+    as_json = client.get(f"/api/attempts/{again.uuid}/report").json()
+    assert as_json["verdict"]["headline"] == "RE-RUN: composition audit not run"
+    ledger_view = client.get(f"/releases/{seeded.uuid(seeded.published)}?view=ledger").text
+    for a in (deciding.uuid, again.uuid):
+        assert f'href="/attempts/{a}"' in ledger_view
+    assert client.get("/attempts/1").status_code == 404  # never by number
+    # an attempt without a stored report: its release's attempts
+    with ReleaseLedger(seeded.url, create=False) as db:
+        open_one = db.attempts(seeded.candidate)[-1]
+    moved = client.get(f"/attempts/{open_one.uuid}", follow_redirects=False)
+    assert moved.status_code == 303 and moved.headers["location"].endswith("?view=ledger")

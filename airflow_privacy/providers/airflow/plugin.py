@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.plugins_manager import AirflowPlugin
 from fastapi import Depends, FastAPI, HTTPException, Request
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from airflow_privacy import __version__
@@ -461,6 +461,7 @@ def create_app(auth: bool | None = None, location: Locate | None = None) -> Fast
                 stored = db.report(info.id)
                 stored_at = db.report_times([info.id]).get(info.id)
                 attempts = db.attempts(info.id)
+                reported = db.reported_attempts(info.id)
             root = _root(request)
             status = shown_status(info, attempts)
             problem = None
@@ -474,10 +475,58 @@ def create_app(auth: bool | None = None, location: Locate | None = None) -> Fast
                 except Exception as exc:  # a report of another version, or tampered with
                     log.warning("stored report of release %s not shown: %s", info.uuid, exc)
                     problem = _short(f"{type(exc).__name__}: {exc}")
-            body = _facts_body(root, info, status, attempts, stored, stored_at, problem)
+            body = _facts_body(root, info, status, attempts, stored, stored_at, problem, reported)
             return _page(f"Release #{info.id}: {info.dataset} v{info.version}", body)
 
         result: Response = run(request, go)
+        return result
+
+    def find_attempt(db: ReleaseLedger, ref: str) -> AttemptInfo:
+        from airflow_privacy.errors import InputError
+
+        if not _is_uuid(ref):  # by UUID only: attempt numbers are not enumerable here
+            raise HTTPException(404, "an attempt is named by its UUID")
+        try:
+            return db.attempt(ref)
+        except InputError as exc:
+            raise HTTPException(404, _one_line(str(exc))) from None
+
+    @app.get("/attempts/{ref}", response_class=HTMLResponse)
+    def attempt_page(request: Request, ref: str) -> Response:
+        """One attempt's own report (what the "Privacy report" link of its run opens); its
+        release's page when it stored none."""
+
+        def go() -> Response:
+            with open_ledger(where(request)) as db:
+                a = find_attempt(db, ref)
+                stored = db.attempt_report(a.uuid)
+                attempts = db.attempts(a.release.id)
+            root = _root(request)
+            info = a.release
+            status = shown_status(info, attempts)
+            if stored is None:
+                return RedirectResponse(f"{_release_href(root, info)}?view=ledger", 303)
+            from airflow_privacy.report import ReleaseReport, render_html
+
+            document = render_html(ReleaseReport.from_dict(redacted(stored)))
+            nav = _nav(root, info, status, attempt=a)
+            return HTMLResponse(_with_nav(document, nav))
+
+        result: Response = run(request, go)
+        return result
+
+    @app.get("/api/attempts/{ref}/report")
+    def attempt_report(request: Request, ref: str) -> dict[str, Any]:
+        def go() -> dict[str, Any]:
+            with open_ledger(where(request)) as db:
+                a = find_attempt(db, ref)
+                stored = db.attempt_report(a.uuid)
+            if stored is None:
+                raise HTTPException(404, f"attempt {a.uuid} has no stored report")
+            data: dict[str, Any] = redacted(stored)
+            return data
+
+        result: dict[str, Any] = run(request, go)
         return result
 
     @app.get("/api/releases")
@@ -579,6 +628,15 @@ ul.reasons { margin: 0; padding-left: 1.2rem; }
 section.attempt { border-top: 2px solid #999; margin-top: 1.2rem; }
 p.notice { padding: .5rem; border: 1px solid #999; background: #f6f6f6; }
 """
+
+
+def _is_uuid(text: str) -> bool:
+    import uuid
+
+    try:
+        return str(uuid.UUID(text)) == text.lower()
+    except ValueError:
+        return False
 
 
 def _e(value: Any) -> str:
@@ -743,16 +801,27 @@ def _list_body(
     )
 
 
-def _nav(root: str, info: ReleaseInfo, status: str) -> str:
+def _nav(root: str, info: ReleaseInfo, status: str, attempt: AttemptInfo | None = None) -> str:
     """The ledger's navigation above a stored report: back to the list, the JSON, and what
-    the ledger says now (a later attempt may have changed the status)."""
+    the ledger says now (a later attempt may have changed the status). ``attempt``: the
+    report is that attempt's own (its run's link), named with its status."""
     href = _release_href(root, info)
+    json_href = (
+        f"{_e(root)}/api/attempts/{_e(attempt.uuid)}/report"
+        if attempt is not None
+        else f"{_e(root)}/api/releases/{_e(info.uuid)}/report"
+    )
+    which = (
+        f"The report of attempt {_e(attempt.uuid)} ({_status(attempt.status)}) · "
+        if attempt is not None
+        else ""
+    )
     return (
         '<nav class="privacy-nav" aria-label="Privacy ledger" '
         'style="font-family: system-ui, sans-serif; margin: 0 0 1rem 0; padding: .5rem; '
         'border: 1px solid #999;">'
-        f'<a href="{_e(root)}/">← All releases</a> · '
-        f'<a href="{_e(root)}/api/releases/{_e(info.uuid)}/report">This report as JSON</a> · '
+        f'<a href="{_e(root)}/">← All releases</a> · {which}'
+        f'<a href="{json_href}">This report as JSON</a> · '
         f'<a href="{href}?view=ledger">Attempts and checks in the ledger</a> · '
         f"In the ledger now: {_status(status)}</nav>"
     )
@@ -774,6 +843,7 @@ def _facts_body(
     stored: dict[str, Any] | None,
     stored_at: str | None,
     problem: str | None,
+    reported: Sequence[str] = (),
 ) -> str:
     rows: list[tuple[str, str]] = [
         ("Release", f"#{_e(info.id)}"),
@@ -818,13 +888,16 @@ def _facts_body(
         f"<h1>Release #{_e(info.id)}: {_e(info.dataset)} v{_e(info.version)}</h1>"
         f"{note}"
         f'<table id="facts"><caption>What the ledger holds</caption><tbody>{cells}'
-        f"</tbody></table>{why}{_attempts_body(attempts)}"
+        f"</tbody></table>{why}{_attempts_body(attempts, root, reported)}"
     )
 
 
-def _attempts_body(attempts: list[AttemptInfo]) -> str:
+def _attempts_body(
+    attempts: list[AttemptInfo], root: str = "", reported: Sequence[str] = ()
+) -> str:
     """Every attempt to publish the release, newest first: status, reasons, checks with
-    their verdicts, and who superseded a blocked attempt, when and why."""
+    their verdicts, who superseded a blocked attempt, when and why, and a link to each
+    attempt's own report (``reported``: the attempts that stored one)."""
     if not attempts:
         return (
             '<h2 id="attempts">Attempts to publish</h2>'
@@ -850,6 +923,9 @@ def _attempts_body(attempts: list[AttemptInfo]) -> str:
             facts.append(("Published to", _e(a.destination)))
         if a.status == "superseded" or a.superseded_by:
             facts.append(("Superseded", _e(redacted(_superseded_text(a)))))
+        if a.uuid in reported:
+            link = f'<a href="{_e(root)}/attempts/{_e(a.uuid)}">its release report</a>'
+            facts.append(("Report", link))
         rows = "".join(f'<tr><th scope="row">{_e(k)}</th><td>{v}</td></tr>' for k, v in facts)
         latest = " (latest)" if i == n else ""
         reasons = redacted([str(r) for r in a.reasons])

@@ -5,7 +5,8 @@ An adapter over :func:`airflow_privacy.gate.report.run_report`, the service behi
 status), so the report says "published" only when the gate published the release; it is
 written beside the release (and beside its published copy) atomically and stored in the
 ledger, where the plugin's UI page shows it. The task carries an extra link, "Privacy
-report", to that page, by the release's UUID (it survives moving the ledger).
+report", to the page of its own attempt's report, by the attempt's UUID (it survives moving
+the ledger; a later run of the same release never changes what this run's link opens).
 
 Use it as a teardown of the gate (``publish >> report.as_teardown()``): it runs whatever
 happened, and its outcome decides the run's (``as_teardown`` sets
@@ -35,14 +36,24 @@ if TYPE_CHECKING:
 URL_KEY = "privacy_report_url"
 
 
-def release_page(release_uuid: str, base_url: str | None = None) -> str:
-    """The plugin's page of a release: ``{[api] base_url}/privacy/releases/<uuid>`` (a path
-    from the server root when ``base_url`` is not configured)."""
+def attempt_page(attempt_uuid: str, base_url: str | None = None) -> str:
+    """The plugin's page of one attempt's own report: ``{[api] base_url}/privacy/attempts/
+    <uuid>`` (each run's link opens its own attempt's report, never a later run's)."""
+    return f"{_base(base_url)}{URL_PREFIX}/attempts/{attempt_uuid}"
+
+
+def _base(base_url: str | None) -> str:
     if base_url is None:
         from airflow.sdk.configuration import conf
 
         base_url = conf.get("api", "base_url", fallback="") or ""
-    return f"{base_url.rstrip('/')}{URL_PREFIX}/releases/{release_uuid}"
+    return base_url.rstrip("/")
+
+
+def release_page(release_uuid: str, base_url: str | None = None) -> str:
+    """The plugin's page of a release: ``{[api] base_url}/privacy/releases/<uuid>`` (a path
+    from the server root when ``base_url`` is not configured)."""
+    return f"{_base(base_url)}{URL_PREFIX}/releases/{release_uuid}"
 
 
 class ReleaseReportLink(BaseOperatorLink):
@@ -184,9 +195,9 @@ class ReleaseReportOperator(AttemptOperator):
             return REPORT.run(REPORT.request(values), ctx)
 
         data = adapter.execute(self, context, lambda ctx: service(ctx, attempt), "continue")
-        release_uuid = (data.get("attempt") or {}).get("release_uuid")
-        if release_uuid:
-            url = release_page(str(release_uuid))
+        attempt_uuid = (data.get("attempt") or {}).get("uuid")
+        if attempt_uuid:
+            url = attempt_page(str(attempt_uuid))
             context["ti"].xcom_push(key=URL_KEY, value=url)
             self.log.info("release report: %s (UI: %s)", data["outputs"].get("report"), url)
         details = data.get("details") or {}
