@@ -296,6 +296,16 @@ def test_browse_filter_and_open_a_report(session: Any, airflow: Airflow, seeded:
     assert "No report stored" in browser.find_element(By.ID, "no-report").text
     assert (out / "ui-report-blocked.png").stat().st_size > 10_000
 
+    # the published release's attempts, each linking its own report (a run's link opens it)
+    browser.get(f"{privacy}/releases/{seeded.uuid(seeded.published)}?view=ledger")
+    link = _wait(browser, lambda d: d.find_elements(By.LINK_TEXT, "its release report"))[0]
+    link.click()
+    _wait(browser, lambda d: "/privacy/attempts/" in d.current_url)
+    nav = _wait(browser, ec.presence_of_element_located((By.CLASS_NAME, "privacy-nav"))).text
+    assert "The report of attempt" in nav and "PUBLISHED" in nav
+    assert browser.execute_script("return window.pwned === undefined")
+    _full_page(browser, out / "ui-attempt-report.png")
+
 
 # --------------------------------------------------------------------- the trigger form
 NULLABLE = ("version", "check_c", "check_k", "output_dir")
