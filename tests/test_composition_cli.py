@@ -161,6 +161,11 @@ def test_table1_through_the_ledger(
                           "--require", "audit", "--ledger", db, "--quiet"], capsys)  # fmt: skip
     assert code == 2 and "dataset 'hospital-1' has no published release" in err
     assert "--first-release" in err
+    # declared, but close to hospital-2: a typo until confirmed by name (--new-dataset)
+    code, out, err = run(["attempt", str(files["h1"]), "--dataset", "hospital-1", *columns(),
+                          "--require", "audit", "--first-release", "--ledger", db,
+                          "--quiet"], capsys)  # fmt: skip
+    assert code == 2 and "close to 'hospital-2'" in err and "--new-dataset hospital-1" in err
     attempt = _attempt(files["h1"], "hospital-1", db, capsys)
     individuals = tmp_path / "individuals.csv"
     code, out, _ = run([*argv, "--attempt", attempt, "--individuals", str(individuals)], capsys)
@@ -219,10 +224,12 @@ def test_table1_through_the_ledger(
 def _attempt(
     release: Path, dataset: str, db: str, capsys: pytest.CaptureFixture[str], *extra: str
 ) -> str:
-    """Open an attempt (a first release of ``dataset``) requiring the check ``audit``."""
+    """Open an attempt (a first release of ``dataset``, confirmed by name: hospital-1 is
+    close to hospital-2) requiring the check ``audit``."""
     code, out, err = run(["attempt", str(release), "--dataset", dataset, *columns(),
-                          "--require", "audit", "--first-release", "--ledger", db, "--quiet",
-                          "--format", "json", *extra], capsys)  # fmt: skip
+                          "--require", "audit", "--first-release", "--new-dataset", dataset,
+                          "--ledger", db, "--quiet", "--format", "json", *extra],
+                         capsys)  # fmt: skip
     assert code == 0, err
     env = json.loads(out)
     assert env["step"] == "attempt" and env["outcome"] == "opened"

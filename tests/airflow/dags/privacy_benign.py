@@ -69,6 +69,7 @@ with DAG(
         dataset="{{ params.dataset }}",
         required_checks=["check"],
         first_release=True,
+        new_dataset="{{ params.dataset }}",  # ward-a, ward-b: close names, both new
     )
     check = CheckSafetyOperator(
         task_id="check",
@@ -153,6 +154,7 @@ with DAG(
         dataset="{{ params.dataset }}",
         required_checks=["check"],
         first_release=True,
+        new_dataset="{{ params.dataset }}",  # ward-a, ward-b: close names, both new
     )
     anonymized_check = CheckSafetyOperator(
         task_id="check",
