@@ -1009,12 +1009,28 @@ class ReleaseLedger:
                     "attempt (it is audited against that release)"
                 )
         own = others.where(ReleaseRow.dataset == row.dataset).order_by(ReleaseRow.id)
+        sharing = _sharing(s, row.id) if row.n_members else []
         for c in checks:
             env = c.envelope if isinstance(c.envelope, dict) else {}
             scope = (env.get("details") or {}).get("ledger_scope")
             if c.step != "audit" or not isinstance(scope, dict):
                 continue
             seen = {int(i) for i in scope.get("seen") or []}
+            # the scope is people: a published release sharing people with this one
+            # (whatever its dataset's name) must have been audited against
+            unseen = [i for i in sharing if i not in seen]
+            if unseen:
+                named = s.execute(
+                    select(ReleaseRow.id, ReleaseRow.dataset, ReleaseRow.version).where(
+                        ReleaseRow.id.in_(unseen[:5])
+                    )
+                ).all()
+                names = ", ".join(f"#{r[0]} ({r[1]} v{r[2]})" for r in named)
+                reasons.append(
+                    f"{c.name}: published release(s) {names} share people with this release "
+                    "(by their identifier hashes) but the audit did not read them: audit "
+                    "against them (under this attempt the audit includes them by itself)"
+                )
             if scope.get("fixed"):
                 # releases named by hand: every published release of its own dataset among them
                 missed = [r for r in s.execute(own).all() if r[0] not in seen]
@@ -1423,6 +1439,11 @@ class ReleaseLedger:
 
         return self._read(go)
 
+    def sharing_releases(self, release_id: int) -> Sequence[int]:
+        """The published releases (other than ``release_id``) that share at least one person
+        with it, by their identifier hashes (empty when it recorded none)."""
+        return self._read(lambda s: _sharing(s, release_id))
+
     def stored_member_hashes(self, release_id: int) -> Sequence[str]:
         """The identifier hashes stored with a release, as stored (for its content hash)."""
 
@@ -1479,6 +1500,24 @@ def _bulk_insert(
             insert(target),
             [dict(zip(columns, r, strict=True)) for r in rows[start : start + _BATCH]],
         )
+
+
+def _sharing(s: Session, release_id: int) -> list[int]:
+    """:meth:`ReleaseLedger.sharing_releases` in session ``s``."""
+    mine = MemberRow.__table__.alias("mine")
+    theirs = MemberRow.__table__.alias("theirs")
+    q = (
+        select(theirs.c.release_id)
+        .distinct()
+        .select_from(mine.join(theirs, mine.c.id_hash == theirs.c.id_hash))
+        .join(ReleaseRow, ReleaseRow.id == theirs.c.release_id)
+        .where(
+            mine.c.release_id == release_id,
+            theirs.c.release_id != release_id,
+            ReleaseRow.status == "published",
+        )
+    )
+    return sorted(int(r) for r in s.scalars(q))
 
 
 def _published_under(

@@ -326,3 +326,77 @@ def _race(ledger: str, attempts: dict[str, str]) -> tuple[str, ...]:
     for t in threads:
         t.join(timeout=120)
     return tuple(got.get(label, "?") for label in attempts)
+
+
+def test_the_audits_scope_is_people_not_names(ws: Workspace, ctx: GateContext) -> None:
+    """A new dataset (confirmed by name) whose people are in a published release of another
+    dataset: the gate blocks an audit that did not read that release, and an audit under the
+    attempt reads it by itself (the identifier hashes tell who is where)."""
+    v1 = make_release(ws, ctx, "v1", 0)
+    ids = {"id_column": "id"}
+    a = uuid_of(
+        attempt(
+            ws,
+            ctx,
+            v1,
+            first_release=True,
+            required=["check"],
+            population=ReleaseRef(path=str(ws.root / "v1-input.parquet")),
+            **ids,
+        )
+    )
+    check(ws, ctx, v1, a)
+    typo = make_release(ws, ctx, "t", 200)  # people 200..599: 200 of them are in v1
+    who = ReleaseRef(path=str(ws.root / "t-input.parquet"))
+    t = uuid_of(
+        attempt(
+            ws,
+            ctx,
+            typo,
+            dataset="adlut",
+            first_release=True,
+            new_dataset="adlut",
+            required=["audit"],
+            population=who,
+            **ids,
+        )
+    )
+    cand = ReleaseRef(path=str(typo))
+    first = run_audit(
+        AuditRequest(candidate=cand, attempt=t, ledger=ws.ledger, datasets=["adlut"], name="audit"),
+        ctx,
+    )
+    assert first.safe is True  # nothing published yet
+    gate(ws, ctx, v1, a)  # adult v1 is published now, sharing 200 people with the candidate
+    with pytest.raises(ReleaseBlocked) as blocked:
+        gate(ws, ctx, typo, t)
+    reasons = " | ".join(blocked.value.envelope.reasons)  # type: ignore[attr-defined]
+    assert "published release(s) #1 (adult v1) share people with this release" in reasons
+    # a new attempt: the audit reads adult v1 by itself, and says so
+    t2 = uuid_of(
+        attempt(
+            ws,
+            ctx,
+            typo,
+            dataset="adlut",
+            first_release=True,
+            new_dataset="adlut",
+            required=["audit"],
+            population=who,
+            **ids,
+        )
+    )
+    again = run_audit(
+        AuditRequest(
+            candidate=cand,
+            attempt=t2,
+            ledger=ws.ledger,
+            datasets=["adlut"],
+            name="audit",
+            max_pvp=100.0,
+        ),
+        ctx,
+    )
+    assert [p["name"] for p in again.details["priors"]] == ["adult v1"]
+    assert again.details["ledger_scope"]["people"] == [1]
+    assert any("sharing people with the candidate" in n for n in again.details["notes"])

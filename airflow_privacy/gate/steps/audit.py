@@ -644,6 +644,20 @@ def _collect(
                     f"ledger {ledger.url} holds no published release to audit against: if this "
                     f"is the first release, declare it with {opt('first_release')}"
                 )
+    if attempt is not None and attempt.release.members:
+        # the scope is people: every published release sharing people with the candidate
+        # (by the identifier hashes its attempt recorded), whatever its dataset's name
+        have = {i.id for i in infos}
+        extra = [ledger.info(r) for r in ledger.sharing_releases(attempt.release.id)]
+        extra = [i for i in extra if i.id not in have]
+        if extra:
+            infos = [*infos, *extra]
+            scope["people"] = sorted(i.id for i in extra)
+            notes.append(
+                "audited also against release(s) sharing people with the candidate (by "
+                "their identifier hashes), outside the datasets named: "
+                + ", ".join(f"#{i.id} ({i.name})" for i in extra)
+            )
     scope["seen"] = sorted(i.id for i in infos)
     own_id = attempt.release.id if attempt is not None else None
     own_hash = candidate.content_hash()
