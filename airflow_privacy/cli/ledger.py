@@ -1,7 +1,8 @@
 """``airflow-privacy ledger``: what was published and attempted (list, show, import,
-mark-published, mark-blocked, supersede). Adapters over the ledger and the gate's lifecycle
-services (:mod:`airflow_privacy.gate.attempts`): ``mark-published`` goes through the gate
-like ``publish``, and reading never creates a ledger."""
+mark-published, mark-blocked, supersede, override / approve / reject). Adapters over the
+ledger and the gate's lifecycle services (:mod:`airflow_privacy.gate.attempts`):
+``mark-published`` goes through the gate like ``publish``, an override publishes only when a
+second person approves it, and reading never creates a ledger."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser(
         NAME,
-        help="the release ledger: list, show, import, mark-published, mark-blocked, supersede",
+        help="the release ledger: list, show, import, mark-published, mark-blocked, supersede, "
+        "override, approve, reject",
         description="The release ledger remembers what was published (group descriptors and "
         "sensitive multisets, never raw records) and every attempt to publish (its checks and "
         "the gate's decision), so new releases can be audited against it.",
@@ -112,6 +114,33 @@ def register(sub: Any) -> None:
     add_ledger_arg(sup)
     add_output_args(sup)
 
+    ov = actions.add_parser(
+        "override",
+        help="ask to publish a blocked attempt despite its reasons (a second person approves)",
+        description="A steward asks to publish a blocked attempt despite its reasons. Nothing "
+        "is published until a second, different person approves (`ledger approve`); a "
+        "rejection (`ledger reject`) keeps the block. Who, when and why are kept.",
+    )
+    ov.add_argument("attempt", metavar="ATTEMPT", help="the blocked attempt's UUID")
+    ov.add_argument("--reason", required=True, help="why it should be published anyway")
+    ov.add_argument("--by", help="who asks (default: your user name)")
+    add_ledger_arg(ov)
+    add_output_args(ov)
+    for name, words in (("approve", "approve an override (it publishes)"),
+                        ("reject", "reject an override (the block stands)")):  # fmt: skip
+        d = actions.add_parser(name, help=f"{words}: a second, different person")
+        d.add_argument("attempt", metavar="ATTEMPT", help="the blocked attempt's UUID")
+        if name == "approve":
+            d.add_argument("release", metavar="RELEASE", nargs="?", default=None,
+                           help="the attempt's release file, verified and copied to --to "
+                           "(without it and --to, only the ledger is updated)")  # fmt: skip
+            d.add_argument("--to", metavar="DIR", default=None,
+                           help="the folder to publish into (with RELEASE)")  # fmt: skip
+        d.add_argument("--reason", required=True, help="why (kept with the decision)")
+        d.add_argument("--by", help="who decides (default: your user name)")
+        add_ledger_arg(d)
+        add_output_args(d)
+
 
 def _open(args: argparse.Namespace) -> Any:
     return context(args).open_ledger(args.ledger)
@@ -171,6 +200,22 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
         env = supersede(args.attempt, args.reason, context(args), args.ledger, args.by)
         return emit(env, args, out, lambda e: f"SUPERSEDED: {e.summary}\n", EXIT_SAFE)
+    if action in ("override", "approve", "reject"):
+        from airflow_privacy.gate.attempts import OverrideRequest, override
+        from airflow_privacy.gate.refs import ReleaseRef
+
+        release = getattr(args, "release", None)
+        env = override(
+            OverrideRequest(
+                attempt=args.attempt, action="ask" if action == "override" else action,
+                reason=args.reason, by=args.by,
+                release=ReleaseRef(path=release) if release else None,
+                destination=getattr(args, "to", None), ledger=args.ledger,
+            ),
+            context(args),
+        )  # fmt: skip
+        code = EXIT_SAFE if env.outcome == "published" else EXIT_UNSAFE
+        return emit(env, args, out, lambda e: f"{e.outcome.upper()}: {e.summary}\n", code)
     raise InputError(f"unknown ledger action {action!r}")  # pragma: no cover - argparse
 
 

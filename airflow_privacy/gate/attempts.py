@@ -612,3 +612,96 @@ def supersede(
         reasons=list(info.reasons), attempt=attempt_ref(info),
         details={"superseded_by": who, "superseded_at": info.superseded_at, "reason": reason},
     )  # fmt: skip
+
+
+# ------------------------------------------------------------------------- overrides
+@dataclass(frozen=True)
+class OverrideRequest:
+    """A decision on publishing a blocked attempt despite its reasons: ``ask`` (the first
+    person), ``approve`` or ``reject`` (a second, different person). Approving with
+    ``release`` and ``destination`` verifies the release is the attempt's bytes and copies it
+    there (as the gate does); without them only the ledger is updated."""
+
+    attempt: str
+    action: str
+    reason: str
+    by: str | None = None
+    release: ReleaseRef | None = None
+    destination: str | None = None
+    ledger: str | None = None
+    conn: str | None = None
+
+
+def override(req: OverrideRequest, ctx: GateContext) -> Envelope:
+    """Ask for, approve or reject an override of a blocked attempt (four eyes)."""
+    who = req.by if req.by is not None else ctx.user()
+    if req.action not in ("ask", "approve", "reject"):
+        raise InputError(f"an override is asked, approved or rejected, not {req.action!r}")
+    if req.action != "approve" and (req.release is not None or req.destination is not None):
+        raise InputError(f"the release file and {opt('to')} go with approving only")
+    if req.action == "ask":
+        with ctx.open_ledger(req.ledger) as db:
+            info = db.request_override(req.attempt, by=who, reason=req.reason)
+        return _override_envelope(info, "proposed")
+    if req.action == "reject":
+        with ctx.open_ledger(req.ledger) as db:
+            info = db.decide_override(req.attempt, approve=False, by=who, reason=req.reason)
+        return _override_envelope(info, "rejected")
+    publish_req = PublishRequest(
+        attempt=req.attempt, release=req.release, destination=req.destination,
+        ledger=req.ledger, conn=req.conn,
+    )  # fmt: skip
+    if (req.release is None) != (req.destination is None):
+        raise InputError(
+            f"the release file and {opt('to')} go together (or neither: the ledger only)"
+        )
+    target = _destination(publish_req)
+    with contextlib.ExitStack() as stack:
+        snap = stack.enter_context(_snapshot(req.release, ctx)) if req.release else None
+        with ctx.open_ledger(req.ledger) as db:
+            info = db.attempt(req.attempt)
+            if snap is not None and target is not None:
+                assert req.release is not None
+                changed = _content_changed(snap, req.release, info, db, ctx)
+                if changed:
+                    raise InputError(f"{changed}: nothing is published")
+                _check_target(snap, target, ctx)
+            decided = db.decide_override(
+                req.attempt, approve=True, by=who, reason=req.reason,
+                destination=target.describe() if target else None,
+            )  # fmt: skip
+            if snap is not None and target is not None:
+                _copy(snap, target, ctx)
+            decided = db.finish_publish(decided.uuid)
+    return _override_envelope(decided, "published")
+
+
+def _override_envelope(info: AttemptInfo, outcome: str) -> Envelope:
+    o = info.override or {}
+    rel = info.release
+    if outcome == "proposed":
+        summary = (
+            f"override of attempt {info.uuid} ({rel.name}) asked by {o.get('requested_by')}: "
+            "it takes effect only when a second, different person approves it"
+        )
+    elif outcome == "rejected":
+        summary = (
+            f"override of attempt {info.uuid} ({rel.name}) rejected by {o.get('decided_by')}: "
+            "the block stands"
+        )
+    else:
+        where = f" to {info.destination}" if info.destination else ""
+        policy = f", policy v{o['policy_version']}" if o.get("policy_version") else ""
+        summary = (
+            f"published {rel.name} (release #{rel.id}){where} by override: asked by "
+            f"{o.get('requested_by')}, approved by {o.get('decided_by')} at "
+            f"{o.get('decided_at')}{policy}: {o.get('decision_reason')}"
+        )
+    return Envelope(
+        step="override", name="override", outcome=outcome,
+        safe=True if outcome == "published" else None, summary=summary,
+        reasons=list(info.reasons), attempt=attempt_ref(info),
+        details={"override": dict(o), "blocked_for": list(info.reasons)},
+        outputs={"published": info.destination} if outcome == "published" and info.destination
+        else {},
+    )  # fmt: skip

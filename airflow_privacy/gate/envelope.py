@@ -42,6 +42,7 @@ STEPS = (
     "audit-algorithm",
     "risk",
     "policy",
+    "override",
 )
 OUTCOMES = (
     "passed",  # a check whose every criterion holds

@@ -164,6 +164,10 @@ class AttemptInfo:
     checks: list[CheckInfo] = field(default_factory=list)
     #: ``sha256:HEX`` of the file the attempt was opened on (None: a table, or an old ledger)
     content_digest: str | None = None
+    #: the policy version the gate decided it under (None: no policy, or not decided)
+    policy_version: int | None = None
+    #: an override of its block (``requested_by`` ... ``outcome``: pending, approved, rejected)
+    override: dict[str, Any] | None = None
 
     @property
     def decided(self) -> bool:
@@ -192,6 +196,8 @@ class AttemptInfo:
             "superseded_at": self.superseded_at,
             "superseded_by": self.superseded_by,
             "supersede_reason": self.supersede_reason,
+            "policy_version": self.policy_version,
+            "override": dict(self.override) if self.override else None,
             "checks": [
                 {
                     "name": c.name,
@@ -799,6 +805,8 @@ class ReleaseLedger:
             supersede_reason=a.supersede_reason,
             checks=[_check_info(c) for c in checks],
             content_digest=a.content_digest,
+            policy_version=a.policy_version,
+            override=dict(a.override) if a.override else None,
         )
 
     def _latest_status(self, s: Session, release_id: int) -> str | None:
@@ -1103,6 +1111,95 @@ class ReleaseLedger:
             a.status, a.superseded_at, a.superseded_by = "superseded", now, by
             a.supersede_reason, a.updated_at = reason, now
             return self._attempt_info(s, a)
+
+    # -------------------------------------------------------------------- overrides
+    def request_override(self, attempt: str | int, *, by: str, reason: str) -> AttemptInfo:
+        """Ask to publish a blocked attempt despite its reasons (a steward's decision that
+        takes effect only when a second, different person approves it)."""
+        by = _check_text(by, "name", limit=255)
+        reason = _check_text(reason, "reason")
+        with self._session(write=True) as s:
+            a = self._attempt_row(s, attempt, lock=True)
+            if a.status != "blocked":
+                raise IllegalTransition(
+                    f"attempt {a.uuid} is {a.status}: only a blocked attempt can be overridden"
+                )
+            if a.override and a.override.get("outcome") == "pending":
+                raise IllegalTransition(
+                    f"an override of attempt {a.uuid} asked by {a.override.get('requested_by')} "
+                    "is waiting for a second person: approve or reject it"
+                )
+            a.override = {
+                "requested_by": by, "requested_at": _iso(_now()), "request_reason": reason,
+                "outcome": "pending",
+            }  # fmt: skip
+            a.updated_at = _now()
+            s.flush()
+            return self._attempt_info(s, a)
+
+    def decide_override(
+        self,
+        attempt: str | int,
+        *,
+        approve: bool,
+        by: str,
+        reason: str,
+        destination: str | None = None,
+    ) -> AttemptInfo:
+        """A second person approves (the attempt moves to ``publishing`` and its content to
+        ``published``; :meth:`finish_publish` completes it) or rejects a pending override.
+        Never by the person who asked; when the dataset's policy names approvers, only by
+        one of them. The policy version in force is recorded."""
+        by = _check_text(by, "name", limit=255)
+        reason = _check_text(reason, "reason")
+        with self._session(write=True) as s:
+            self._lock_datasets(s)
+            a = self._attempt_row(s, attempt, lock=True)
+            pending = dict(a.override or {})
+            if a.status != "blocked" or pending.get("outcome") != "pending":
+                raise IllegalTransition(
+                    f"attempt {a.uuid} has no override waiting for a decision ({a.status})"
+                )
+            asked = str(pending.get("requested_by") or "")
+            if by.strip().casefold() == asked.strip().casefold():
+                raise IllegalTransition(
+                    f"the override of attempt {a.uuid} was asked by {asked}: a second, "
+                    "different person approves or rejects it (four eyes)"
+                )
+            row = s.get(ReleaseRow, a.release_id, with_for_update=True, populate_existing=True)
+            assert row is not None
+            policy = policies.active(s, row.dataset)
+            approvers = (
+                [str(x) for x in ((policy.policy or {}).get("approvers") or [])] if policy else []
+            )
+            if approvers and by not in approvers:
+                raise IllegalTransition(
+                    f"{by} may not approve overrides of {row.dataset!r}: its policy "
+                    f"v{policy.version if policy else '?'} names {', '.join(approvers)}"
+                )
+            now = _now()
+            pending.update(
+                decided_by=by, decided_at=_iso(now), decision_reason=reason,
+                outcome="approved" if approve else "rejected",
+                policy_version=policy.version if policy else None,
+            )  # fmt: skip
+            a.override, a.updated_at = pending, now
+            if approve:
+                if row.status == "published":
+                    raise IllegalTransition(
+                        f"{row.dataset} v{row.version} is already published by another attempt"
+                    )
+                clash = _published_under(s, row.dataset, row.version, other_than=row.id)
+                if clash is not None:
+                    raise IllegalTransition(
+                        f"version {row.version!r} of {row.dataset!r} is already published "
+                        f"(release #{clash})"
+                    )
+                a.status, a.destination, a.decided_at = "publishing", destination, now
+                a.policy_version = policy.version if policy else None
+                row.status, row.published_at, row.updated_at = "published", now, now
+            s.flush()
+            return self._attempt_info(s, a, row)
 
     def open_attempt_of(self, release_id: int) -> AttemptInfo:
         """The latest open attempt of a release (for the by-hand commands)."""

@@ -142,6 +142,8 @@ class AttemptRow(Base):
     content_digest: Mapped[str | None] = mapped_column(String(80), nullable=True)
     #: the version of its dataset's policy the gate decided it under (None: no policy)
     policy_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: an override of its block: who asked, when, why; who decided, when, why, the outcome
+    override: Mapped[Any] = mapped_column(JSON, nullable=True)
 
     __table_args__ = (
         CheckConstraint(

@@ -1,0 +1,105 @@
+"""Overriding a blocked attempt takes four eyes: one person asks, a second, different person
+approves (it publishes: the bytes verified, the files copied, who/when/why and the policy
+version recorded) or rejects (the block stands)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from airflow_privacy.cli import main
+from airflow_privacy.errors import IllegalTransition, InputError, ReleaseBlocked
+from airflow_privacy.gate.attempts import OverrideRequest, override
+from airflow_privacy.gate.context import GateContext
+from airflow_privacy.gate.policy import build_policy, set_policy
+from airflow_privacy.gate.refs import ReleaseRef
+from airflow_privacy.ledger import ReleaseLedger
+from tests.gate.conftest import Workspace
+from tests.gate.test_lifecycle import attempt, check, gate, make_release, uuid_of
+
+
+def _blocked(ws: Workspace, ctx: GateContext, name: str = "v1", first: int = 0) -> tuple[Path, str]:
+    rel = make_release(ws, ctx, name, first)
+    u = uuid_of(attempt(ws, ctx, rel, first_release=True, required=["strict"]))
+    check(ws, ctx, rel, u, k=500, name="strict")
+    with pytest.raises(ReleaseBlocked):
+        gate(ws, ctx, rel, u)
+    return rel, u
+
+
+def _ov(ws: Workspace, ctx: GateContext, u: str, action: str, by: str, **kw: object) -> object:
+    return override(OverrideRequest(attempt=u, action=action, reason=f"{by}'s reason", by=by,
+                                    ledger=ws.ledger, **kw), ctx)  # type: ignore[arg-type]  # fmt: skip
+
+
+def test_an_override_publishes_only_with_a_second_person(ws: Workspace, ctx: GateContext) -> None:
+    rel, u = _blocked(ws, ctx)
+    set_policy("adult", build_policy(criteria=["k-anonymity:k=3"]), by="officer", reason="r",
+               ctx=ctx, ledger=ws.ledger)  # fmt: skip
+    with pytest.raises(IllegalTransition, match="no override waiting"):
+        _ov(ws, ctx, u, "approve", "bob")
+    asked = _ov(ws, ctx, u, "ask", "alice")
+    assert asked.outcome == "proposed"  # type: ignore[attr-defined]
+    with pytest.raises(IllegalTransition, match="waiting for a second person"):
+        _ov(ws, ctx, u, "ask", "carol")
+    with pytest.raises(IllegalTransition, match="four eyes"):
+        _ov(ws, ctx, u, "approve", "Alice ")
+    assert not (ws.root / "published").exists()
+    other = make_release(ws, ctx, "other", 3000)
+    to = str(ws.root / "published")
+    with pytest.raises(InputError, match="nothing is published"):
+        _ov(ws, ctx, u, "approve", "bob", release=ReleaseRef(path=str(other)), destination=to)
+    done = _ov(ws, ctx, u, "approve", "bob", release=ReleaseRef(path=str(rel)), destination=to)
+    assert done.outcome == "published" and done.safe is True  # type: ignore[attr-defined]
+    summary = done.summary  # type: ignore[attr-defined]
+    assert "asked by alice, approved by bob" in summary and "policy v1" in summary
+    assert sorted(p.name for p in (ws.root / "published").iterdir()) == [
+        "v1.parquet", "v1.parquet.manifest.json",
+    ]  # fmt: skip
+    with ReleaseLedger(ws.ledger) as db:
+        a = db.attempt(u)
+        assert a.status == "published" and a.policy_version == 1
+        assert a.override is not None
+        assert (a.override["requested_by"], a.override["decided_by"]) == ("alice", "bob")
+        assert a.override["outcome"] == "approved" and a.reasons  # the reasons stay recorded
+        assert db.info(a.release.id).status == "published"
+
+
+def test_a_rejected_override_keeps_the_block(ws: Workspace, ctx: GateContext) -> None:
+    _rel, u = _blocked(ws, ctx)
+    _ov(ws, ctx, u, "ask", "alice")
+    assert _ov(ws, ctx, u, "reject", "bob").outcome == "rejected"  # type: ignore[attr-defined]
+    with ReleaseLedger(ws.ledger) as db:
+        a = db.attempt(u)
+        assert a.status == "blocked" and a.override is not None
+        assert a.override["outcome"] == "rejected"
+    assert not (ws.root / "published").exists()
+    _ov(ws, ctx, u, "ask", "alice")  # a new request may follow a rejection
+
+
+def test_only_the_policys_approvers_approve(ws: Workspace, ctx: GateContext) -> None:
+    _rel, u = _blocked(ws, ctx)
+    set_policy("adult", build_policy(criteria=["k-anonymity:k=3"], approvers=["dpo"]),
+               by="officer", reason="r", ctx=ctx, ledger=ws.ledger)  # fmt: skip
+    _ov(ws, ctx, u, "ask", "alice")
+    with pytest.raises(IllegalTransition, match="names dpo"):
+        _ov(ws, ctx, u, "approve", "bob")
+    assert _ov(ws, ctx, u, "approve", "dpo").outcome == "published"  # type: ignore[attr-defined]
+
+
+def test_overrides_on_the_command_line(ws: Workspace, ctx: GateContext) -> None:
+    _rel, u = _blocked(ws, ctx)
+
+    def run(*argv: str) -> tuple[int, dict[str, object]]:
+        out = io.StringIO()
+        code = main([*argv, "--ledger", ws.ledger, "--format", "json", "--quiet"], out=out)
+        return code, json.loads(out.getvalue()) if out.getvalue() else {}
+
+    code, env = run("ledger", "override", u, "--by", "alice", "--reason", "accepted risk")
+    assert code == 1 and env["step"] == "override" and env["outcome"] == "proposed"
+    assert run("ledger", "approve", u, "--by", "alice", "--reason", "mine")[0] == 5
+    code, env = run("ledger", "approve", u, "--by", "bob", "--reason", "board decision")
+    assert code == 0 and env["outcome"] == "published"
