@@ -55,6 +55,7 @@ class Airflow:
     logs: Path
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     password: str = ""
+    passwords: dict[str, str] = field(default_factory=dict)  # every user's (simple auth)
 
     def log_tail(self, chars: int = 3000) -> str:
         out = []
@@ -77,9 +78,10 @@ class Airflow:
         with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
             return json.loads(resp.read().decode() or "null")
 
-    def token(self) -> str:
-        """A REST API token of the admin (``POST /auth/token``, the simple auth manager)."""
-        out = self.request("/auth/token", {"username": USER, "password": self.password})
+    def token(self, user: str = USER) -> str:
+        """A REST API token of ``user`` (``POST /auth/token``, the simple auth manager)."""
+        password = self.password if user == USER else self.passwords[user]
+        out = self.request("/auth/token", {"username": user, "password": password})
         return str(out["access_token"])
 
     def runs(self, dag_id: str = DAG_ID) -> list[dict[str, Any]]:
@@ -136,6 +138,7 @@ def running_airflow(
     *,
     api_env: dict[str, str] | None = None,
     env_extra: dict[str, str] | None = None,
+    users: tuple[str, ...] = (),
 ) -> Iterator[Airflow]:
     """API server + scheduler + DAG processor (module doc) until the block ends; the DAG
     ``wait_for_dag`` is parsed when it starts. ``api_env``: extra environment of the API
@@ -155,7 +158,9 @@ def running_airflow(
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
             "AIRFLOW__CORE__PARALLELISM": "4",
-            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:admin",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": ",".join(
+                f"{u}:admin" for u in (USER, *users)
+            ),
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{base}/execution/",
             "AIRFLOW__API__BASE_URL": base,
             "AIRFLOW__API__HOST": "127.0.0.1",
@@ -197,7 +202,8 @@ def running_airflow(
             with urllib.request.urlopen(f"{base}/api/v2/monitor/health", timeout=5) as r:
                 ok = r.status == 200 and passwords.exists()
             if ok:
-                af.password = json.loads(passwords.read_text())[USER]
+                af.passwords = dict(json.loads(passwords.read_text()))
+                af.password = af.passwords[USER]
             return ok
 
         wait_for("the API server", up, af, START_TIMEOUT_S)

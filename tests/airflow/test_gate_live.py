@@ -41,11 +41,13 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Airflow, Pa
         "AIRFLOW_PRIVACY_LEDGER_KEY": "tests-only-key-0123456789abcdefghijklmnopqrstuv",
         "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
     }
-    with running_airflow(tmp, "gate", HERE / "live_dags", DAG, env_extra=env) as af:
+    with running_airflow(
+        tmp, "gate", HERE / "live_dags", DAG, env_extra=env, users=("steward",)
+    ) as af:
         yield af, tmp / "releases", url
 
 
-def _call(af: Airflow, method: str, path: str, body: Any = None) -> Any:
+def _call(af: Airflow, method: str, path: str, body: Any = None, user: str = "admin") -> Any:
     import json
 
     req = urllib.request.Request(
@@ -53,7 +55,7 @@ def _call(af: Airflow, method: str, path: str, body: Any = None) -> Any:
         data=json.dumps(body).encode() if body is not None else None,
         method=method,
         headers={"Accept": "application/json", "Content-Type": "application/json",
-                 "Authorization": f"Bearer {af.token()}"},
+                 "Authorization": f"Bearer {af.token(user)}"},
     )  # fmt: skip
     with urllib.request.urlopen(req, timeout=30) as resp:
         return json.loads(resp.read().decode() or "null")
@@ -197,3 +199,58 @@ def test_a_cleanup_task_after_the_gate_is_refused_when_parsed(
         _call(af, "GET", "/api/v2/dags/privacy_live_cleanup")
     assert missing.value.code == 404
     assert os.environ.get("AIRFLOW_HOME") != str(af.home)  # the test's own home, not the user's
+
+
+def test_a_steward_override_takes_a_second_person(live: tuple[Airflow, Path, str]) -> None:
+    """A blocked run waits for the steward (human in the loop, answered through the REST
+    API): the person who triggered the run cannot approve (red, not published); a second
+    person can (green, published, both names in the ledger)."""
+    af, out, url = live
+    dag = "privacy_live_steward"
+    hitl = "/api/v2/dags/{dag}/dagRuns/{run}/taskInstances/steward/-1/hitlDetails"
+    answer = {"chosen_options": ["Publish anyway"], "params_input": {"reason": "accepted"}}
+    runs = {}
+    for first, user in ((1500, "admin"), (1800, "steward")):
+        conf = {"first_record": first, "check_k": 500, "dataset": "wards", "first_release": True}
+        run = _trigger(af, dag, conf)
+        _wait_state(af, dag, run, "steward", "awaiting_input")
+        _wait_parked(af, dag, run, "steward")
+        assert _task_state(af, dag, run, "publish") == "failed"  # the gate blocked it
+        detail = _call(af, "GET", hitl.format(dag=dag, run=run))
+        assert "was blocked by the gate" in detail["body"] and "k-anonymity" in detail["body"]
+        _call(af, "PATCH", hitl.format(dag=dag, run=run), answer, user=user)
+        runs[user] = (run, _finished(af, dag, run))
+    (own, own_state), (other, other_state) = runs["admin"], runs["steward"]
+    assert own_state == "failed" and not _published(out, own)  # four eyes: refused
+    assert _task_state(af, dag, own, "steward") == "failed"
+    assert other_state == "success" and _published(out, other)
+    with ReleaseLedger(url, create=False) as db:
+        by_run = {str(a.origin.get("run_id")): a for r in db.list() for a in db.attempts(r.id)}
+        approved = by_run[other]
+        assert approved.status == "published" and approved.override is not None
+        assert approved.override["requested_by"] == "admin"
+        assert approved.override["decided_by"] == "steward"
+        assert by_run[own].status == "blocked"
+        assert (by_run[own].override or {}).get("outcome") == "pending"
+
+
+def _wait_state(af: Airflow, dag: str, run: str, task: str, state: str) -> None:
+    def reached() -> bool:
+        return _task_state(af, dag, run, task) == state
+
+    wait_for(f"{task} of {run} in {state}", reached, af, RUN_TIMEOUT_S)
+
+
+def _wait_parked(af: Airflow, dag: str, run: str, task: str) -> None:
+    """Until the scheduler saw the worker that parked ``task`` exit: Airflow 3.3 marks a task
+    answered before that as failed ("state changed externally"); a steward never answers
+    within milliseconds, a test would."""
+    mark = (
+        f"Received executor event with state success for task instance TaskInstanceKey("
+        f"dag_id='{dag}', task_id='{task}', run_id='{run}'"
+    )
+
+    def parked() -> bool:
+        return mark in (af.logs / "scheduler.log").read_text(errors="replace")
+
+    wait_for(f"the worker of {task} in {run} to exit", parked, af, RUN_TIMEOUT_S)

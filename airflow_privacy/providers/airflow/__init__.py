@@ -28,6 +28,7 @@ OPERATOR_MODULES = [
     "airflow_privacy.providers.airflow.operators.publish",
     "airflow_privacy.providers.airflow.operators.report",
     "airflow_privacy.providers.airflow.operators.policy",
+    "airflow_privacy.providers.airflow.operators.override",
 ]
 HOOK_MODULES = ["airflow_privacy.providers.airflow.hooks.ledger"]
 CONNECTION_TYPES: list[dict[str, Any]] = [

@@ -8,7 +8,8 @@ must have neither:
 
 * a task after the gate that is not a teardown (e.g. a cleanup step with
   ``trigger_rule="all_done"``): it is a leaf, and its success would turn a blocked run
-  green;
+  green (the steward's :class:`StewardOverrideOperator` is the exception: it publishes only
+  through the ledger, with four eyes, and the report teardown still decides the run);
 * no :class:`ReleaseReportOperator` teardown after the gate whose failure fails the run
   (``report.as_teardown()``, which sets ``on_failure_fail_dagrun=True``): the report reads
   the ledger and fails unless it says this run's attempt was published, so marking the gate
@@ -27,6 +28,7 @@ from airflow.policies import hookimpl
 
 def gate_shape_problems(dag: Any) -> list[str]:
     """Why ``dag``'s gates could end a run green without a publication (empty: none)."""
+    from airflow_privacy.providers.airflow.operators.override import StewardOverrideOperator
     from airflow_privacy.providers.airflow.operators.publish import PublishReleaseOperator
     from airflow_privacy.providers.airflow.operators.report import ReleaseReportOperator
 
@@ -36,7 +38,8 @@ def gate_shape_problems(dag: Any) -> list[str]:
             continue
         after = sorted(gate.get_flat_relatives(upstream=False), key=lambda t: t.task_id)
         for task in after:
-            if not task.is_teardown:
+            # the steward's override publishes only through the ledger, with four eyes
+            if not task.is_teardown and not isinstance(task, StewardOverrideOperator):
                 problems.append(
                     f"task {task.task_id!r} runs after the gate {gate.task_id!r} and is not a "
                     "teardown: as a leaf of the DAG its success would make a run green whose "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from airflow.sdk import task
 
-from tests.airflow.live_dags.privacy_live import build
+from tests.airflow.live_dags.builder import build
 
 dag = build("privacy_live_cleanup", identifiers=False)
 with dag:

@@ -1,0 +1,156 @@
+"""``StewardOverrideOperator``: the optional steward step after a blocked gate, built on the
+standard provider's human-in-the-loop operator (Airflow 3.3: the task waits in
+``awaiting_input`` and is answered in the UI or through the REST API).
+
+When this run's attempt was blocked, it asks (in the ledger, as the person who triggered
+the run) to publish it anyway, and shows the redacted reasons to the steward with two
+options: *Publish anyway* (with a reason) publishes through
+:func:`airflow_privacy.gate.attempts.override` (the bytes verified, the files copied, who
+asked, who approved, when, why and the policy version recorded), refused when the steward is
+the person who asked (four eyes); *Keep the block* records the rejection. When the attempt
+was not blocked it has nothing to decide and skips. Without this step a block stands.
+
+Wire it between the gate and the report teardown (``publish >> steward >> report``, the
+report as the teardown): the report then reads the ledger after the steward's decision, and
+the run is green only when the ledger says this run's attempt was published. The provider's
+cluster policy accepts this operator after the gate (it publishes only through the ledger,
+with four eyes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from airflow.providers.standard.operators.hitl import HITLOperator
+from airflow.sdk import Param
+
+PUBLISH = "Publish anyway"
+KEEP = "Keep the block"
+
+
+class StewardOverrideOperator(HITLOperator):
+    """Ask a steward whether to publish this run's blocked attempt anyway (module doc).
+
+    :param attempt_task_id: the :class:`OpenAttemptOperator` of this run
+    :param release: the release file (path/URI), verified and copied when approved
+    :param publish_to: where an approved release is published (as the gate's ``publish_to``)
+    :param conn_id: the connection of URIs
+    :param privacy_ledger_conn_id: the ledger connection
+    :param subject: the headline the steward sees (default: "Publish this blocked release
+        anyway?")
+    Also the human-in-the-loop arguments (``assigned_users``, ``response_timeout``,
+    ``notifiers``). The operator sets the others: ``options`` (Publish anyway / Keep the
+    block), ``defaults`` (Keep the block, also on a timeout), ``multiple`` (one answer),
+    ``body`` (the redacted reasons of the block). The trigger rule defaults to
+    ``all_done``.
+
+    Returns (XCom) the report envelope (step ``override``: ``published`` or ``rejected``).
+    """
+
+    template_fields: Sequence[str] = (*HITLOperator.template_fields, "release", "publish_to")
+
+    def __init__(
+        self,
+        *,
+        attempt_task_id: str,
+        release: str,
+        publish_to: str,
+        conn_id: str | None = None,
+        privacy_ledger_conn_id: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        from airflow_privacy.ledger.location import DEFAULT_CONN_ID
+
+        kwargs.setdefault("trigger_rule", "all_done")
+        kwargs.setdefault("subject", "Publish this blocked release anyway?")
+        given = kwargs.pop("params", None)  # the DAG's params arrive here too
+        params: dict[str, Any] = {}
+        if given is not None:
+            getter = getattr(given, "get_param", None)
+            params = {k: getter(k) if getter else given[k] for k in given}
+        # a default, so the task starts (params are validated then); an approval without a
+        # reason is refused when the steward answers
+        params["reason"] = Param("", type="string", description="why (kept in the ledger)")
+        super().__init__(options=[PUBLISH, KEEP], defaults=KEEP, params=params, **kwargs)
+        self.attempt_task_id = attempt_task_id
+        self.release = release
+        self.publish_to = publish_to
+        self.conn_id = conn_id
+        self.privacy_ledger_conn_id = privacy_ledger_conn_id or DEFAULT_CONN_ID
+
+    def _context(self, context: Any) -> Any:
+        from airflow_privacy.providers.airflow import adapter
+
+        return adapter.make_context(
+            lambda m: self.log.info("%s", m), context, self.privacy_ledger_conn_id
+        )
+
+    def execute(self, context: Any) -> Any:
+        from airflow.sdk.exceptions import AirflowSkipException
+
+        from airflow_privacy.core.redaction import redact
+        from airflow_privacy.gate.attempts import OverrideRequest, override, same_run
+        from airflow_privacy.providers.airflow import adapter
+
+        uuid = adapter.attempt_of(self, context)
+        if uuid is None:
+            raise AirflowSkipException("no attempt was opened: nothing to override")
+        ctx = self._context(context)
+        with ctx.open_ledger(None) as db:
+            info = db.attempt(uuid)
+        same_run(info, ctx)
+        if info.status != "blocked":
+            raise AirflowSkipException(f"attempt {uuid} is {info.status}: nothing to override")
+        pending = (info.override or {}).get("outcome") == "pending"
+        if not pending:
+            run = context.get("dag_run")
+            asker = getattr(run, "triggering_user_name", None) or "the schedule"
+            why = f"run {context['run_id']} asks a steward"
+            override(OverrideRequest(attempt=uuid, action="ask", by=str(asker), reason=why), ctx)
+        reasons = "\n".join(f"* {redact(str(r))}" for r in info.reasons)
+        self.body = (
+            f"**{info.release.name}** (attempt `{uuid}`) was blocked by the gate:\n\n{reasons}"
+            "\n\nPublishing it anyway is recorded with your name, the time, your reason and "
+            "the dataset's policy version. The person who triggered the run cannot approve."
+        )
+        return super().execute(context)
+
+    def execute_complete(self, context: Any, event: dict[str, Any]) -> Any:
+        from airflow_privacy.gate.attempts import OverrideRequest, override
+        from airflow_privacy.gate.refs import ReleaseRef
+        from airflow_privacy.providers.airflow import adapter
+
+        answer = super().execute_complete(context, event)
+        user = answer.get("responded_by_user") or {}
+        who = str(user.get("name") or user.get("id") or "unknown")
+        reason = str((answer.get("params_input") or {}).get("reason") or "").strip()
+        approve = PUBLISH in (answer.get("chosen_options") or [])
+        if approve and not reason:
+            from airflow.sdk.exceptions import AirflowFailException
+
+            raise AirflowFailException(
+                f"{who} chose {PUBLISH!r} without a reason: an override is recorded with its "
+                "reason, so nothing was published (the block stands)"
+            )
+        uuid = adapter.attempt_of(self, context)
+        assert uuid is not None
+
+        def service(ctx: Any) -> Any:
+            return override(
+                OverrideRequest(
+                    attempt=uuid, action="approve" if approve else "reject",
+                    reason=reason or "(no reason given)", by=who,
+                    release=ReleaseRef(path=self.release, conn=self.conn_id) if approve else None,
+                    destination=self.publish_to if approve else None, conn=self.conn_id,
+                ),
+                ctx,
+            )  # fmt: skip
+
+        return adapter.run(
+            context,
+            service,
+            log=lambda m: self.log.info("%s", m),
+            conn_id=self.privacy_ledger_conn_id,
+            on_unsafe="continue",
+        )
