@@ -14,6 +14,14 @@ The run is green exactly when the release was published (or was already publishe
 published content publishes nothing again and says so). The first release of the dataset must
 be declared (``first_release``): a typo in the dataset or ledger never starts a new history.
 
+Identity disclosure, a choice this sample makes on purpose: Anatomy publishes the QIs
+exactly, so people can stand out on them (the attempt measures it, and the report's identity
+section shows the highest prosecutor risk, the records at risk and the sample uniques). This
+sample protects attribute disclosure (occupation) and accepts identity disclosure, as
+Anatomy does when the QIs are public anyway (here: census attributes). An organization whose
+QIs are not public limits it in the dataset's policy (``airflow-privacy policy set --dataset
+adult --max-prosecutor-risk 0.2 ...``): the gate then blocks this shape, naming the numbers.
+
 The data: a slice of the bundled UCI Adult sample (``first_record``, ``records``). With a
 fresh ledger, trigger it with ``first_release`` true: it publishes; a second run with
 ``first_record=10000`` overlaps the first release by 5,000 people, and the composition audit

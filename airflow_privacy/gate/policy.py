@@ -46,6 +46,9 @@ class Policy:
     maxent_c: float | None = None
     benign: list[str] = field(default_factory=list)
     approvers: list[str] = field(default_factory=list)
+    #: the highest prosecutor risk a release may have on its QIs (None: identity disclosure
+    #: is accepted, e.g. a bucketized release whose QIs are public anyway)
+    max_prosecutor_risk: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -54,6 +57,11 @@ class Policy:
             "maxent": {"c": self.maxent_c} if self.maxent_c is not None else None,
             "benign": list(self.benign),
             "approvers": list(self.approvers),
+            "identity": (
+                {"max_prosecutor_risk": self.max_prosecutor_risk}
+                if self.max_prosecutor_risk is not None
+                else None
+            ),
         }
 
     @classmethod
@@ -67,6 +75,11 @@ class Policy:
             maxent_c=float(maxent["c"]) if maxent.get("c") is not None else None,
             benign=[str(b) for b in d.get("benign") or []],
             approvers=[str(a) for a in d.get("approvers") or []],
+            max_prosecutor_risk=(
+                float(identity["max_prosecutor_risk"])
+                if (identity := d.get("identity") or {}).get("max_prosecutor_risk") is not None
+                else None
+            ),
         )
 
     def lines(self) -> list[str]:
@@ -76,6 +89,11 @@ class Policy:
             out.append(composition_text(self.composition))
         if self.maxent_c is not None:
             out.append(f"maxent: c <= {self.maxent_c:g}")
+        out.append(
+            f"identity: highest prosecutor risk <= {self.max_prosecutor_risk:g}"
+            if self.max_prosecutor_risk is not None
+            else "identity: disclosure of identity accepted (no limit)"
+        )
         out.append("benign values: " + (", ".join(self.benign) if self.benign else "none"))
         out.append("approvers: " + (", ".join(self.approvers) or "any second person"))
         return out
@@ -112,6 +130,7 @@ def build_policy(
     maxent_c: float | None = None,
     benign: Sequence[str] = (),
     approvers: Sequence[str] = (),
+    max_prosecutor_risk: float | None = None,
 ) -> Policy:
     """A policy from its front end's values (the option names in messages are the front
     end's: ``opt``)."""
@@ -141,10 +160,12 @@ def build_policy(
                        "max_pvp": float(max_pvp), "overlap": overlap}  # fmt: skip
     if maxent_c is not None:
         _number(maxent_c, "maxent_c", 0.0, 1.0, open_low=True)
-    if not lines and composition is None and maxent_c is None:
+    if max_prosecutor_risk is not None:
+        _number(max_prosecutor_risk, "max_prosecutor_risk", 0.0, 1.0, open_low=True)
+    if not lines and composition is None and maxent_c is None and max_prosecutor_risk is None:
         raise InputError(
-            f"a policy needs at least one line: {opt('criterion')}, the composition line or "
-            f"{opt('maxent_c')}"
+            f"a policy needs at least one line: {opt('criterion')}, the composition line, "
+            f"{opt('maxent_c')} or {opt('max_prosecutor_risk')}"
         )
     return Policy(
         criteria=[(n, dict(p)) for n, p in lines],
@@ -152,6 +173,7 @@ def build_policy(
         maxent_c=float(maxent_c) if maxent_c is not None else None,
         benign=sorted({str(b) for b in benign}),
         approvers=sorted({str(a).strip() for a in approvers if str(a).strip()}),
+        max_prosecutor_risk=float(max_prosecutor_risk) if max_prosecutor_risk is not None else None,
     )
 
 
@@ -240,6 +262,10 @@ def loosened(old: Policy | None, new: Policy) -> list[str]:
         out.append(f"declares more benign values ({', '.join(more)})")
     if set(new.approvers) != set(old.approvers):
         out.append("changes who approves")
+    if old.max_prosecutor_risk is not None and (
+        new.max_prosecutor_risk is None or new.max_prosecutor_risk > old.max_prosecutor_risk
+    ):
+        out.append(f"loosens identity: highest prosecutor risk <= {old.max_prosecutor_risk:g}")
     return out
 
 
@@ -297,6 +323,23 @@ def policy_reasons(info: AttemptInfo, held: PolicyInfo) -> list[str]:
         if not any(_benign_ok(r, policy) for r in ok):
             got = ", ".join(str(_params(r).get("c")) for _, r in found) or "no passed MaxEnt check"
             out.append(f"{head} requires maxent c <= {limit:g}: measured {got}")
+    if policy.max_prosecutor_risk is not None:
+        spec = info.release.spec if isinstance(info.release.spec, Mapping) else {}
+        identity = spec.get("identity") if isinstance(spec.get("identity"), Mapping) else None
+        cap = policy.max_prosecutor_risk
+        if identity is None:
+            out.append(
+                f"{head} limits the highest prosecutor risk to {cap:g}, but this release's "
+                "identity risk was not measured (content recorded before it was): open a new "
+                "attempt"
+            )
+        elif float(identity.get("highest") or 0.0) > cap:
+            out.append(
+                f"{head} limits the highest prosecutor risk to {cap:g}; this release's is "
+                f"{float(identity['highest']):.3g} ({int(identity.get('sample_uniques') or 0):,} "
+                f"sample uniques, {int(identity.get('records_at_risk') or 0):,} records at "
+                "risk): generalize or suppress the QIs further"
+            )
     return out
 
 

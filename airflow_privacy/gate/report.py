@@ -148,6 +148,7 @@ def run_report(req: ReportRequest, ctx: GateContext) -> Envelope:
             missing_as=req.missing_as,
             fmt=req.fmt,
             delimiter=req.delimiter,
+            identity=(info.release.spec or {}).get("identity") if info is not None else None,
         )
     report = _with_path(report, req.release.describe())
     html = render_html(report)

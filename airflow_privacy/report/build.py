@@ -36,7 +36,7 @@ from airflow_privacy.report.model import (
     UtilitySection,
     Verdict,
 )
-from airflow_privacy.report.risk import first_risk
+from airflow_privacy.report.risk import first_risk, identity_section
 
 if TYPE_CHECKING:
     from airflow_privacy.core.io import Format
@@ -100,6 +100,7 @@ def build_release_report(
     delimiter: str | None = None,
     counts: Callable[[str, list[str]], Bucketization] | None = None,
     manifest: Mapping[str, Any] | None = None,
+    identity: Mapping[str, Any] | None = None,
 ) -> ReleaseReport:
     """The report of ``release`` (module doc). ``checks``: the envelopes of the checks;
     ``reasons`` say why the release was not published (they lead). Blank sensitive cells are
@@ -184,7 +185,8 @@ def build_release_report(
     if maxent is None:
         notes["maxent"] = "not run: no MaxEnt estimate was recorded for this release"
     utility = _utility(b, m)
-    risk = first_risk(checks)  # a section only when a risk analysis is among the checks
+    # the risk analysis among the checks, else the identity risk the attempt recorded
+    risk = first_risk(checks) or identity_section(dict(identity) if identity else None)
     say("report built")
     return ReleaseReport(
         facts=facts,

@@ -134,3 +134,40 @@ def first_risk(checks: Sequence[Envelope]) -> RiskSection | None:
         if env.step == "risk" and env.outcome != "already-published":
             return risk_section(env)
     return None
+
+
+def identity_section(identity: Any) -> RiskSection | None:
+    """The section from the identity risk every attempt records on its QIs
+    (:func:`airflow_privacy.core.risk.identity.identity_risk`, kept in the release's spec),
+    when no risk analysis ran: the prosecutor measures, each with its sentence."""
+    if not isinstance(identity, dict) or not identity.get("records"):
+        return None
+    n = int(identity["records"])
+    highest = float(identity["highest"])
+    at_risk = int(identity["records_at_risk"])
+    uniques = int(identity["sample_uniques"])
+    threshold = float(identity.get("threshold") or 0.2)
+    qis = [str(q) for q in identity.get("qis") or []]
+    smallest = round(1 / highest) if highest else 0
+    measures = [
+        RiskMeasure("highest prosecutor risk", highest,
+                    f"the smallest class of QI values holds {smallest} record(s): an attacker "
+                    "who knows a person is in the release and knows their QIs picks the right "
+                    f"record with probability {highest:.3g}"),
+        RiskMeasure("records at risk", at_risk,
+                    f"{at_risk:,} of {n:,} records ({100 * at_risk / n:.3g}%) are in a class "
+                    f"whose re-identification probability is above {threshold:g}"),
+        RiskMeasure("average prosecutor risk", float(identity["average"]),
+                    "the share of records an attacker re-identifies on average (classes / "
+                    "records)"),
+        RiskMeasure("sample uniques", uniques,
+                    f"{uniques:,} record(s) are alone in their class of QI values"),
+    ]  # fmt: skip
+    summary = (
+        f"identity risk on the QIs ({', '.join(qis)}): highest prosecutor risk {highest:.3g}, "
+        f"{at_risk:,} of {n:,} records at risk, {uniques:,} sample uniques (measured when the "
+        "attempt was opened; no risk analysis among the checks)"
+    )
+    return RiskSection(source="attempt", summary=summary, threshold=threshold, qis=qis,
+                       population="the release itself (prosecutor model)", measures=measures,
+                       bins=[], contributions=[])  # fmt: skip

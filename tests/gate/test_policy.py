@@ -186,3 +186,45 @@ def test_policy_on_the_command_line(tmp_path: Path) -> None:
     assert env["details"]["lines"][0] == "k-anonymity:k=5"
     assert run("policy", "set", "--dataset", "adult", "--max-pvp", "10", "--by", "a",
                "--reason", "x")[0] == 2  # fmt: skip
+
+
+def test_identity_risk_is_always_measured_reported_and_limited_by_the_policy(
+    ws: Workspace, ctx: GateContext
+) -> None:
+    """The sample DAG's shape (Anatomy: QIs exact) passes k-anonymity counted on buckets
+    while people stand out on their QIs: every attempt measures that, the report shows it,
+    and a policy that limits it blocks the release, naming the numbers."""
+    from airflow_privacy.gate.refs import ReleaseRef
+    from airflow_privacy.gate.report import ReportRequest, run_report
+
+    rel = make_release(ws, ctx, "v1", 0)
+    opened = attempt(ws, ctx, rel, first_release=True)
+    identity = opened.details["identity"]
+    assert identity["highest"] == 1.0 and identity["sample_uniques"] > 0
+    u = uuid_of(opened)
+    limited = build_policy(criteria=["k-anonymity:k=3"], max_prosecutor_risk=0.2)
+    set_policy("adult", limited, by="officer", reason="QIs are not public here", ctx=ctx,
+               ledger=ws.ledger)  # fmt: skip
+    assert check(ws, ctx, rel, u).safe is True  # k-anonymity on buckets holds
+    with pytest.raises(ReleaseBlocked) as blocked:
+        gate(ws, ctx, rel, u)
+    reasons = " | ".join(blocked.value.envelope.reasons)  # type: ignore[attr-defined]
+    assert "limits the highest prosecutor risk to 0.2; this release's is 1" in reasons
+    assert f"{identity['sample_uniques']:,} sample uniques" in reasons
+    env = run_report(ReportRequest(release=ReleaseRef(path=str(rel)), attempt=u,
+                                   ledger=ws.ledger, k_max=2), ctx)  # fmt: skip
+    assert env.details["status"] == "blocked"
+    from airflow_privacy.ledger import ReleaseLedger
+    from airflow_privacy.report import ReleaseReport
+
+    with ReleaseLedger(ws.ledger) as db:
+        stored = db.attempt_report(u)
+    assert stored is not None
+    report = ReleaseReport.from_dict(stored)
+    assert report.risk is not None and report.risk.source == "attempt"
+    assert "sample uniques" in report.risk.summary
+    # loosening the identity line is a loosening (four eyes)
+    assert loosened(Policy.from_dict(build_policy(max_prosecutor_risk=0.2).to_dict()),
+                    build_policy(max_prosecutor_risk=0.5)) == [
+        "loosens identity: highest prosecutor risk <= 0.2"
+    ]  # fmt: skip

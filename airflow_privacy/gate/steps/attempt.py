@@ -210,6 +210,14 @@ class AttemptStep(Step):
         # created), so that a mistake never leaves a new, empty ledger behind
         hashes = member_hashes(req.population, req.id_column, loc.key_env, ctx)
         digest = content_digest(req.release, ctx)
+        from airflow_privacy.core.risk.identity import identity_risk
+
+        identity = identity_risk(rel)  # always measured: the report and the policy read it
+        ctx.progress(
+            f"identity risk on the QIs: highest prosecutor risk {identity.highest:.3g}, "
+            f"{identity.records_at_risk:,} of {identity.records:,} records at risk, "
+            f"{identity.sample_uniques:,} sample uniques"
+        )
         try:
             opened = ctx.open_ledger(req.ledger, create=req.first_release)
         except LedgerMissing as exc:  # a database without ledger tables
@@ -230,7 +238,7 @@ class AttemptStep(Step):
                 version=req.version,
                 first_release=req.first_release,
                 origin=ctx.origin,
-                spec=cand.spec(),
+                spec={**cand.spec(), "identity": identity.to_dict()},
                 manifest=cand.manifest,
                 criteria=(cand.manifest or {}).get("criteria_results"),
                 member_hashes=hashes,
@@ -256,7 +264,8 @@ class AttemptStep(Step):
             step="attempt", name=req.name, outcome=outcome, safe=None, summary=summary,
             release=facts, attempt=attempt_ref(info),
             details={"required": list(info.required), "first_release": info.first_release,
-                     "members": info.release.members, "created": info.release.created},
+                     "members": info.release.members, "created": info.release.created,
+                     "identity": identity.to_dict()},
         )  # fmt: skip
 
 

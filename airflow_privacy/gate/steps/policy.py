@@ -31,6 +31,7 @@ class PolicyRequest:
     maxent_c: float | None = None
     benign: list[str] = field(default_factory=list)
     approvers: list[str] = field(default_factory=list)
+    max_prosecutor_risk: float | None = None
     new_dataset: str | None = None
     by: str | None = None
     ledger: str | None = None
@@ -78,6 +79,10 @@ class PolicyStep(Step):
         Field("approvers", "values", "who may approve a loosening change (default: any "
               "second person)", cli="--approver", metavar="NAME",
               type_hint="Sequence[str] | None"),
+        Field("max_prosecutor_risk", "number", "the highest prosecutor risk a release may "
+              "have on its QIs (default: identity disclosure accepted, e.g. QIs public "
+              "anyway)", low=0, high=1, open_low=True, metavar="RISK",
+              type_hint="float | str | None"),
         Field("new_dataset", "label", "confirm a new dataset whose name is close to one the "
               "ledger knows by repeating its name", metavar="NAME", type_hint="str | None"),
         Field("by", "label", "who sets it (default: the user, or the task)", metavar="NAME",
@@ -111,6 +116,7 @@ class PolicyStep(Step):
             maxent_c=values.get("maxent_c"),
             benign=list(values.get("benign") or []),
             approvers=list(values.get("approvers") or []),
+            max_prosecutor_risk=values.get("max_prosecutor_risk"),
             new_dataset=values.get("new_dataset"),
             by=values.get("by"),
             ledger=values.get("ledger"),
@@ -122,13 +128,15 @@ class PolicyStep(Step):
         self.check(
             Known(
                 {"composition_measure": req.composition_measure, "confidence": req.confidence,
-                 "max_pvp": req.max_pvp, "overlap": req.overlap, "maxent_c": req.maxent_c}
+                 "max_pvp": req.max_pvp, "overlap": req.overlap, "maxent_c": req.maxent_c,
+                 "max_prosecutor_risk": req.max_prosecutor_risk}
             )
         )  # fmt: skip
         policy = build_policy(
             criteria=req.criteria, measure=req.composition_measure, confidence=req.confidence,
             max_pvp=req.max_pvp, overlap=req.overlap, maxent_c=req.maxent_c,
             benign=req.benign, approvers=req.approvers,
+            max_prosecutor_risk=req.max_prosecutor_risk,
         )  # fmt: skip
         return set_policy(
             req.dataset, policy, by=req.by, reason=req.reason, ctx=ctx, ledger=req.ledger,

@@ -38,6 +38,8 @@ class DatasetPolicyOperator(LedgerOperator):
     :param maxent_c: MaxEnt's largest posterior
     :param benign_values: sensitive values a check may declare benign
     :param approvers: who may approve a loosening change
+    :param max_prosecutor_risk: the highest prosecutor risk a release may have on its QIs
+        (default: identity disclosure accepted)
     :param new_dataset: the dataset's name again, for a new name close to a known one
     :param by: who sets or decides it (a person's name)
     Also ``privacy_ledger_conn_id``.
@@ -66,6 +68,7 @@ class DatasetPolicyOperator(LedgerOperator):
         maxent_c: float | str | None = None,
         benign_values: Sequence[str] | None = None,
         approvers: Sequence[str] | None = None,
+        max_prosecutor_risk: float | str | None = None,
         new_dataset: str | None = None,
         by: str | None = None,
         **kwargs: Any,
@@ -92,6 +95,7 @@ class DatasetPolicyOperator(LedgerOperator):
         self.maxent_c = maxent_c
         self.benign_values = benign_values
         self.approvers = approvers
+        self.max_prosecutor_risk = max_prosecutor_risk
         self.new_dataset = new_dataset
         self.by = by
         self._check_at_parse_time()
