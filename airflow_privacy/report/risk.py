@@ -138,7 +138,7 @@ def first_risk(checks: Sequence[Envelope]) -> RiskSection | None:
 
 def identity_section(identity: Any) -> RiskSection | None:
     """The section from the identity risk every attempt records on its QIs
-    (:func:`airflow_privacy.core.risk.identity.identity_risk`, kept in the release's spec),
+    (:func:`airflow_privacy.core.composition.identity.identity_risk`, kept in the release's spec),
     when no risk analysis ran: the prosecutor measures, each with its sentence."""
     if not isinstance(identity, dict) or not identity.get("records"):
         return None

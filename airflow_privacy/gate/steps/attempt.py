@@ -210,7 +210,7 @@ class AttemptStep(Step):
         # created), so that a mistake never leaves a new, empty ledger behind
         hashes = member_hashes(req.population, req.id_column, loc.key_env, ctx)
         digest = content_digest(req.release, ctx)
-        from airflow_privacy.core.risk.identity import identity_risk
+        from airflow_privacy.core.composition.identity import identity_risk
 
         identity = identity_risk(rel)  # always measured: the report and the policy read it
         ctx.progress(

@@ -33,9 +33,28 @@ def _loads(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
-def upgrade() -> None:
+def _release(bind: Any, rid: int, kind: str, qis: Any, sensitive: str) -> Any:
+    """The stored groups of release ``rid`` as a PublishedRelease."""
     from airflow_privacy.core.composition.release import PublishedRelease
 
+    groups = bind.execute(
+        sa.text(
+            "SELECT descriptor, sensitive, members FROM ledger_groups "
+            "WHERE release_id = :rid ORDER BY position"
+        ),
+        {"rid": rid},
+    ).all()
+    members = [_loads(g[2]) for g in groups] if kind == "bucketized" else None
+    return PublishedRelease.from_groups(
+        list(_loads(qis)),
+        sensitive,
+        [(_loads(g[0]), _loads(g[1])) for g in groups],
+        kind,
+        [[(q, m) for q, m in grp] for grp in members] if members is not None else None,
+    )
+
+
+def upgrade() -> None:
     bind = op.get_bind()
     rows = bind.execute(
         sa.text(
@@ -44,21 +63,7 @@ def upgrade() -> None:
         )
     ).all()
     for rid, dataset, kind, qis, sensitive in rows:
-        groups = bind.execute(
-            sa.text(
-                "SELECT descriptor, sensitive, members FROM ledger_groups "
-                "WHERE release_id = :rid ORDER BY position"
-            ),
-            {"rid": rid},
-        ).all()
-        members = [_loads(g[2]) for g in groups] if kind == "bucketized" else None
-        release = PublishedRelease.from_groups(
-            list(_loads(qis)),
-            sensitive,
-            [(_loads(g[0]), _loads(g[1])) for g in groups],
-            kind,
-            [[(q, m) for q, m in grp] for grp in members] if members is not None else None,
-        )
+        release = _release(bind, rid, kind, qis, sensitive)
         content = release.content_hash()
         taken = bind.execute(
             sa.text(
@@ -75,30 +80,13 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    # the hashes with members cannot be recomputed without the identifiers' order of old;
-    # they are recomputed from the stored member hashes (the same canonical form)
-    from airflow_privacy.core.composition.release import PublishedRelease
-
+    # the old form: the content hash with the stored identifier hashes
     bind = op.get_bind()
     rows = bind.execute(
         sa.text("SELECT id, kind, qis, sensitive FROM ledger_releases WHERE n_members IS NOT NULL")
     ).all()
     for rid, kind, qis, sensitive in rows:
-        groups = bind.execute(
-            sa.text(
-                "SELECT descriptor, sensitive, members FROM ledger_groups "
-                "WHERE release_id = :rid ORDER BY position"
-            ),
-            {"rid": rid},
-        ).all()
-        members = [_loads(g[2]) for g in groups] if kind == "bucketized" else None
-        release = PublishedRelease.from_groups(
-            list(_loads(qis)),
-            sensitive,
-            [(_loads(g[0]), _loads(g[1])) for g in groups],
-            kind,
-            [[(q, m) for q, m in grp] for grp in members] if members is not None else None,
-        )
+        release = _release(bind, rid, kind, qis, sensitive)
         hashes = [
             str(h)
             for (h,) in bind.execute(

@@ -9,9 +9,9 @@ from fractions import Fraction
 import pandas as pd
 import pyarrow as pa
 
+from airflow_privacy.core.composition.identity import identity_risk
 from airflow_privacy.core.composition.release import PublishedRelease
 from airflow_privacy.core.datasets import load_adult
-from airflow_privacy.core.risk.identity import identity_risk
 
 QIS = ["age", "marital-status", "race", "sex"]
 
