@@ -214,7 +214,7 @@ class ReleaseReportOperator(AttemptOperator):
 
         from airflow_privacy.core.redaction import redact
 
-        why = "; ".join(redact(str(r)) for r in reasons) or "no reason recorded"
+        why = "; ".join(redact(str(r)) for r in reasons).rstrip(". ") or "no reason recorded"
         raise AirflowFailException(
             f"the release was not published ({status}): {why}. The run is red because the "
             "ledger does not say this run's attempt was published"
