@@ -121,6 +121,7 @@ def measure(url: str, rel: PublishedRelease, ids: list[str]) -> dict[str, Any]:
         got = ledger.member_hashes(info.id)
         members.append(time.perf_counter() - t0)
         assert back.content_hash() == info.content_hash  # the content alone (revision 0005)
+        assert got is not None and len(got) == len(hashes)
     ledger.close()
     return {
         "orm_baseline_s": statistics.median(base),
