@@ -33,9 +33,6 @@ if TYPE_CHECKING:
     from airflow_privacy.gate.context import GateContext
     from airflow_privacy.ledger import AttemptInfo, PolicyInfo
 
-MEASURES = ("ganta", "posterior")
-OVERLAPS = ("worst-case", "known")
-
 
 @dataclass(frozen=True)
 class Policy:
@@ -133,35 +130,29 @@ def build_policy(
     max_prosecutor_risk: float | None = None,
 ) -> Policy:
     """A policy from its front end's values (the option names in messages are the front
-    end's: ``opt``)."""
+    end's: ``opt``). The ranges, choices and the composition line's rule are the policy
+    step's declaration (:class:`airflow_privacy.gate.steps.policy.PolicyStep`), checked
+    here for every caller."""
     from airflow_privacy.gate.criteria import parse_criteria
+    from airflow_privacy.gate.steps.base import Known
+    from airflow_privacy.gate.steps.policy import POLICY
 
+    POLICY.check(
+        Known(
+            {"composition_measure": measure, "confidence": confidence, "max_pvp": max_pvp,
+             "overlap": overlap, "maxent_c": maxent_c,
+             "max_prosecutor_risk": max_prosecutor_risk}
+        )
+    )  # fmt: skip
     lines = parse_criteria(list(criteria), "criterion") if criteria else []
     names = [n for n, _ in lines]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise InputError(f"{opt('criterion')} {dupes[0]!r} is given twice: one line per criterion")
     composition = None
-    given = [x is not None for x in (measure, confidence, max_pvp)]
-    if any(given) and not all(given):
-        raise InputError(
-            f"the composition line needs {opt('composition_measure')}, {opt('confidence')} and "
-            f"{opt('max_pvp')} together"
-        )
-    if all(given):
-        assert measure is not None and confidence is not None and max_pvp is not None
-        if measure not in MEASURES:
-            raise InputError(f"{opt('composition_measure')} must be one of {', '.join(MEASURES)}")
-        if overlap not in OVERLAPS:
-            raise InputError(f"{opt('overlap')} must be one of {', '.join(OVERLAPS)}")
-        _number(confidence, "confidence", 0.0, 1.0, open_low=True)
-        _number(max_pvp, "max_pvp", 0.0, 100.0)
+    if measure is not None and confidence is not None and max_pvp is not None:
         composition = {"measure": measure, "confidence": float(confidence),
                        "max_pvp": float(max_pvp), "overlap": overlap}  # fmt: skip
-    if maxent_c is not None:
-        _number(maxent_c, "maxent_c", 0.0, 1.0, open_low=True)
-    if max_prosecutor_risk is not None:
-        _number(max_prosecutor_risk, "max_prosecutor_risk", 0.0, 1.0, open_low=True)
     if not lines and composition is None and maxent_c is None and max_prosecutor_risk is None:
         raise InputError(
             f"a policy needs at least one line: {opt('criterion')}, the composition line, "
@@ -177,23 +168,7 @@ def build_policy(
     )
 
 
-def _number(value: Any, what: str, low: float, high: float, open_low: bool = False) -> None:
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value > high or value < low or (open_low and value == low):
-        bracket = "(" if open_low else "["
-        raise InputError(
-            f"{opt(what)} must be a number in {bracket}{low:g}, {high:g}], got {value!r}"
-        )
-
-
 # ----------------------------------------------------------------------- comparing
-def _declared(name: str, key: str) -> Any:
-    from airflow_privacy.core.criteria.registry import known
-
-    cls = known(name)
-    return cls.parameter(key) if cls is not None else None
-
-
 def _num(v: Any) -> float | None:
     if isinstance(v, bool) or not isinstance(v, int | float):
         return None
@@ -203,11 +178,14 @@ def _num(v: Any) -> float | None:
 def meets(name: str, measured: Mapping[str, Any], minimum: Mapping[str, Any]) -> str | None:
     """Why parameters ``measured`` of criterion ``name`` are weaker than ``minimum`` (None:
     at least as strict)."""
+    from airflow_privacy.core.criteria.registry import known
+
     for key, want in minimum.items():
         if want is None:
             continue
         got = measured.get(key)
-        declared = _declared(name, key)
+        cls = known(name)
+        declared = cls.parameter(key) if cls is not None else None
         way = declared.stricter if declared is not None else ""
         if got is None:
             return f"{key} was not set (the policy's is {_fmt(want)})"

