@@ -328,10 +328,7 @@ def publish(req: PublishRequest, ctx: GateContext) -> Envelope:
     replaced in between is never published. The destination is checked before the gate
     decides: publishing never replaces a file with other content (an identical file is the
     trace of an interrupted earlier run and is written again)."""
-    if (req.release is None) != (req.destination is None):
-        raise InputError(
-            f"the release file and {opt('to')} go together (or neither: the ledger only)"
-        )
+    paired(req.release, req.destination)
     target = _destination(req)
     with contextlib.ExitStack() as stack:
         snap = stack.enter_context(_snapshot(req.release, ctx)) if req.release else None
@@ -362,7 +359,7 @@ def publish(req: PublishRequest, ctx: GateContext) -> Envelope:
                 decided = db.finish_publish(decided.uuid)
                 files = "copied" if target is not None else "ledger only"
             elif info.status == "published":
-                files = _files_in_place(snap, target, ctx)
+                files = _files_in_place(snap, target, info.content_digest, ctx)
             else:
                 files = ""
     return _publish_envelope(req, decided, before=info.status, files=files)
@@ -387,16 +384,29 @@ def _decided_matches(info: AttemptInfo, changed: str | None, target: ReleaseRef)
         )
 
 
-def _files_in_place(snap: ReleaseRef | None, target: ReleaseRef | None, ctx: GateContext) -> str:
+def _files_in_place(
+    snap: ReleaseRef | None, target: ReleaseRef | None, digest: str | None, ctx: GateContext
+) -> str:
     """A published attempt re-run: whether its files are still where it published them
-    (``verified``), gone (``missing``), or were not looked at (no release given)."""
+    (``verified``), gone (``missing``), or were not looked at (no release given). ``digest``:
+    the attempt's, which the snapshot was just verified against (hashed again only for an
+    attempt recorded without one)."""
     if snap is None or target is None:
         return "not looked at"
     try:
         there = content_digest(target, ctx)
     except InputError:
         return "missing"
-    return "verified" if there == content_digest(snap, ctx) else "changed"
+    return "verified" if there == (digest or content_digest(snap, ctx)) else "changed"
+
+
+def paired(release: object, destination: object) -> None:
+    """The release file and its destination go together (or neither: the ledger only), for
+    the gate and for an approved override alike."""
+    if (release is None) != (destination is None):
+        raise InputError(
+            f"the release file and {opt('to')} go together (or neither: the ledger only)"
+        )
 
 
 def _destination(req: PublishRequest) -> ReleaseRef | None:
@@ -651,10 +661,7 @@ def override(req: OverrideRequest, ctx: GateContext) -> Envelope:
         attempt=req.attempt, release=req.release, destination=req.destination,
         ledger=req.ledger, conn=req.conn,
     )  # fmt: skip
-    if (req.release is None) != (req.destination is None):
-        raise InputError(
-            f"the release file and {opt('to')} go together (or neither: the ledger only)"
-        )
+    paired(req.release, req.destination)
     target = _destination(publish_req)
     with contextlib.ExitStack() as stack:
         snap = stack.enter_context(_snapshot(req.release, ctx)) if req.release else None

@@ -483,9 +483,8 @@ class ReleaseLedger:
         datasets an audit may have read; PostgreSQL ``FOR UPDATE``)."""
         s.scalars(select(DatasetRow).order_by(DatasetRow.name).with_for_update()).all()
 
-    def _dataset_of(self, s: Session, attempt: str | int) -> str:
+    def _dataset_of(self, s: Session, a: AttemptRow) -> str:
         """The dataset of an attempt (read without a lock: it never changes)."""
-        a = self._attempt_row(s, attempt)
         dataset = s.scalar(select(ReleaseRow.dataset).where(ReleaseRow.id == a.release_id))
         assert dataset is not None
         return dataset
@@ -937,17 +936,16 @@ class ReleaseLedger:
         with self._session(write=True) as s:
             # the dataset's lock first (like every writer of the dataset: no deadlock), so
             # that no other writer publishes under the same label between check and write
-            own = self._dataset_of(s, attempt)
+            unlocked = self._attempt_row(s, attempt)  # read once, without a lock: what to lock
             audited = s.scalar(
                 select(func.count())
                 .select_from(CheckRow)
-                .join(AttemptRow, AttemptRow.id == CheckRow.attempt_id)
-                .where(AttemptRow.id == self._attempt_row(s, attempt).id, CheckRow.step == "audit")
+                .where(CheckRow.attempt_id == unlocked.id, CheckRow.step == "audit")
             )
             if audited:
                 self._lock_datasets(s)
             else:
-                self._lock_dataset(s, own)
+                self._lock_dataset(s, self._dataset_of(s, unlocked))
             a = self._attempt_row(s, attempt, lock=True)
             if a.status == "superseded":
                 raise IllegalTransition(

@@ -39,15 +39,15 @@ class IdentityRisk:
 
 
 def class_sizes(release: PublishedRelease) -> Counter[tuple[str, ...]]:
-    """Records per combination of QI values the release shows."""
+    """Records per combination of QI values the release shows (read from its groups as
+    they are held, without building their plain-dict form)."""
     sizes: Counter[tuple[str, ...]] = Counter()
-    for rec in release.group_records():
-        members = rec.get("members")
-        if members is not None:
-            for qis, count in members:
+    for g, key in enumerate(release.keys):
+        if release.members is not None:
+            for qis, count in release.members[g]:
                 sizes[tuple(str(v) for v in qis)] += int(count)
         else:
-            sizes[tuple(str(v) for v in rec["descriptor"])] += int(rec["size"])
+            sizes[tuple(str(v) for v in key)] += int(release.sizes[g])
     return sizes
 
 

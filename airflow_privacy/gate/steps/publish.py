@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from airflow_privacy.errors import InputError, opt
 from airflow_privacy.gate.steps import shared
 from airflow_privacy.gate.steps.base import Known, Step
 from airflow_privacy.gate.steps.fields import Field
@@ -74,10 +73,10 @@ class PublishStep(Step):
     cli_groups = ("ledger", "output")
 
     def rules(self, known: Known) -> None:
-        if known.has("release", "to") and (known["release"] is None) != (known["to"] is None):
-            raise InputError(
-                f"the release file and {opt('to')} go together (or neither: the ledger only)"
-            )
+        from airflow_privacy.gate.attempts import paired
+
+        if known.has("release", "to"):
+            paired(known["release"], known["to"])
 
     def request(self, values: Mapping[str, Any]) -> PublishRequest:
         from airflow_privacy.gate.attempts import PublishRequest
