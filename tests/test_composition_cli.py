@@ -225,7 +225,12 @@ def _attempt(
     release: Path, dataset: str, db: str, capsys: pytest.CaptureFixture[str], *extra: str
 ) -> str:
     """Open an attempt (a first release of ``dataset``, confirmed by name: hospital-1 is
-    close to hospital-2) requiring the check ``audit``."""
+    close to hospital-2) requiring the check ``audit``; the officer records its policy
+    first, confirming the new name too."""
+    code, out, err = run(["policy", "set", "--dataset", dataset, "--new-dataset", dataset,
+                          "--max-prosecutor-risk", "1", "--by", "officer", "--reason", "r",
+                          "--ledger", db, "--quiet"], capsys)  # fmt: skip
+    assert code in (0, 1), err
     code, out, err = run(["attempt", str(release), "--dataset", dataset, *columns(),
                           "--require", "audit", "--first-release", "--new-dataset", dataset,
                           "--ledger", db, "--quiet", "--format", "json", *extra],
@@ -600,14 +605,24 @@ def test_ledger_cli(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) 
     assert code == 2 and "release #7 does not exist" in err
     code, out, _ = run(["ledger", "list", "--ledger", db, "--status", "published"], capsys)
     assert out.startswith("no releases in sqlite:///")
-    # a steward sets the blocked attempt aside (who, when and why are kept); once only
+    # a steward asks to set the blocked attempt aside; under the dataset's policy a second,
+    # different person approves it (four eyes); who, when and why are kept; once only
     code, out, _ = run(["ledger", "supersede", attempt, "--reason", "audited the wrong file",
                         "--by", "steward", "--ledger", db, "--format", "json"], capsys)  # fmt: skip
+    assert code == 1
+    env = json.loads(out)
+    assert env["step"] == "supersede" and env["outcome"] == "proposed"
+    code, _, err = run(["ledger", "approve", attempt, "--reason", "mine", "--by", "steward",
+                        "--ledger", db], capsys)  # fmt: skip
+    assert code == 5 and "four eyes" in err
+    code, out, _ = run(["ledger", "approve", attempt, "--reason", "agreed", "--by", "officer",
+                        "--ledger", db, "--format", "json"], capsys)  # fmt: skip
     assert code == 0
     env = json.loads(out)
     assert env["step"] == "supersede" and env["outcome"] == "superseded"
-    assert env["details"]["superseded_by"] == "steward"
-    assert env["details"]["reason"] == "audited the wrong file"
+    assert env["details"]["override"]["requested_by"] == "steward"
+    assert env["details"]["override"]["decided_by"] == "officer"
+    assert env["details"]["override"]["request_reason"] == "audited the wrong file"
     code, _, err = run(["ledger", "supersede", attempt, "--reason", "again", "--ledger", db],
                        capsys)  # fmt: skip
     assert code == 5 and "only a blocked attempt can be superseded" in err

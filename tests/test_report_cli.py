@@ -21,6 +21,7 @@ from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.refs import ReleaseRef
 from airflow_privacy.gate.tables import write_outputs
 from airflow_privacy.ledger import ReleaseLedger
+from tests.policy_setup import record_policy
 from tests.report_html_checker import by_id, find, parse
 
 QIS = ["age", "marital-status", "race", "sex"]
@@ -222,6 +223,7 @@ def test_report_of_an_attempt_takes_its_status_from_the_ledger(
     db = str(tmp_path / "ledger.db")
     release = str(data["release"])
     default = Path(f"{data['release']}.report.html")
+    record_policy(f"sqlite:///{db}", "adult")
     try:
         code, text = _cli("attempt", release, "--dataset", "adult", "--require", "ck",
                           "--first-release", "--ledger", db, "--format", "json")  # fmt: skip

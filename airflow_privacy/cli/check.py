@@ -69,6 +69,8 @@ def render(env: Envelope) -> str:
             + tail
         )
     text = "\n".join(blocks) + "\n"
+    for a in env.advice:
+        text += f"  the way forward: {wrap(str(a.get('text')))}\n"
     if env.attempt is not None:
         text += f"  recorded: check {env.name!r} of attempt {env.attempt.uuid}\n"
     return text

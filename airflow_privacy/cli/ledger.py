@@ -106,7 +106,10 @@ def register(sub: Any) -> None:
         description="A steward's decision that a blocked attempt no longer stands (e.g. it "
         "was blocked by a data error that has been fixed). The attempt stays in the ledger as "
         "superseded, with who, when and why; the release is no longer shown as blocked. It "
-        "does not publish anything: a new attempt is judged afresh by its checks.",
+        "does not publish anything: a new attempt is judged afresh by its checks. Four eyes: "
+        "when the dataset has a policy this only asks, and a second, different person "
+        "approves it (`ledger approve ATTEMPT`) or rejects it. Exit 0 = superseded, 1 = "
+        "asked (waiting for the second person).",
     )
     sup.add_argument("attempt", metavar="ATTEMPT", help="the blocked attempt's UUID or id")
     sup.add_argument("--reason", required=True, help="why the block no longer stands")
@@ -126,8 +129,9 @@ def register(sub: Any) -> None:
     ov.add_argument("--by", help="who asks (default: your user name)")
     add_ledger_arg(ov)
     add_output_args(ov)
-    for name, words in (("approve", "approve an override (it publishes)"),
-                        ("reject", "reject an override (the block stands)")):  # fmt: skip
+    decisions = (("approve", "approve an override (it publishes) or a supersede"),
+                 ("reject", "reject an override or a supersede (the block stands)"))  # fmt: skip
+    for name, words in decisions:
         d = actions.add_parser(name, help=f"{words}: a second, different person")
         d.add_argument("attempt", metavar="ATTEMPT", help="the blocked attempt's UUID")
         if name == "approve":
@@ -199,7 +203,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         from airflow_privacy.gate.attempts import supersede
 
         env = supersede(args.attempt, args.reason, context(args), args.ledger, args.by)
-        return emit(env, args, out, lambda e: f"SUPERSEDED: {e.summary}\n", EXIT_SAFE)
+        code = EXIT_SAFE if env.outcome == "superseded" else EXIT_UNSAFE
+        return emit(env, args, out, lambda e: f"{e.outcome.upper()}: {e.summary}\n", code)
     if action in ("override", "approve", "reject"):
         from airflow_privacy.gate.attempts import OverrideRequest, override
         from airflow_privacy.gate.refs import ReleaseRef
@@ -214,7 +219,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             ),
             context(args),
         )  # fmt: skip
-        code = EXIT_SAFE if env.outcome == "published" else EXIT_UNSAFE
+        code = EXIT_SAFE if env.outcome in ("published", "superseded") else EXIT_UNSAFE
         return emit(env, args, out, lambda e: f"{e.outcome.upper()}: {e.summary}\n", code)
     raise InputError(f"unknown ledger action {action!r}")  # pragma: no cover - argparse
 

@@ -41,6 +41,7 @@ def render(env: Envelope) -> str:
     if env.outcome == "blocked":
         lines = [f"BLOCKED: {env.summary}"]
         lines += [f"  reason: {r}" for r in env.reasons]
+        lines += [f"  the way forward ({a.get('check')}): {a.get('text')}" for a in env.advice]
         return "\n".join(lines) + "\n"
     if env.outcome == "already-published":
         return f"{env.summary}\n"

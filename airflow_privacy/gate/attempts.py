@@ -590,8 +590,21 @@ def _publish_envelope(
     env = Envelope(
         step="publish", name=req.name, outcome="blocked", safe=False,
         summary=summary, reasons=reasons, release=facts, attempt=ref, details=details,
+        advice=way_forward(info),
     )  # fmt: skip
     raise ReleaseBlocked(f"{rel.name} was not published: " + "; ".join(reasons), env)
+
+
+def way_forward(info: AttemptInfo) -> list[dict[str, Any]]:
+    """The advice of the attempt's checks that did not pass, each tagged with its check's
+    name (what the gate, the report and the UI show after a block)."""
+    out: list[dict[str, Any]] = []
+    for c in info.checks:
+        env = c.envelope if isinstance(c.envelope, dict) else {}
+        if c.safe is True:
+            continue
+        out += [{**a, "check": c.name} for a in env.get("advice") or [] if isinstance(a, dict)]
+    return out
 
 
 # --------------------------------------------------------------------------- by hand
@@ -611,10 +624,14 @@ def block(
 def supersede(
     attempt: str, reason: str, ctx: GateContext, ledger: str | None = None, by: str | None = None
 ) -> Envelope:
-    """A steward sets a blocked attempt aside; who, when and why are kept."""
+    """A steward sets a blocked attempt aside; who, when and why are kept. Under a dataset
+    policy it is only asked (outcome ``proposed``) until a second, different person approves
+    it with :func:`override` (``approve``)."""
     who = by if by is not None else ctx.user()  # a blank name is refused, never replaced
     with ctx.open_ledger(ledger) as db:
         info = db.supersede(attempt, reason, who)
+    if info.status == "blocked":  # four eyes: asked, waiting for a second person
+        return _override_envelope(info, "proposed")
     return Envelope(
         step="supersede", name="supersede", outcome="superseded", safe=None,
         summary=f"attempt {info.uuid} of {info.release.name} superseded by {who} at "
@@ -657,6 +674,16 @@ def override(req: OverrideRequest, ctx: GateContext) -> Envelope:
         with ctx.open_ledger(req.ledger) as db:
             info = db.decide_override(req.attempt, approve=False, by=who, reason=req.reason)
         return _override_envelope(info, "rejected")
+    with ctx.open_ledger(req.ledger) as db:
+        kind = (db.attempt(req.attempt).override or {}).get("kind")
+        if kind == "supersede":
+            if req.release is not None or req.destination is not None:
+                raise InputError(
+                    f"the attempt's pending request is a supersede, which publishes nothing: "
+                    f"approve it without the release file and {opt('to')}"
+                )
+            info = db.decide_override(req.attempt, approve=True, by=who, reason=req.reason)
+            return _override_envelope(info, "superseded")
     publish_req = PublishRequest(
         attempt=req.attempt, release=req.release, destination=req.destination,
         ledger=req.ledger, conn=req.conn,
@@ -686,15 +713,23 @@ def override(req: OverrideRequest, ctx: GateContext) -> Envelope:
 def _override_envelope(info: AttemptInfo, outcome: str) -> Envelope:
     o = info.override or {}
     rel = info.release
+    kind = str(o.get("kind") or "override")
     if outcome == "proposed":
         summary = (
-            f"override of attempt {info.uuid} ({rel.name}) asked by {o.get('requested_by')}: "
-            "it takes effect only when a second, different person approves it"
+            f"{kind} of attempt {info.uuid} ({rel.name}) asked by {o.get('requested_by')}: "
+            "it takes effect only when a second, different person approves it "
+            "(ledger approve / reject)"
         )
     elif outcome == "rejected":
         summary = (
-            f"override of attempt {info.uuid} ({rel.name}) rejected by {o.get('decided_by')}: "
+            f"{kind} of attempt {info.uuid} ({rel.name}) rejected by {o.get('decided_by')}: "
             "the block stands"
+        )
+    elif outcome == "superseded":
+        summary = (
+            f"attempt {info.uuid} of {rel.name} superseded: asked by {o.get('requested_by')}, "
+            f"approved by {o.get('decided_by')} at {o.get('decided_at')}: "
+            f"{o.get('request_reason')}"
         )
     else:
         where = f" to {info.destination}" if info.destination else ""
@@ -705,7 +740,7 @@ def _override_envelope(info: AttemptInfo, outcome: str) -> Envelope:
             f"{o.get('decided_at')}{policy}: {o.get('decision_reason')}"
         )
     return Envelope(
-        step="override", name="override", outcome=outcome,
+        step="supersede" if kind == "supersede" else "override", name=kind, outcome=outcome,
         safe=True if outcome == "published" else None, summary=summary,
         reasons=list(info.reasons), attempt=attempt_ref(info),
         details={"override": dict(o), "blocked_for": list(info.reasons)},

@@ -103,6 +103,10 @@ class Envelope:
     results: list[dict[str, Any]] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     outputs: dict[str, str] = field(default_factory=dict)
+    #: the way forward from a block: changes computed from the data and re-checked before
+    #: they are suggested (:mod:`airflow_privacy.core.advice`), each with ``kind``,
+    #: ``criterion``, ``text`` and its cost; empty when nothing failed or nothing passes
+    advice: list[dict[str, Any]] = field(default_factory=list)
     tool_version: str = ""
     created_at: str = ""
     schema: int = SCHEMA
@@ -168,6 +172,7 @@ class Envelope:
                 results=[dict(r) for r in d.get("results") or [] if isinstance(r, dict)],
                 details=dict(d.get("details") or {}),
                 outputs={str(k): str(v) for k, v in (d.get("outputs") or {}).items()},
+                advice=[dict(a) for a in d.get("advice") or [] if isinstance(a, dict)],
                 tool_version=str(d.get("tool_version") or ""),
                 created_at=str(d.get("created_at") or ""),
                 schema=SCHEMA,

@@ -1096,7 +1096,12 @@ class ReleaseLedger:
 
     def supersede(self, attempt: str | int, reason: str, by: str) -> AttemptInfo:
         """A steward sets a blocked attempt aside (who, when and why are kept); the release
-        is no longer shown as blocked, and a new attempt judges it afresh."""
+        is no longer shown as blocked, and a new attempt judges it afresh.
+
+        Four eyes: when the dataset has a policy, this only *asks* (the attempt stays
+        blocked, the request is pending in ``override`` with ``kind="supersede"``); it takes
+        effect when a second, different person approves it (:meth:`decide_override`). A
+        dataset without a policy (recorded before policies existed) is set aside at once."""
         reason = _check_text(reason, "reason")
         by = _check_text(by, "steward name")
         with self._session(write=True) as s:
@@ -1105,10 +1110,31 @@ class ReleaseLedger:
                 raise IllegalTransition(
                     f"attempt {a.uuid} is {a.status}: only a blocked attempt can be superseded"
                 )
+            self._refuse_pending(a)
+            row = s.get(ReleaseRow, a.release_id)
+            assert row is not None
             now = _now()
+            if policies.active(s, row.dataset) is not None:
+                a.override = {
+                    "kind": "supersede", "requested_by": by, "requested_at": _iso(now),
+                    "request_reason": reason, "outcome": "pending",
+                }  # fmt: skip
+                a.updated_at = now
+                s.flush()
+                return self._attempt_info(s, a, row)
             a.status, a.superseded_at, a.superseded_by = "superseded", now, by
             a.supersede_reason, a.updated_at = reason, now
-            return self._attempt_info(s, a)
+            return self._attempt_info(s, a, row)
+
+    @staticmethod
+    def _refuse_pending(a: AttemptRow) -> None:
+        pending = a.override or {}
+        if pending.get("outcome") == "pending":
+            raise IllegalTransition(
+                f"a {pending.get('kind') or 'override'} of attempt {a.uuid} asked by "
+                f"{pending.get('requested_by')} is waiting for a second person: approve or "
+                "reject it first"
+            )
 
     # -------------------------------------------------------------------- overrides
     def request_override(self, attempt: str | int, *, by: str, reason: str) -> AttemptInfo:
@@ -1122,14 +1148,10 @@ class ReleaseLedger:
                 raise IllegalTransition(
                     f"attempt {a.uuid} is {a.status}: only a blocked attempt can be overridden"
                 )
-            if a.override and a.override.get("outcome") == "pending":
-                raise IllegalTransition(
-                    f"an override of attempt {a.uuid} asked by {a.override.get('requested_by')} "
-                    "is waiting for a second person: approve or reject it"
-                )
+            self._refuse_pending(a)
             a.override = {
-                "requested_by": by, "requested_at": _iso(_now()), "request_reason": reason,
-                "outcome": "pending",
+                "kind": "override", "requested_by": by, "requested_at": _iso(_now()),
+                "request_reason": reason, "outcome": "pending",
             }  # fmt: skip
             a.updated_at = _now()
             s.flush()
@@ -1144,8 +1166,9 @@ class ReleaseLedger:
         reason: str,
         destination: str | None = None,
     ) -> AttemptInfo:
-        """A second person approves (the attempt moves to ``publishing`` and its content to
-        ``published``; :meth:`finish_publish` completes it) or rejects a pending override.
+        """A second person approves (an override: the attempt moves to ``publishing`` and its
+        content to ``published``, :meth:`finish_publish` completes it; a supersede: the
+        attempt is set aside) or rejects a pending override or supersede.
         Never by the person who asked; when the dataset's policy names approvers, only by
         one of them. The policy version in force is recorded."""
         by = _check_text(by, "name", limit=255)
@@ -1156,12 +1179,14 @@ class ReleaseLedger:
             pending = dict(a.override or {})
             if a.status != "blocked" or pending.get("outcome") != "pending":
                 raise IllegalTransition(
-                    f"attempt {a.uuid} has no override waiting for a decision ({a.status})"
+                    f"attempt {a.uuid} has no override or supersede waiting for a decision "
+                    f"({a.status})"
                 )
             asked = str(pending.get("requested_by") or "")
+            kind = str(pending.get("kind") or "override")
             if by.strip().casefold() == asked.strip().casefold():
                 raise IllegalTransition(
-                    f"the override of attempt {a.uuid} was asked by {asked}: a second, "
+                    f"the {kind} of attempt {a.uuid} was asked by {asked}: a second, "
                     "different person approves or rejects it (four eyes)"
                 )
             row = s.get(ReleaseRow, a.release_id, with_for_update=True, populate_existing=True)
@@ -1172,7 +1197,7 @@ class ReleaseLedger:
             )
             if approvers and by not in approvers:
                 raise IllegalTransition(
-                    f"{by} may not approve overrides of {row.dataset!r}: its policy "
+                    f"{by} may not approve a {kind} of {row.dataset!r}: its policy "
                     f"v{policy.version if policy else '?'} names {', '.join(approvers)}"
                 )
             now = _now()
@@ -1182,7 +1207,10 @@ class ReleaseLedger:
                 policy_version=policy.version if policy else None,
             )  # fmt: skip
             a.override, a.updated_at = pending, now
-            if approve:
+            if approve and kind == "supersede":
+                a.status, a.superseded_at, a.superseded_by = "superseded", now, asked
+                a.supersede_reason = str(pending.get("request_reason") or reason)
+            elif approve:
                 if row.status == "published":
                     raise IllegalTransition(
                         f"{row.dataset} v{row.version} is already published by another attempt"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -157,6 +158,14 @@ def build_release_report(
         tool_version=_version(),
     )
     verdict = _verdict(status, reasons, rows)
+    forward = [
+        redact(f"{env.name}: {a.get('text')}")
+        for env in checks
+        if env.safe is not True
+        for a in env.advice
+    ]
+    if forward:
+        verdict = replace(verdict, advice=forward)
     notes: dict[str, str] = {}
 
     curve_c = (

@@ -183,6 +183,12 @@ def _verdict(r: ReleaseReport) -> str:
     if v.reasons and (len(v.reasons) > 1 or not blocked):
         items = "".join(f"<li>{e(x)}</li>" for x in v.reasons)
         inner.append(f"<p>Every reason given:</p><ol>{items}</ol>")
+    if v.advice:
+        items = "".join(f"<li>{e(x)}</li>" for x in v.advice)
+        inner.append(
+            '<p id="way-forward">The way forward (each change re-checked before it is '
+            f"suggested):</p><ul>{items}</ul>"
+        )
     failed = [c for c in r.criteria if c.passed is not True]
     inner.append(
         f"<p>{int(v.checks_run)} criteria evaluated, {int(v.checks_failed)} did not pass"

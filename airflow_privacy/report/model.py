@@ -51,6 +51,9 @@ class Verdict:
     reasons: list[str]
     checks_run: int
     checks_failed: int
+    #: the way forward: the failed checks' advice, each change re-checked before it was
+    #: suggested (:mod:`airflow_privacy.core.advice`)
+    advice: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,9 @@ operator does around the gate never makes a run green or publishes.
 * the gate marked "success" by hand before it ran: red (the report teardown reads the
   ledger), nothing published, the attempt still open;
 * a check of other columns (``group_columns=["sex"]``): red, nothing published;
+* a weaker trigger parameter than the dataset's policy (``check_k=2`` under a policy of
+  ``k-anonymity:k=3``): the check passes, the gate blocks naming the policy line: red;
+* a first release under a near-miss name (``lvie`` beside ``live``): refused, red;
 * a DAG with a cleanup task (``all_done``) after the gate: refused when parsed (an import
   error naming the task), so it never runs.
 """
@@ -24,8 +27,10 @@ from typing import Any
 
 import pytest
 
+from airflow_privacy.gate.policy import Policy
 from airflow_privacy.ledger import ReleaseLedger
 from tests.airflow.live import Airflow, running_airflow, wait_for
+from tests.policy_setup import record_policy
 
 HERE = Path(__file__).resolve().parent
 DAG = "privacy_live"
@@ -41,6 +46,9 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Airflow, Pa
         "AIRFLOW_PRIVACY_LEDGER_KEY": "tests-only-key-0123456789abcdefghijklmnopqrstuv",
         "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
     }
+    # the organization's part: each dataset's policy, before its first release
+    record_policy(url, "live", policy=Policy(criteria=[("k-anonymity", {"k": 3})]))
+    record_policy(url, "wards")
     with running_airflow(
         tmp, "gate", HERE / "live_dags", DAG, env_extra=env, users=("steward",)
     ) as af:
@@ -91,9 +99,9 @@ def _task_state(af: Airflow, dag: str, run_id: str, task: str) -> str:
     return _tasks(af, dag, run_id).get(task, "")
 
 
-def _xcom(af: Airflow, dag: str, run_id: str, task: str) -> Any:
+def _xcom(af: Airflow, dag: str, run_id: str, task: str, key: str = "return_value") -> Any:
     path = (f"/api/v2/dags/{dag}/dagRuns/{run_id}/taskInstances/{task}/xcomEntries/"
-            "return_value?deserialize=true")  # fmt: skip
+            f"{key}?deserialize=true")  # fmt: skip
     return _call(af, "GET", path)["value"]
 
 
@@ -132,6 +140,8 @@ def test_what_an_operator_does_around_the_gate_never_publishes(
     columns = _trigger(af, DAG, {"first_record": 600, "group_columns": ["sex"]})
     edited = _trigger(af, DAG, {"first_record": 900, "hold": True})
     marked = _trigger(af, DAG, {"first_record": 1200, "hold": True})
+    weaker = _trigger(af, DAG, {"first_record": 2100, "check_k": 2})
+    near = _trigger(af, DAG, {"first_record": 2400, "dataset": "lvie", "first_release": True})
 
     # the edited XCom: open_attempt's envelope now names the published attempt
     _wait_task(af, edited, "hold", ("running",))
@@ -146,14 +156,15 @@ def test_what_an_operator_does_around_the_gate_never_publishes(
           {"new_state": "success"})  # fmt: skip
     _go(out, marked)
 
-    states = {run: _finished(af, DAG, run) for run in (same, pasted, columns, edited, marked)}
+    runs = (same, pasted, columns, edited, marked, weaker, near)
+    states = {run: _finished(af, DAG, run) for run in runs}
     tasks = {run: _tasks(af, DAG, run) for run in states}
     # one content, one publication: already published, nothing copied again
     assert states[same] == "success", tasks[same]
     assert _xcom(af, DAG, same, "publish")["outcome"] == "already-published"
     assert not _published(out, same)
     # every other run: red, and nothing of it published
-    for run in (pasted, columns, edited, marked):
+    for run in (pasted, columns, edited, marked, weaker, near):
         assert states[run] == "failed", (run, tasks[run])
         assert not _published(out, run), run
         assert tasks[run]["report"] == "failed", (run, tasks[run])
@@ -161,6 +172,14 @@ def test_what_an_operator_does_around_the_gate_never_publishes(
     assert tasks[columns]["check"] == "failed" and tasks[columns]["publish"] == "failed"
     assert tasks[edited]["check"] == "failed" and tasks[edited]["publish"] == "failed"
     assert tasks[marked]["publish"] == "success"  # by hand; the run is red all the same
+    # weaker than the policy: the check passed at k=2, the gate names the line it missed
+    assert tasks[weaker]["check"] == "success" and tasks[weaker]["publish"] == "failed"
+    assert (
+        "policy v1 of 'live' requires k-anonymity:k=3; check 'check' measured "
+        "k-anonymity:k=2: k=2 is below the policy's 3"
+    ) in _xcom(af, DAG, weaker, "publish", key="privacy_report")["reasons"]
+    # a near-miss name: the attempt is refused, nothing of it in the ledger
+    assert tasks[near]["open_attempt"] == "failed" and tasks[near]["publish"] == "failed"
     with ReleaseLedger(url, create=False) as db:
         releases = db.list()
         assert [(r.version, r.status) for r in releases if r.status == "published"] == [
@@ -177,6 +196,10 @@ def test_what_an_operator_does_around_the_gate_never_publishes(
         p.read_text(errors="replace") for p in af.home.rglob("*.log") if "publish" in str(p)
     )
     assert "not by this run" in log
+    opened = "".join(
+        p.read_text(errors="replace") for p in af.home.rglob("*.log") if "open_attempt" in str(p)
+    )
+    assert "dataset 'lvie' is new, and its name is close to 'live'" in opened
 
 
 def test_a_cleanup_task_after_the_gate_is_refused_when_parsed(

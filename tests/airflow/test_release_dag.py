@@ -15,6 +15,7 @@ the witness, and the scenario runs' for raw identifiers: none is found."""
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import os
 import subprocess
@@ -25,8 +26,10 @@ from typing import Any
 
 import pytest
 
+from airflow_privacy.cli import main
 from airflow_privacy.ledger import ReleaseLedger
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)
+from tests.policy_setup import record_policy
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_DAGS = ROOT / "dags"
@@ -180,12 +183,14 @@ def test_sample_dag_green_iff_published(
     assert not green(first)
     assert first["tasks"]["open_attempt"] == "failed" and first["tasks"]["publish"] == "failed"
     assert first["tasks"]["check_safety"] == "upstream_failed"
-    assert "declare it with first_release" in log
+    assert "declared with first_release" in log and "policy set --dataset adult" in log
     assert "no attempt was opened" in log
     assert not published.exists()
     if sqlite_file is not None:
         assert not sqlite_file.exists()
     assert ledger_state(ledger_url) == []
+    # the privacy officer records the sample dataset's policy (the demo's), as the demo does
+    assert officer(ledger_url, []) == 0
     runs, log = drive(
         airflow_home,
         SAMPLE_DAGS,
@@ -247,8 +252,27 @@ def test_sample_dag_green_iff_published(
         assert stored is not None and stored["verdict"]["status"] == "blocked"
     assert_no_individual_values(blocked, log, ledger_url, tmp_path)
 
-    # the decision changes (the composition limit is raised): the same content, a new
-    # attempt, judged afresh and published; then bad input records nothing
+    # a weaker trigger parameter than the policy (the composition limit raised in the run's
+    # form): the audit passes at 100%, but the gate blocks, naming the policy line missed
+    (weaker,), log = drive(
+        airflow_home, SAMPLE_DAGS, "privacy_release", out, ledger_url,
+        [{**SMALL, "first_record": 1000, "max_pvp": 100}],
+    )  # fmt: skip
+    assert not green(weaker) and weaker["tasks"]["publish"] == "failed"
+    assert envelope(weaker, "composition_audit")["safe"] is True
+    assert any(
+        "policy v1 of 'adult' requires composition: ganta, confidence <= 0.5, max_pvp <= 0%" in r
+        and "max_pvp 100" in r
+        for r in envelope(weaker, "publish")["reasons"]
+    ), envelope(weaker, "publish")["reasons"]
+    assert list(published_files(published)) == [first_dest.name]
+    # the decision changes where it belongs: the officer loosens the policy's composition
+    # line, which waits for a second person (four eyes), who approves it; then the same
+    # content, a new attempt, is judged afresh and published; bad input records nothing
+    assert officer(ledger_url, ["--max-pvp", "100"], by="officer") == 1  # proposed
+    assert main(["policy", "approve", "--dataset", "adult", "--version", "2", "--by", "dpo",
+                 "--reason", "the board accepted the overlap", "--ledger", ledger_url,
+                 "--quiet"], out=io.StringIO()) == 0  # fmt: skip
     runs, _ = drive(
         airflow_home,
         SAMPLE_DAGS,
@@ -271,8 +295,20 @@ def test_sample_dag_green_iff_published(
     assert not green(bad) and bad["tasks"]["anonymize"] == "failed"
     assert ledger_state(ledger_url) == [
         ("1", "published", ["published", "already-published"]),
-        ("2", "published", ["blocked", "published"]),
+        ("2", "published", ["blocked", "blocked", "published"]),
     ]
+
+
+def officer(url: str, changed: list[str], by: str = "privacy officer") -> int:
+    """The sample dataset's policy (the demo's, :data:`release_demo.POLICY`), recorded as
+    its officer would on the command line, with ``changed`` options replacing its own."""
+    from airflow_privacy.providers.airflow.release_demo import POLICY
+
+    argv = list(POLICY)
+    for i in range(0, len(changed), 2):
+        argv[argv.index(changed[i]) + 1] = changed[i + 1]
+    argv[argv.index("--by") + 1] = by
+    return main([*argv, "--ledger", url, "--quiet"], out=io.StringIO())
 
 
 def published_files(folder: Path) -> dict[str, list[str]]:
@@ -383,6 +419,7 @@ def assert_no_individual_values(run: dict[str, Any], log: str, url: str, tmp: Pa
 
 def test_scenarios_green_iff_published(airflow_home: Path, tmp_path: Path, ledger_url: str) -> None:
     out = tmp_path / "out"
+    record_policy(ledger_url, "adult")
     runs, log = drive(
         airflow_home,
         SCENARIO_DAGS,
@@ -441,6 +478,7 @@ def test_a_risk_limit_blocks_until_the_release_is_anonymized_to_it(
     publishes (green)."""
     out = tmp_path / "out"
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    record_policy(url, "adult")
     limit = ["prosecutor-risk:highest=0.1"]
     runs, _ = drive(
         airflow_home,

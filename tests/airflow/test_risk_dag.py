@@ -17,6 +17,7 @@ from tests.airflow.test_release_dag import (  # noqa: F401  (the module's fixtur
     green,
     ledger_state,
 )
+from tests.policy_setup import record_policy
 
 RISK_DAGS = Path(__file__).resolve().parent / "risk_dags"
 
@@ -24,6 +25,7 @@ RISK_DAGS = Path(__file__).resolve().parent / "risk_dags"
 def test_a_risk_task_never_opens_the_gate(airflow_home: Path, tmp_path: Path) -> None:  # noqa: F811
     out = tmp_path / "out"
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    record_policy(url, "ok", "bad", "recorded")
     runs, log = drive(
         airflow_home, RISK_DAGS, "privacy_risk", out, url,
         [

@@ -14,7 +14,9 @@ import pytest
 from airflow_privacy.errors import IllegalTransition, InputError, ReleaseBlocked
 from airflow_privacy.gate.anonymize import AnonymizeRequest, run_anonymize
 from airflow_privacy.gate.attempts import (
+    OverrideRequest,
     PublishRequest,
+    override,
     publish,
     supersede,
 )
@@ -27,6 +29,7 @@ from airflow_privacy.gate.steps.check import CheckRequest, run_check
 from airflow_privacy.ledger import ReleaseLedger
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)
 from tests.gate.conftest import Workspace
+from tests.policy_setup import record_policy
 
 QIS = ["age", "marital-status", "race", "sex"]
 
@@ -56,10 +59,17 @@ def make_release(ws: Workspace, ctx: GateContext, name: str, first: int, n: int 
 
 
 def attempt(ws: Workspace, ctx: GateContext, release: Path, **kw: Any) -> Envelope:
+    """Open an attempt; a first release's dataset gets the weakest policy first (the
+    organization's part, :func:`tests.policy_setup.record_policy`) unless ``with_policy``
+    is false."""
+    dataset = kw.pop("dataset", "adult")
+    if kw.get("first_release") and kw.pop("with_policy", True):
+        record_policy(ws.ledger, dataset)
+    kw.pop("with_policy", None)
     return open_attempt(
         AttemptRequest(
             release=ReleaseRef(path=str(release)),
-            dataset=kw.pop("dataset", "adult"),
+            dataset=dataset,
             required=kw.pop("required", ["check"]),
             ledger=ws.ledger,
             **kw,
@@ -171,15 +181,38 @@ def test_blocked_attempt_then_a_fresh_attempt_publishes(ws: Workspace, ctx: Gate
     env = blocked.value.envelope
     assert isinstance(env, Envelope) and env.outcome == "blocked" and env.safe is False
     assert any(r.startswith("strict: k-anonymity") for r in env.reasons)
+    # the way forward: every bucket fails k=50 (nothing short of suppressing all of them
+    # passes), and the strictest k the release passes is said, re-checked, by its check
+    (forward,) = env.advice
+    assert forward["check"] == "strict" and forward["kind"] == "parameter"
+    assert forward["parameter"] == "k" and forward["asked"] == 50
+    assert 1 <= forward["passes_at"] < 50
     assert not (ws.root / "published").exists()
     # a decided attempt takes no more checks, and deciding again changes nothing
     with pytest.raises(IllegalTransition, match="already decided"):
         check(ws, ctx, rel, uuid_of(first), name="strict")
     with pytest.raises(ReleaseBlocked):
         gate(ws, ctx, rel, uuid_of(first))
-    # the steward sets it aside: who, when, why are kept
+    # the steward asks to set it aside: under the dataset's policy that takes a second,
+    # different person (four eyes); asked, the attempt stays blocked
     sup = supersede(uuid_of(first), "k=50 was a typo in the DAG", ctx, ws.ledger, by="steward")
-    assert sup.outcome == "superseded" and "steward" in sup.summary
+    assert sup.outcome == "proposed" and "asked by steward" in sup.summary
+    with ReleaseLedger(ws.ledger, create=False) as db:
+        assert db.attempt(uuid_of(first)).status == "blocked"
+    with pytest.raises(IllegalTransition, match="waiting for a second person"):
+        supersede(uuid_of(first), "again", ctx, ws.ledger, by="other")
+    with pytest.raises(IllegalTransition, match="four eyes"):
+        override(OverrideRequest(attempt=uuid_of(first), action="approve", reason="mine",
+                                 by="Steward", ledger=ws.ledger), ctx)  # fmt: skip
+    with pytest.raises(InputError, match="a supersede, which publishes nothing"):
+        override(OverrideRequest(attempt=uuid_of(first), action="approve", reason="ok",
+                                 by="officer", ledger=ws.ledger,
+                                 release=ReleaseRef(path=str(rel)),
+                                 destination=str(ws.root / "published")), ctx)  # fmt: skip
+    sup = override(OverrideRequest(attempt=uuid_of(first), action="approve", reason="agreed",
+                                   by="officer", ledger=ws.ledger), ctx)  # fmt: skip
+    assert sup.outcome == "superseded" and sup.step == "supersede"
+    assert "asked by steward, approved by officer" in sup.summary
     with ReleaseLedger(ws.ledger, create=False) as db:
         a = db.attempt(uuid_of(first))
         assert (a.status, a.superseded_by, a.supersede_reason) == (
@@ -188,6 +221,7 @@ def test_blocked_attempt_then_a_fresh_attempt_publishes(ws: Workspace, ctx: Gate
             "k=50 was a typo in the DAG",
         )
         assert a.superseded_at
+        assert a.override is not None and a.override["decided_by"] == "officer"
         assert db.list()[0].status == "superseded"
     with pytest.raises(IllegalTransition, match="only a blocked attempt"):
         supersede(uuid_of(first), "again", ctx, ws.ledger)

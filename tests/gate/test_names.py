@@ -29,13 +29,20 @@ def test_a_first_release_under_a_near_miss_name_is_refused(ws: Workspace, ctx: G
     gate(ws, ctx, v1, a)
     v2 = make_release(ws, ctx, "v2", 200)  # 200 people in common with adult v1
     with pytest.raises(InputError, match=r"close to 'adult'.*--new-dataset adlut"):
-        attempt(ws, ctx, v2, dataset="adlut", first_release=True)
+        attempt(ws, ctx, v2, dataset="adlut", first_release=True, with_policy=False)
     with pytest.raises(InputError, match="does not repeat the dataset name"):
-        attempt(ws, ctx, v2, dataset="adlut", first_release=True, new_dataset="adult")
+        attempt(ws, ctx, v2, dataset="adlut", first_release=True, new_dataset="adult",
+                with_policy=False)  # fmt: skip
     with pytest.raises(InputError, match="close to 'adult'"):
         set_policy("adlut", build_policy(criteria=["k-anonymity:k=2"]), by="a", reason="r",
                    ctx=ctx, ledger=ws.ledger)  # fmt: skip
-    # confirmed by name: a new dataset
+    # confirmed by name, without a policy yet: still refused (a first release needs one)
+    with pytest.raises(InputError, match="dataset 'adlut' has no policy"):
+        attempt(ws, ctx, v2, dataset="adlut", first_release=True, new_dataset="adlut",
+                with_policy=False)  # fmt: skip
+    # the officer confirms the new name with its policy, then the release: a new dataset
+    set_policy("adlut", build_policy(criteria=["k-anonymity:k=2"]), by="a", reason="r",
+               ctx=ctx, ledger=ws.ledger, new_dataset="adlut")  # fmt: skip
     env = attempt(ws, ctx, v2, dataset="adlut", first_release=True, new_dataset="adlut")
     assert env.outcome == "opened" and env.attempt is not None
     assert env.attempt.dataset == "adlut"

@@ -36,10 +36,10 @@ def _ov(ws: Workspace, ctx: GateContext, u: str, action: str, by: str, **kw: obj
 
 
 def test_an_override_publishes_only_with_a_second_person(ws: Workspace, ctx: GateContext) -> None:
-    rel, u = _blocked(ws, ctx)
     set_policy("adult", build_policy(criteria=["k-anonymity:k=3"]), by="officer", reason="r",
                ctx=ctx, ledger=ws.ledger)  # fmt: skip
-    with pytest.raises(IllegalTransition, match="no override waiting"):
+    rel, u = _blocked(ws, ctx)
+    with pytest.raises(IllegalTransition, match="no override or supersede waiting"):
         _ov(ws, ctx, u, "approve", "bob")
     asked = _ov(ws, ctx, u, "ask", "alice")
     assert asked.outcome == "proposed"  # type: ignore[attr-defined]
@@ -81,9 +81,9 @@ def test_a_rejected_override_keeps_the_block(ws: Workspace, ctx: GateContext) ->
 
 
 def test_only_the_policys_approvers_approve(ws: Workspace, ctx: GateContext) -> None:
-    _rel, u = _blocked(ws, ctx)
     set_policy("adult", build_policy(criteria=["k-anonymity:k=3"], approvers=["dpo"]),
                by="officer", reason="r", ctx=ctx, ledger=ws.ledger)  # fmt: skip
+    _rel, u = _blocked(ws, ctx)
     _ov(ws, ctx, u, "ask", "alice")
     with pytest.raises(IllegalTransition, match="names dpo"):
         _ov(ws, ctx, u, "approve", "bob")

@@ -23,6 +23,7 @@ from sqlalchemy import create_engine, text
 
 from airflow_privacy.cli import main
 from tests.gate.conftest import Workspace
+from tests.policy_setup import record_policy
 
 QIS = ["age", "marital-status", "race", "sex"]
 QI_ARGS = [x for q in QIS for x in ("--qi", q)]
@@ -447,6 +448,8 @@ def test_cli_and_operators_agree(
         src.rename(folder / "input.parquet")
         sides[side] = folder
     url = {side: f"sqlite:///{sides[side] / 'ledger.db'}" for side in sides}
+    for u in url.values():
+        record_policy(u, "adult")  # the organization's part, before the first release
     a = via_cli(sides["cli"], url["cli"])
     b = via_operators(sides["airflow"], url["airflow"], monkeypatch)
     steps = ["anonymize", "attempt", "check", "maxent", "audit", "risk", "publish", "report"]
@@ -498,6 +501,32 @@ def test_cli_and_operator_agree_on_benign_values(tmp_path: Path) -> None:
     assert by_cli["details"]["benign_absent"] == ["unseen"]
     assert by_cli["results"][0]["parameters"]["benign"] == ["none", "unseen"]
     assert "none" not in json.dumps(by_cli["results"][0]["witness"])
+
+
+def test_cli_and_operator_agree_on_advice(tmp_path: Path) -> None:
+    """A failed check's way forward: the same advice from ``check`` and
+    ``CheckSafetyOperator`` (on_unsafe="continue"), each suggestion re-checked."""
+    from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
+
+    sizes = {"a": 9, "b": 6, "c": 2, "d": 1}
+    rows = ["g,s"] + [f"{g},{'xyz'[i % 3]}" for g, n in sizes.items() for i in range(n)]
+    (tmp_path / "release.csv").write_text("\n".join(rows) + "\n")
+    argv = ["check", "release.csv", "--sensitive", "s", "--group", "g",
+            "--criterion", "k-anonymity:k=5", "--name", "check"]  # fmt: skip
+    with inside(tmp_path):
+        code, by_cli = cli(argv)
+        op = CheckSafetyOperator(
+            task_id="check", release="release.csv", sensitive="s", group_columns=["g"],
+            criteria=["k-anonymity:k=5"], on_unsafe="continue",
+        )  # fmt: skip
+        by_op = op.execute({"ti": FakeTI()})
+    assert code == 1 and by_cli["safe"] is False
+    assert normal(by_cli) == normal(by_op)
+    kinds = {a["kind"]: a for a in by_cli["advice"]}
+    assert kinds["suppress-groups"]["groups"] == ["g=c", "g=d"]
+    assert kinds["suppress-groups"]["records_suppressed"] == 3
+    assert kinds["parameter"]["passes_at"] == 1  # groups of 1 and 2 records: k=1 passes
+    assert by_cli["advice"] == by_op["advice"]
 
 
 @pytest.mark.parametrize("method", ["lattice", "mondrian", "bucketize"])

@@ -146,9 +146,9 @@ def test_four_eyes_on_a_loosening_change(ws: Workspace, ctx: GateContext) -> Non
 
 def test_the_gate_blocks_a_check_weaker_than_the_policy(ws: Workspace, ctx: GateContext) -> None:
     rel = make_release(ws, ctx, "v1", 0)  # buckets of at least 3
-    u = uuid_of(attempt(ws, ctx, rel, first_release=True))
     set_policy("adult", build_policy(criteria=["k-anonymity:k=3"]), by="officer",
                reason="the organisation's minimum", ctx=ctx, ledger=ws.ledger)  # fmt: skip
+    u = uuid_of(attempt(ws, ctx, rel, first_release=True))
     check(ws, ctx, rel, u, k=2)  # passes, but weaker than the policy
     with pytest.raises(ReleaseBlocked) as blocked:
         gate(ws, ctx, rel, u)
@@ -162,6 +162,44 @@ def test_the_gate_blocks_a_check_weaker_than_the_policy(ws: Workspace, ctx: Gate
     u2 = uuid_of(attempt(ws, ctx, rel2, first_release=True))
     check(ws, ctx, rel2, u2, k=3)
     assert gate(ws, ctx, rel2, u2).outcome == "published"
+
+
+def test_a_first_release_needs_its_datasets_policy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`attempt --first-release` of a dataset without a policy exits 2 and writes nothing
+    (no ledger is created); once the officer recorded one, the same command opens it."""
+    from airflow_privacy.core.datasets import load_adult
+
+    db = tmp_path / "ledger.db"
+    ledger = f"sqlite:///{db}"
+    rel = tmp_path / "r.parquet"
+    import pyarrow.parquet as pq
+
+    pq.write_table(load_adult().slice(0, 200).select(["age", "sex", "occupation"]), rel)
+    argv = ["attempt", str(rel), "--dataset", "adult", "--qi", "age", "--qi", "sex",
+            "--sensitive", "occupation", "--require", "check", "--first-release",
+            "--ledger", ledger, "--quiet"]  # fmt: skip
+    assert main(argv, out=io.StringIO()) == 2
+    err = capsys.readouterr().err
+    assert "does not exist" in err and "policy set --dataset adult" in err
+    assert not db.exists()  # nothing half-written: no ledger
+    # a ledger that exists (another dataset's policy) but no policy for this one: refused too
+    assert main(["policy", "set", "--dataset", "hospital", "--criterion", "k-anonymity:k=2",
+                 "--by", "officer", "--reason", "r", "--ledger", ledger, "--quiet"],
+                out=io.StringIO()) == 0  # fmt: skip
+    assert main(argv, out=io.StringIO()) == 2
+    assert "dataset 'adult' has no policy in this ledger" in capsys.readouterr().err
+    from airflow_privacy.ledger import ReleaseLedger
+
+    with ReleaseLedger(ledger, create=False) as opened:
+        assert opened.list() == []  # the refused attempt recorded nothing
+    assert main(["policy", "set", "--dataset", "adult", "--criterion", "k-anonymity:k=2",
+                 "--by", "officer", "--reason", "r", "--ledger", ledger, "--quiet"],
+                out=io.StringIO()) == 0  # fmt: skip
+    out = io.StringIO()
+    assert main([*argv, "--format", "json"], out=out) == 0
+    assert json.loads(out.getvalue())["outcome"] == "opened"
 
 
 def test_policy_on_the_command_line(tmp_path: Path) -> None:

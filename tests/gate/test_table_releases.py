@@ -27,6 +27,7 @@ from airflow_privacy.gate.steps.check import CheckRequest, run_check
 from airflow_privacy.ledger import ReleaseLedger
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)
 from tests.gate.conftest import Workspace
+from tests.policy_setup import record_policy
 
 ROWS: list[tuple[str, str, str]] = (
     [("30-39", "M", "flu")] * 3
@@ -84,6 +85,7 @@ def manifest(ws: Workspace) -> ReleaseRef:
 
 
 def opened(ws: Workspace, ctx: GateContext, url: str, name: str = "release_v1") -> str:
+    record_policy(ws.ledger, "clinic")
     env = open_attempt(
         AttemptRequest(release=ref(url, name), dataset="clinic", required=["k"],
                        first_release=True, ledger=ws.ledger, manifest=manifest(ws)),

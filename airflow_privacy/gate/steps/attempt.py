@@ -2,9 +2,12 @@
 ``OpenAttemptOperator`` are derived from it): record a candidate's content in the ledger
 (once per dataset) and open an attempt to publish it that names the checks that must pass.
 
-The ledger is created only for a declared first release; otherwise a ledger that does not
-exist is an error (a typo in its location must not start a new history). Every input is read
-and checked before the ledger is opened, so a mistake never leaves a new, empty ledger.
+A dataset's first release must be declared (``first_release``) and the dataset must have a
+policy in the ledger (``airflow-privacy policy set``, which creates the ledger): what every
+release of a dataset must pass belongs to the organization, recorded before anything of it is
+published, not to the run. A ledger that does not exist is an error (a typo in its location
+must not start a new history). Every input is read and checked before the ledger is opened,
+so a mistake never leaves anything half-written.
 """
 
 from __future__ import annotations
@@ -58,7 +61,8 @@ class AttemptStep(Step):
         "publish it that requires the named checks. Record the checks with "
         "check/maxent/audit --attempt UUID, then run `airflow-privacy publish --attempt UUID`: "
         "it publishes only if every check of this attempt passed. A dataset without a "
-        "published release needs --first-release (a typo never starts a new history); "
+        "published release needs --first-release and a policy (`airflow-privacy policy set`; a "
+        "typo never starts a new history); "
         "content published before is not checked or published again."
     )
     operator = "airflow_privacy.providers.airflow.operators.attempt.OpenAttemptOperator"
@@ -99,8 +103,8 @@ class AttemptStep(Step):
         Field(
             "first_release",
             "flag",
-            "declare this the dataset's first release: the ledger "
-            "may be created, and the composition audit has nothing earlier to intersect with",
+            "declare this the dataset's first release (the dataset must have a policy in the "
+            "ledger: policy set): the composition audit has nothing earlier to intersect with",
             cli="--first-release",
             default=False,
             type_hint="bool | str",
@@ -197,17 +201,16 @@ class AttemptStep(Step):
         )  # fmt: skip
         rel = cand.release
         loc = ctx.ledger_location(req.ledger)
-        if not req.first_release:
-            from airflow_privacy.ledger.engine import parse_url, sqlite_exists, sqlite_path
+        from airflow_privacy.ledger.engine import parse_url, sqlite_exists, sqlite_path
 
-            if sqlite_exists(loc.url) is False:
-                raise InputError(
-                    f"ledger file {str(sqlite_path(parse_url(loc.url)))!r} ({loc.source}) does not "
-                    f"exist: a typo in the ledger's location? If this is the dataset's first "
-                    f"release, declare it with {opt('first_release')} (the ledger is then created)"
-                )
-        # every input is read and checked before the ledger is opened (for a first release:
-        # created), so that a mistake never leaves a new, empty ledger behind
+        if sqlite_exists(loc.url) is False:
+            raise InputError(
+                f"ledger file {str(sqlite_path(parse_url(loc.url)))!r} ({loc.source}) does not "
+                f"exist: a typo in the ledger's location? "
+                + (_needs_policy(req.dataset) if req.first_release else _declare_first(req.dataset))
+            )
+        # every input is read and checked before the ledger is opened (never created here:
+        # policy set creates it), so that a mistake never leaves anything half-written
         hashes = member_hashes(req.population, req.id_column, loc.key_env, ctx)
         digest = content_digest(req.release, ctx)
         from airflow_privacy.core.composition.identity import identity_risk
@@ -219,11 +222,11 @@ class AttemptStep(Step):
             f"{identity.sample_uniques:,} sample uniques"
         )
         try:
-            opened = ctx.open_ledger(req.ledger, create=req.first_release)
+            opened = ctx.open_ledger(req.ledger, create=False)
         except LedgerMissing as exc:  # a database without ledger tables
             raise LedgerMissing(
-                f"{exc}: a typo in the ledger's location? If this is the dataset's first release, "
-                f"declare it with {opt('first_release')} (the ledger is then created)"
+                f"{exc}: a typo in the ledger's location? "
+                + (_needs_policy(req.dataset) if req.first_release else _declare_first(req.dataset))
             ) from None
         with opened as ledger:
             if req.first_release:
@@ -231,6 +234,11 @@ class AttemptStep(Step):
 
                 known = set(ledger.datasets()) | set(ledger.policy_datasets())
                 refuse_near_miss(req.dataset, known, req.new_dataset)
+                if ledger.policy(req.dataset) is None:
+                    raise InputError(
+                        f"dataset {req.dataset!r} has no policy in this ledger. "
+                        + _needs_policy(req.dataset)
+                    )
             info = ledger.open_attempt(
                 req.dataset,
                 rel,
@@ -267,6 +275,35 @@ class AttemptStep(Step):
                      "members": info.release.members, "created": info.release.created,
                      "identity": identity.to_dict()},
         )  # fmt: skip
+
+
+def _declare_first(dataset: str) -> str:
+    dataset = _shown(dataset)
+    return (
+        f"If this is the dataset's first release, its policy is recorded first "
+        f"(`airflow-privacy policy set --dataset {dataset} ...`, which creates the ledger) and "
+        f"the release is declared with {opt('first_release')}"
+    )
+
+
+def _shown(dataset: str) -> str:
+    """The dataset's name in a suggested command line: as given when it is a plain word,
+    else a placeholder (a name with spaces, escapes or control characters is never pasted
+    into a terminal line)."""
+    import re
+
+    return dataset if re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", dataset) else "NAME"
+
+
+def _needs_policy(dataset: str) -> str:
+    """How a dataset's first release gets the policy it needs, in words for any front end."""
+    dataset = _shown(dataset)
+    return (
+        f"The first release of a dataset needs its policy, recorded by the organization before "
+        f"anything is published: `airflow-privacy policy set --dataset {dataset} --criterion "
+        f"NAME:PARAMS ... --by NAME --reason TEXT` (or DatasetPolicyOperator with "
+        f"action='set'); it creates the ledger when there is none"
+    )
 
 
 ATTEMPT = AttemptStep()

@@ -280,12 +280,14 @@ class CheckStep(MeasuringStep):
             f"{b.n_records:,} records in {b.n_groups:,} groups, {len(b.values)} sensitive values"
         )
         results = []
+        advice: list[dict[str, Any]] = []
         for name, params in criteria:
             ctx.progress(f"checking {name}")
             criterion = create(name, params)
             result = criterion.evaluate(b).to_dict()
             if result["safe"] is not True:
                 _which_attribute(b, criterion, result)
+                advice += _advice(b, criterion, name, params, ctx)
             results.append(result)
         failed = [r for r in results if r["safe"] is not True]
         safe = not failed
@@ -308,6 +310,7 @@ class CheckStep(MeasuringStep):
                 group_columns=list(spec.group_columns),
             ),
             results=results,
+            advice=advice,
             details={
                 "sensitive_values": len(b.values),
                 "backend": counted_by,
@@ -342,6 +345,22 @@ def _params(params: dict[str, Any]) -> str:
         else:
             out.append(f"{k}={v}")
     return ", ".join(out)
+
+
+def _advice(
+    b: Bucketization, criterion: Criterion, name: str, params: dict[str, Any], ctx: GateContext
+) -> list[dict[str, Any]]:
+    """The way forward from a failed criterion, each change re-checked
+    (:mod:`airflow_privacy.core.advice`): the groups to suppress, the parameter that would
+    pass."""
+    from airflow_privacy.core.advice import parameter_advice, suppression_advice
+
+    ctx.progress(f"computing the way forward for {name}")
+    found = [suppression_advice(b, criterion), parameter_advice(b, name, dict(params))]
+    out = [a.to_dict() for a in found if a is not None]
+    for a in out:
+        ctx.progress(f"advice: {a['text']}")
+    return out
 
 
 def _which_attribute(b: Bucketization, criterion: Criterion, result: dict[str, Any]) -> None:

@@ -191,6 +191,8 @@ def run(
     log(f"{env.step} {env.outcome}: {env.summary}")
     for reason in env.reasons:
         log(f"reason: {reason}")
+    for advice in env.advice:
+        log(f"the way forward: {advice.get('text')}")
     if env.safe is False:
         message = f"release blocked by {env.name}: " + ("; ".join(env.reasons) or env.summary)
         if on_unsafe == "fail":
@@ -209,7 +211,11 @@ def task_error(exc: Exception, ti: Any = None) -> Exception:
         envelope: Any = exc.envelope
         if envelope is not None and ti is not None:
             ti.xcom_push(key=REPORT_KEY, value=envelope.to_dict())
-        return AirflowFailException(f"BLOCKED: {exc}")
+        forward = [str(a.get("text")) for a in getattr(envelope, "advice", None) or []]
+        return AirflowFailException(
+            f"BLOCKED: {exc}"
+            + ("; the way forward (each re-checked): " + "; ".join(forward) if forward else "")
+        )
     if isinstance(exc, InputError):
         return AirflowFailException(f"bad input: {exc}")
     if isinstance(exc, IllegalTransition):

@@ -7,13 +7,16 @@
 2. a fresh privacy ledger (SQLite, ``build/airflow/privacy_ledger.db``), given to the runs
    as ``$AIRFLOW_PRIVACY_LEDGER_URL``: a ledger configured in the calling shell (by that
    variable or by the connection ``privacy_ledger_default``) is never used;
-3. ``airflow dags test privacy_release -c '{"first_release": true}'``: Adult records
+3. the privacy officer records the dataset's policy (``airflow-privacy policy set``, the
+   lines in :data:`POLICY`): what every release of ``adult`` must pass, owned by the
+   organization, not by a run's parameters (a first release without one is refused);
+4. ``airflow dags test privacy_release -c '{"first_release": true}'``: Adult records
    0-14,999 are bucketized, checked, audited (declared first release: nothing to intersect
    with) and published;
-4. ``airflow dags test privacy_release -c '{"first_record": 10000}'``: records 10,000-24,999
+5. ``airflow dags test privacy_release -c '{"first_record": 10000}'``: records 10,000-24,999
    overlap the first release by 5,000 people; the composition audit finds the breach, the
    gate (``publish``) blocks the attempt and the ledger records why;
-5. the ledger's view of both runs, where the two HTML release reports are, and how to see
+6. the ledger's view of both runs, where the two HTML release reports are, and how to see
    them in the Airflow UI (the plugin's /privacy page; no server is started here).
 
 Exit 0 when the first release is published and the second blocked, as expected.
@@ -24,12 +27,28 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
+
+#: the sample dataset's policy, as its privacy officer records it before the first release:
+#: the sample DAG's own defaults are the minimums, so a run triggered with a weaker ``c``,
+#: ``confidence``, ``max_pvp`` or ``maxent_threshold`` is blocked by the gate, naming the line.
+#: Identity disclosure is accepted on purpose (no ``--max-prosecutor-risk``): the sample
+#: publishes Anatomy buckets whose QIs are census attributes, public anyway (the DAG's doc).
+POLICY = [
+    "policy", "set", "--dataset", "adult",
+    "--criterion", "ck-safety:c=0.7,k=3",
+    "--composition-measure", "ganta", "--confidence", "0.5", "--max-pvp", "0",
+    "--maxent-c", "0.95",
+    "--by", "privacy officer",
+    "--reason", "sample policy: the defaults of the sample DAG are the minimums; identity "
+    "disclosure accepted (Anatomy, census QIs)",
+]  # fmt: skip
 
 
 def ledger_url(home: Path) -> str:
@@ -62,6 +81,11 @@ def _airflow() -> str:
     return str(exe) if exe.exists() else "airflow"
 
 
+def _cli() -> str:
+    exe = Path(sys.executable).with_name("airflow-privacy")
+    return str(exe) if exe.exists() else "airflow-privacy"
+
+
 def _run(cmd: list[str], env: dict[str, str], log: Path) -> int:
     with log.open("w") as fh:
         return subprocess.run(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT).returncode
@@ -87,6 +111,14 @@ def main(argv: list[str] | None = None) -> int:
     if _run([_airflow(), "db", "migrate"], env, logs / "db-migrate.log") != 0:
         print(f"airflow db migrate failed: see {logs / 'db-migrate.log'}", file=sys.stderr)
         return 1
+    print("\n=== the privacy officer records the dataset's policy", flush=True)
+    print(f"    $ airflow-privacy {shlex.join(POLICY)}", flush=True)
+    if _run([_cli(), *POLICY, "--quiet"], env, logs / "policy.log") != 0:
+        print(f"policy set failed: see {logs / 'policy.log'}", file=sys.stderr)
+        return 1
+    print(
+        "    " + (logs / "policy.log").read_text(errors="replace").strip().replace("\n", "\n    ")
+    )
     runs = [
         ("first release: Adult records 0-14,999", {"first_release": True}),
         ("second release: records 10,000-24,999 (5,000 people overlap the first)",

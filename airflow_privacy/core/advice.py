@@ -1,0 +1,248 @@
+"""The way forward from a failed criterion: changes computed from the release's own counts,
+each re-checked with the criterion before it is suggested.
+
+Two kinds, both on the sufficient statistics (:class:`~airflow_privacy.core.model.Bucketization`):
+
+* **Suppress groups** (:func:`suppression_advice`): remove the groups that fail the
+  criterion's per-group test (:meth:`Criterion.group_test`, the test the anonymizers use;
+  ARX's record suppression, Prasser et al., "Flexible data anonymization using ARX", 2020,
+  section 3), then evaluate the criterion on what is left. A test that is only necessary,
+  or a criterion that reads the whole table's distribution (t-closeness, beta-likeness:
+  removing groups moves the distribution), can leave the rest failing: the step repeats on
+  the rest (at most :data:`MAX_ROUNDS` times) and the advice is given only when the final
+  evaluation passes. Its cost: the records and groups suppressed.
+* **The parameter that would pass** (:func:`parameter_advice`): the strictest value of one
+  parameter at which the release passes (a whole-number parameter stepped down, a real
+  parameter bisected between the asked value and the end of its range), re-checked. It
+  says how far the release is from the asked level; a weaker parameter counts at the gate
+  only when the dataset's policy allows it.
+
+Nothing here reads a sensitive value of an individual: advice names groups by their
+published group key and counts records.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from airflow_privacy.core.criteria.base import Criterion
+    from airflow_privacy.core.model import Bucketization
+
+#: rounds of "remove the failing groups, re-check" before suppression advice gives up
+MAX_ROUNDS = 25
+#: groups named in an advice's text (all are counted)
+NAMED_GROUPS = 10
+#: evaluations spent searching one parameter
+MAX_EVALUATIONS = 48
+
+
+@dataclass(frozen=True)
+class Advice:
+    """One suggested change, re-checked: ``kind`` is ``suppress-groups`` or ``parameter``."""
+
+    kind: str
+    criterion: str
+    text: str
+    #: suppress-groups: the groups' published keys (at most :data:`NAMED_GROUPS`)
+    groups: list[str] = field(default_factory=list)
+    groups_suppressed: int = 0
+    records_suppressed: int = 0
+    records: int = 0
+    #: parameter: the parameter, the asked value and the value that passes
+    parameter: str | None = None
+    asked: float | None = None
+    passes_at: float | None = None
+    #: the criterion passed when re-evaluated with the change applied
+    rechecked: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def without_groups(b: Bucketization, drop: npt.NDArray[np.bool_]) -> Bucketization:
+    """``b`` with the groups marked in ``drop`` suppressed (their records removed). A
+    population class whose records are all suppressed becomes a class no record of the
+    release falls in (``population_rest``)."""
+    keep = ~drop
+    population = None if b.population is None else b.population[keep]
+    rest = b.population_rest + (
+        tuple(int(x) for x in b.population[drop]) if b.population is not None else ()
+    )
+    return replace(
+        b,
+        groups=tuple(g for g, k in zip(b.groups, keep, strict=True) if k),
+        counts=b.counts[keep],
+        population=population,
+        population_rest=rest,
+    )
+
+
+def suppression_advice(b: Bucketization, criterion: Criterion) -> Advice | None:
+    """Suppress the groups that fail on their own until the criterion passes (module doc);
+    None when the criterion has no per-group test, or when no proper subset passes within
+    :data:`MAX_ROUNDS` rounds."""
+    from airflow_privacy.core.criteria.base import group_test_with
+
+    found = group_test_with(criterion, b.values, b.benign)
+    if found is None:
+        return None
+    test, _exact = found
+    drop = np.zeros(b.n_groups, dtype=bool)
+    current = b
+    for _ in range(MAX_ROUNDS):
+        counts = np.asarray(current.counts, dtype=np.int64)
+        failing = ~np.asarray(test(counts, counts.sum(axis=0)), dtype=bool)
+        if not failing.any():
+            return None  # every group passes on its own, the whole does not
+        drop[np.flatnonzero(~drop)[failing]] = True
+        if drop.all():
+            return None
+        current = without_groups(b, drop)
+        if criterion.evaluate(current).safe is True:
+            return _suppression(b, criterion, drop)
+    return None
+
+
+def _suppression(b: Bucketization, criterion: Criterion, drop: npt.NDArray[np.bool_]) -> Advice:
+    gone = np.flatnonzero(drop)
+    sizes = np.asarray(b.sizes)
+    records = int(sizes[gone].sum())
+    # the largest groups first: the ones a steward would look at before suppressing
+    named = [b.group_label(int(g)) for g in gone[np.argsort(-sizes[gone], kind="stable")]]
+    shown = "; ".join(named[:NAMED_GROUPS]) + (
+        f"; and {len(named) - NAMED_GROUPS:,} more" if len(named) > NAMED_GROUPS else ""
+    )
+    label = criterion.label
+    text = (
+        f"suppressing {records:,} of {b.n_records:,} records ({records / b.n_records:.1%}) in "
+        f"{gone.size:,} of {b.n_groups:,} groups passes {label} (re-checked): {shown}"
+    )
+    return Advice(
+        kind="suppress-groups", criterion=label, text=text, groups=named[:NAMED_GROUPS],
+        groups_suppressed=int(gone.size), records_suppressed=records, records=b.n_records,
+    )  # fmt: skip
+
+
+def parameter_advice(b: Bucketization, name: str, params: dict[str, Any]) -> Advice | None:
+    """The strictest value of one declared parameter (the first that yields one, in
+    declaration order) at which ``b`` passes criterion ``name`` (module doc); None when no
+    value in the parameter's range passes."""
+    from airflow_privacy.core.criteria.base import Kind
+    from airflow_privacy.core.criteria.registry import create, known
+
+    cls = known(name)
+    if cls is None:
+        return None
+    for p in cls.parameters:
+        asked = params.get(p.name)
+        if p.stricter not in ("higher", "lower") or isinstance(asked, bool):
+            continue
+        if not isinstance(asked, int | float):
+            continue
+
+        def passes(value: float, key: str = p.name) -> bool:
+            try:
+                return create(name, {**params, key: value}).evaluate(b).safe is True
+            except Exception:  # a value the declaration refuses: not a suggestion
+                return False
+
+        if p.kind is Kind.WHOLE:
+            found = _whole(int(asked), p.stricter, p.low, p.high, passes)
+        elif p.kind is Kind.REAL:
+            found = _real(float(asked), p.stricter, p.low, p.high, p.open_low, passes)
+        else:
+            continue
+        if found is None:
+            continue
+        label = create(name, params).label
+        shown = int(found) if p.kind is Kind.WHOLE else found
+        text = (
+            f"{name} passes at {p.name}={_fmt(shown)} (asked {_fmt(asked)}; re-checked): "
+            f"weaker than asked, it counts only where the dataset's policy allows it"
+        )
+        return Advice(
+            kind="parameter", criterion=label, text=text, parameter=p.name,
+            asked=float(asked), passes_at=float(shown),
+        )  # fmt: skip
+    return None
+
+
+def _fmt(v: float) -> str:
+    return str(v) if isinstance(v, int) else f"{v:.6g}"
+
+
+def _whole(
+    asked: int, way: str, low: float | None, high: float | None, passes: Any
+) -> float | None:
+    """Bisect the whole numbers between ``asked`` (fails) and the loosest end of the range
+    (criteria are monotone in their parameters: the policy tests check the declared
+    directions against the verdicts); the result was evaluated and passed."""
+    loosest: int
+    if way == "higher":
+        loosest = math.ceil(low) if low is not None else 0
+        if loosest >= asked or not passes(loosest):
+            return None
+    elif high is None:
+        loosest = asked * 2 + 1
+        for _ in range(16):
+            if passes(loosest):
+                break
+            loosest = loosest * 2 + 1
+        else:
+            return None
+    else:
+        loosest = int(high)
+        if loosest <= asked or not passes(loosest):
+            return None
+    good, bad = loosest, asked
+    for _ in range(MAX_EVALUATIONS):
+        if abs(good - bad) <= 1:
+            return good
+        mid = (good + bad) // 2
+        if passes(mid):
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
+def _real(
+    asked: float,
+    way: str,
+    low: float | None,
+    high: float | None,
+    open_low: bool,
+    passes: Any,
+) -> float | None:
+    """Bisect between ``asked`` (fails) and the loosest end of the range; the result is a
+    value that was evaluated and passed."""
+    end = (low if low is not None else 0.0) if way == "higher" else high
+    if end is None:
+        end = asked * 2 + 1  # unbounded: widen until it passes
+        for _ in range(16):
+            if passes(end):
+                break
+            end = end * 2 + 1
+        else:
+            return None
+    elif way == "higher" and open_low:
+        end = end + 1e-12
+    if not passes(end):
+        return None
+    bad, good = asked, float(end)
+    for _ in range(MAX_EVALUATIONS - 2):
+        mid = (bad + good) / 2
+        if passes(mid):
+            good = mid
+        else:
+            bad = mid
+        if abs(good - bad) <= 1e-9 * max(1.0, abs(good)):
+            break
+    return good
