@@ -16,10 +16,12 @@ from tests.airflow.test_release_dag import (  # noqa: F401  (fixture)
     green,
     ledger_state,
 )
+from tests.policy_setup import record_policy
 
 
 def test_benign_values_decide_the_gate(airflow_home: Path, tmp_path: Path) -> None:  # noqa: F811
     ledger = f"sqlite:///{tmp_path / 'ledger.db'}"
+    record_policy(ledger, "ward-a", "ward-b")  # the officer's part
     runs, log = drive(
         airflow_home,
         SCENARIO_DAGS,
@@ -58,6 +60,7 @@ def test_the_anonymizer_with_benign_values_makes_a_release_the_gate_publishes(
     with the same ``benign_values`` passes and the gate publishes (green); checked without
     them the same release fails and the gate blocks (red)."""
     ledger = f"sqlite:///{tmp_path / 'ledger.db'}"
+    record_policy(ledger, "clinic-a", "clinic-b")
     runs, log = drive(
         airflow_home,
         SCENARIO_DAGS,

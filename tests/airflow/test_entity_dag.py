@@ -15,6 +15,7 @@ from tests.airflow.test_release_dag import (  # noqa: F401  (the module's fixtur
     green,
     ledger_state,
 )
+from tests.policy_setup import record_policy
 
 ENTITY_DAGS = Path(__file__).resolve().parent / "entity_dags"
 
@@ -22,6 +23,7 @@ ENTITY_DAGS = Path(__file__).resolve().parent / "entity_dags"
 def test_entity_counting_fails_closed(airflow_home: Path, tmp_path: Path) -> None:  # noqa: F811
     out = tmp_path / "out"
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    record_policy(url, "leaky", "ok")  # the officer's part
     runs, log = drive(
         airflow_home, ENTITY_DAGS, "privacy_entity", out, url,
         [{"dataset": "leaky", "leaky": True}, {"dataset": "ok", "leaky": False}],

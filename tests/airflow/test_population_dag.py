@@ -16,6 +16,7 @@ from tests.airflow.test_release_dag import (  # noqa: F401  (the module's fixtur
     green,
     ledger_state,
 )
+from tests.policy_setup import record_policy
 
 POPULATION_DAGS = Path(__file__).resolve().parent / "population_dags"
 TARGET = ["k-map:k=10", "delta-presence:delta_max=0.2"]
@@ -27,6 +28,7 @@ def test_the_gate_fails_closed_against_the_population(
 ) -> None:
     out = tmp_path / "out"
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    record_policy(url, "weak", "target")  # the officer's part
     runs, _ = drive(
         airflow_home, POPULATION_DAGS, "privacy_population", out, url,
         [

@@ -20,6 +20,7 @@ from tests.airflow.test_release_dag import (  # noqa: F401  (the module's fixtur
     green,
     ledger_state,
 )
+from tests.policy_setup import record_policy
 
 PUSHDOWN_DAGS = Path(__file__).resolve().parent / "pushdown_dags"
 QIS = ["age", "sex", "race"]
@@ -31,6 +32,7 @@ def test_the_pushed_down_gate_fails_closed(
 ) -> None:
     out = tmp_path / "out"
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    record_policy(url, "target", "weak")  # the officer's part
     runs, _ = drive(
         airflow_home, PUSHDOWN_DAGS, "privacy_pushdown", out, url,
         [

@@ -22,6 +22,7 @@ from tests.airflow.test_release_dag import (  # noqa: F401  (the module's fixtur
     ledger_state,
 )
 from tests.conftest_pg import PgServer, pg_server, pg_url  # noqa: F401  (fixtures)
+from tests.policy_setup import record_policy
 
 WAREHOUSE_DAGS = Path(__file__).resolve().parent / "warehouse_dags"
 QIS = ["age", "marital-status", "race", "sex"]
@@ -54,6 +55,7 @@ def test_a_release_anonymized_checked_and_published_inside_postgresql(
         "password": u.password, "schema": u.database,
     })  # fmt: skip
     ledger = f"sqlite:///{tmp_path / 'ledger.db'}"
+    record_policy(ledger, "weak", "target")  # the officer's part
     runs, _ = drive(
         airflow_home, WAREHOUSE_DAGS, "privacy_warehouse", tmp_path / "out", ledger,
         [
