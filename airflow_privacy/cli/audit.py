@@ -100,6 +100,9 @@ def render(env: Envelope) -> str:
             )
             lines.append(f"    row {w['row']}: C = {w['confidence']:.3g}, posterior "
                          f"{w['posterior']:.3g}; {parts}")  # fmt: skip
+    for a in env.advice:  # the people pinned are listed above, worst first
+        if a.get("kind") != "people-pinned":
+            lines.append(f"  the way forward: {wrap(str(a.get('text')), indent=19)}")
     if env.outputs.get("individuals"):
         lines.append(f"  individuals (confidential): {env.outputs['individuals']}")
     if env.attempt is not None:

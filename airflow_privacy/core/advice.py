@@ -17,8 +17,14 @@ Two kinds, both on the sufficient statistics (:class:`~airflow_privacy.core.mode
   says how far the release is from the asked level; a weaker parameter counts at the gate
   only when the dataset's policy allows it.
 
+For the composition audit (:func:`composition_advice`; Ganta et al. 2008, section 2.1), the
+verdict is a function of the audit's result and its parameters, so the way forward is
+re-gated on the same result, exactly: the people pinned, worst first by the measure that
+gated (row numbers and the published groups that combine, never their values), and the
+confidence or share pinned at which the audit would pass.
+
 Nothing here reads a sensitive value of an individual: advice names groups by their
-published group key and counts records.
+published group key, people by their row, and counts records.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import numpy as np
 if TYPE_CHECKING:
     import numpy.typing as npt
 
+    from airflow_privacy.core.composition.result import CompositionResult, Measure
     from airflow_privacy.core.criteria.base import Criterion
     from airflow_privacy.core.model import Bucketization
 
@@ -59,7 +66,11 @@ class Advice:
     parameter: str | None = None
     asked: float | None = None
     passes_at: float | None = None
-    #: the criterion passed when re-evaluated with the change applied
+    #: people-pinned: how many people the audit pins (``groups``: the worst of them, each
+    #: as its row and the published groups that combine)
+    people: int = 0
+    #: the criterion passed when re-evaluated with the change applied (False: a finding,
+    #: not a change)
     rechecked: bool = True
 
     def to_dict(self) -> dict[str, Any]:
@@ -245,4 +256,77 @@ def _real(
             bad = mid
         if abs(good - bad) <= 1e-9 * max(1.0, abs(good)):
             break
+    return _short(good, way, passes)
+
+
+def _short(good: float, way: str, passes: Any) -> float:
+    """The shortest decimal within 1e-7 (relative) of ``good`` on its looser side that
+    passes too (``0.5000001``, not ``0.50000000047``); ``good`` itself when none does."""
+    band = 1e-7 * max(1.0, abs(good))
+    for digits in range(1, 10):
+        scale = 10 ** (digits - 1 - math.floor(math.log10(abs(good)))) if good else 10**digits
+        moved = math.floor(good * scale) if way == "higher" else math.ceil(good * scale)
+        value = moved / scale
+        if abs(value - good) <= band and passes(value):
+            return value
     return good
+
+
+def composition_advice(
+    result: CompositionResult, confidence: float, max_pvp: float, measure: Measure
+) -> list[Advice]:
+    """The way forward from a blocked composition audit (module doc): who is pinned, and
+    the loosest parameters it would pass at, each re-gated on ``result``."""
+    from airflow_privacy.core.composition.result import gate
+
+    out: list[Advice] = []
+    label = f"composition ({measure}, confidence={confidence:g}, max_pvp={max_pvp:g})"
+    pinned = result.vp_c(confidence, measure)
+    shown = [b.describe_public() for b in result.worst[:NAMED_GROUPS]]
+    if pinned and shown:
+        out.append(
+            Advice(
+                kind="people-pinned", criterion=label, rechecked=False,
+                text=(
+                    f"{pinned:,} people are pinned ({measure}, confidence >= {confidence:g}); "
+                    f"worst first: " + " | ".join(shown)
+                    + " -- suppress or generalize these rows' groups in the candidate, or "
+                    "publish a coarser recoding of it, and audit again"
+                ),
+                groups=shown, people=pinned, records=result.overlap_size,
+            )
+        )  # fmt: skip
+
+    def passes_pvp(value: float) -> bool:
+        return gate(result, confidence, value, measure).safe is True
+
+    def passes_confidence(value: float) -> bool:
+        return gate(result, value, max_pvp, measure).safe is True
+
+    conf = _real(confidence, "lower", 0.0, 1.0, True, passes_confidence)
+    if conf is not None:
+        out.append(
+            Advice(
+                kind="parameter", criterion=label, parameter="confidence", asked=confidence,
+                passes_at=conf,
+                text=(
+                    f"the audit passes at confidence={conf:.6g} (asked {confidence:g}; re-gated "
+                    "on the same audit): weaker than asked, it counts only where the dataset's "
+                    "policy allows it"
+                ),
+            )
+        )  # fmt: skip
+    pvp = _real(max_pvp, "lower", 0.0, 100.0, False, passes_pvp)
+    if pvp is not None:
+        out.append(
+            Advice(
+                kind="parameter", criterion=label, parameter="max_pvp", asked=max_pvp,
+                passes_at=pvp,
+                text=(
+                    f"the audit passes at max_pvp={pvp:.6g}% (asked {max_pvp:g}%; re-gated on "
+                    "the same audit): weaker than asked, it counts only where the dataset's "
+                    "policy allows it"
+                ),
+            )
+        )  # fmt: skip
+    return out

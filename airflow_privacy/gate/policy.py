@@ -260,11 +260,14 @@ def policy_reasons(info: AttemptInfo, held: PolicyInfo) -> list[str]:
 
     policy = Policy.from_dict(held.policy)
     rows: list[tuple[str, Mapping[str, Any]]] = []
+    failed: set[str] = set()  # criteria a recorded check measured and did not pass
     for c in info.checks:
         env = c.envelope if isinstance(c.envelope, dict) else {}
+        results = [r for r in env.get("results") or [] if isinstance(r, Mapping)]
+        failed |= {str(r.get("criterion")) for r in results if r.get("safe") is not True}
         if c.safe is not True or check_problem(info.release, env) is not None:
             continue
-        rows += [(c.name, r) for r in env.get("results") or [] if isinstance(r, Mapping)]
+        rows += [(c.name, r) for r in results]
     head = f"policy v{held.version} of {held.dataset!r}"
     out: list[str] = []
 
@@ -280,7 +283,7 @@ def policy_reasons(info: AttemptInfo, held: PolicyInfo) -> list[str]:
             continue
         line = criterion_text(name, params)
         if not candidates:
-            out.append(f"{head} requires {line}: no passed check of this attempt measured it")
+            out.append(f"{head} requires {line}: " + _none_passed(name, failed))
         else:
             n, r = candidates[0]
             detail = why[0] or "it declared benign values the policy does not list"
@@ -292,7 +295,7 @@ def policy_reasons(info: AttemptInfo, held: PolicyInfo) -> list[str]:
         found = passed("composition")
         if not any(_composition_meets(_params(r), policy.composition) is None for _, r in found):
             weaker = _composition_meets(_params(found[0][1]), policy.composition) if found else None
-            missing = weaker or "no passed composition audit of this attempt"
+            missing = weaker or _none_passed("composition", failed)
             out.append(f"{head} requires {composition_text(policy.composition)}: {missing}")
     if policy.maxent_c is not None:
         limit = policy.maxent_c
@@ -319,6 +322,12 @@ def policy_reasons(info: AttemptInfo, held: PolicyInfo) -> list[str]:
                 "risk): generalize or suppress the QIs further"
             )
     return out
+
+
+def _none_passed(criterion: str, failed: set[str]) -> str:
+    if criterion in failed:
+        return "the check of this attempt that measured it did not pass (its reason is given)"
+    return "no check of this attempt measured it"
 
 
 def _params(row: Mapping[str, Any]) -> Mapping[str, Any]:

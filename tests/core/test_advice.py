@@ -9,10 +9,14 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from airflow_privacy.core.advice import NAMED_GROUPS, parameter_advice, suppression_advice
+from airflow_privacy.core.composition.locate import Population
 from airflow_privacy.core.criteria.registry import create
 from airflow_privacy.core.model import Bucketization
+from tests.test_composition_attack import populations
 
 # (criterion, parameters): the criteria that decide group by group or read the whole
 # table's distribution (t-closeness, beta-likeness: suppression moves it)
@@ -124,3 +128,45 @@ def test_the_advice_names_groups_largest_first_and_counts_the_rest(k: int) -> No
     assert f"and {len(small) - NAMED_GROUPS:,} more" in advice.text
     sizes = [b.sizes[b.groups.index((g.removeprefix("q="),))] for g in advice.groups]
     assert sizes == sorted(sizes, reverse=True)
+
+
+# ------------------------------------------------------------------- composition audit
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(populations(), st.sampled_from(["ganta", "posterior"]), st.sampled_from([1.0, 0.5, 1 / 3]))
+def test_a_blocked_audit_lists_the_pinned_by_its_measure_and_the_parameters_that_pass(
+    case: tuple[Any, list[list[str]], str], measure: str, confidence: float
+) -> None:
+    """The people pinned come worst first by the measure that gated; each suggested
+    parameter passes the gate on the same audit, and one step stricter does not."""
+    from airflow_privacy.core.advice import composition_advice
+    from airflow_privacy.core.composition import composition_audit, gate
+    from tests.test_composition_attack import _interval_release
+
+    s, labels, _overlap = case
+    releases = [_interval_release(s, j, f"R{j}", labels[j]) for j in range(len(s.releases))]
+    people = s.people(0)
+    pop = Population({"age": tuple(s.qis[p][0] for p in people)}, len(people))
+    res = composition_audit(pop, releases[0], releases[1:], rank=measure)  # type: ignore[arg-type]
+    key = (
+        [b.posterior for b in res.worst]
+        if measure == "posterior"
+        else [(1 / b.ea_hat if b.ea_hat and b.sensitive_left else 0.0) for b in res.worst]
+    )
+    assert key == sorted(key, reverse=True)  # worst first by the gating measure
+    if gate(res, confidence, 0.0, measure).safe:  # type: ignore[arg-type]
+        return
+    found = {(a.kind, a.parameter): a for a in composition_advice(res, confidence, 0.0, measure)}  # type: ignore[arg-type]
+    pinned = found.get(("people-pinned", None))
+    assert pinned is not None and pinned.people == res.vp_c(confidence, measure)  # type: ignore[arg-type]
+    for param, asked in (("max_pvp", 0.0), ("confidence", confidence)):
+        a = found.get(("parameter", param))
+        if a is None:
+            continue
+        assert a.passes_at is not None
+        args = {"confidence": confidence, "max_pvp": 0.0, param: a.passes_at}
+        assert gate(res, args["confidence"], args["max_pvp"], measure).safe is True  # type: ignore[arg-type]
+        stricter = a.passes_at - 1e-6 * max(1.0, abs(a.passes_at))
+        if stricter > asked:
+            args[param] = stricter
+            assert gate(res, args["confidence"], args["max_pvp"], measure).safe is not True  # type: ignore[arg-type]
+    assert ("parameter", "max_pvp") in found  # 100% pinned always passes

@@ -40,8 +40,10 @@ from airflow_privacy.core.composition.locate import Location, Population, locate
 from airflow_privacy.core.composition.posterior import combine, most_likely
 from airflow_privacy.core.composition.release import PublishedRelease
 from airflow_privacy.core.composition.result import (
+    MEASURES,
     Breach,
     CompositionResult,
+    Measure,
     ReleaseSummary,
     check_confidence,
 )
@@ -99,6 +101,7 @@ def composition_audit(
     confidences: Sequence[float] = DEFAULT_CONFIDENCES,
     top: int = 10,
     benign: Collection[str] = (),
+    rank: Measure = "ganta",
 ) -> CompositionResult:
     """Run Algorithm 1 on ``population`` (the candidate's people, exact QI values) against
     ``candidate`` and ``priors``; see the module docstring.
@@ -108,7 +111,11 @@ def composition_audit(
     a person counts as pinned only to a non-benign value: with Ganta's measure when the
     remaining set ``S_i`` holds a non-benign value (the adversary's confidence in each of
     its values is ``1 / |S_i|``), with the posterior measure by the largest posterior of a
-    non-benign value. Who is pinned to benign values only is no breach."""
+    non-benign value. Who is pinned to benign values only is no breach.
+
+    ``rank``: the measure the ``top`` worst individuals are sorted by, first (the one the
+    gate decides on: a posterior gate lists the highest posteriors first), the other
+    breaking ties."""
     check_releases(candidate, priors, missing_qi)
     if hierarchies is not None and not isinstance(hierarchies, Mapping):
         raise InputError("hierarchies must map a column name to a Hierarchy")
@@ -117,6 +124,8 @@ def composition_audit(
         raise InputError(f"overlap must be 'worst-case' or 'known', got {overlap!r}")
     if isinstance(top, bool) or not isinstance(top, int) or top < 0:
         raise InputError(f"top must be a whole number >= 0, got {top!r}")
+    if rank not in MEASURES:
+        raise InputError(f"unknown measure {rank!r} (known: {', '.join(MEASURES)})")
     confs = tuple(check_confidence(c) for c in confidences)
     releases = [candidate, *priors]
     names = _unique_names(releases)
@@ -213,7 +222,9 @@ def composition_audit(
         releases, names, locs, present, known_present, used, in_overlap, ea, overlap
     )
     averages = _averages(names, ea, ea_hat, anon_drop, used, in_overlap, min_ea)
-    order = np.lexsort((np.arange(n), -post_max, -np.where(sensitive_left, confidence, 0.0)))
+    ganta = -np.where(sensitive_left, confidence, 0.0)
+    keys = (-post_max, ganta) if rank == "ganta" else (ganta, -post_max)
+    order = np.lexsort((np.arange(n), *keys))  # the last key sorts first
     worst_rows = [int(i) for i in order if in_overlap[i]][:top]
     worst = tuple(
         _breach(

@@ -494,8 +494,19 @@ class AuditStep(MeasuringStep):
             top=req.top,
             confidences=sorted({1.0, 0.5, 1 / 3, 0.25, 0.2, req.confidence}, reverse=True),
             benign=benign_values(req.benign),
+            rank=req.measure,  # type: ignore[arg-type]
         )
         verdict = gate(result, req.confidence, req.max_pvp, req.measure)  # type: ignore[arg-type]
+        advice = []
+        if not verdict.safe:
+            from airflow_privacy.core.advice import composition_advice
+
+            advice = [
+                a.to_dict()
+                for a in composition_advice(result, req.confidence, req.max_pvp, req.measure)  # type: ignore[arg-type]
+            ]
+            for a in advice:
+                ctx.progress(f"advice: {a['text']}")
         ctx.progress(f"composition: {'PASS' if verdict.safe else 'BLOCKED'}")
         outputs: dict[str, str] = {}
         if req.individuals is not None:
@@ -523,6 +534,7 @@ class AuditStep(MeasuringStep):
             results=[verdict.to_dict()],
             details=public,
             outputs=outputs,
+            advice=advice,
         )
         return env
 
