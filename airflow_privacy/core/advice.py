@@ -266,7 +266,7 @@ def _short(good: float, way: str, passes: Any) -> float:
     for digits in range(1, 10):
         scale = 10 ** (digits - 1 - math.floor(math.log10(abs(good)))) if good else 10**digits
         moved = math.floor(good * scale) if way == "higher" else math.ceil(good * scale)
-        value = moved / scale
+        value = float(moved / scale)
         if abs(value - good) <= band and passes(value):
             return value
     return good

@@ -4,6 +4,8 @@ parameters.
 
 A policy holds *minimums*:
 
+* the kinds of check every release must have passed (``required_steps``: ``audit`` means a
+  composition audit is among the attempt's passed checks, whatever the DAG calls it);
 * criteria with their parameters (``k-anonymity:k=5``): a check of the attempt must have
   passed the criterion with parameters at least as strict, as each parameter's declaration
   says (:attr:`Parameter.stricter <airflow_privacy.core.criteria.base.Parameter.stricter>`:
@@ -46,9 +48,12 @@ class Policy:
     #: the highest prosecutor risk a release may have on its QIs (None: identity disclosure
     #: is accepted, e.g. a bucketized release whose QIs are public anyway)
     max_prosecutor_risk: float | None = None
+    #: the kinds of check (steps) every release must have passed
+    required_steps: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "require": list(self.required_steps),
             "criteria": [{"name": n, "parameters": dict(p)} for n, p in self.criteria],
             "composition": dict(self.composition) if self.composition else None,
             "maxent": {"c": self.maxent_c} if self.maxent_c is not None else None,
@@ -77,11 +82,13 @@ class Policy:
                 if (identity := d.get("identity") or {}).get("max_prosecutor_risk") is not None
                 else None
             ),
+            required_steps=[str(x) for x in d.get("require") or []],
         )
 
     def lines(self) -> list[str]:
         """Every requirement in words, one per line."""
-        out = [criterion_text(n, p) for n, p in self.criteria]
+        out = [f"requires a passed {step} check" for step in self.required_steps]
+        out += [criterion_text(n, p) for n, p in self.criteria]
         if self.composition:
             out.append(composition_text(self.composition))
         if self.maxent_c is not None:
@@ -116,6 +123,10 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
+#: the kinds of check a policy may require (the steps that record a verdict)
+REQUIRABLE = ("check", "maxent", "audit", "risk", "validate")
+
+
 # ------------------------------------------------------------------------- building
 def build_policy(
     *,
@@ -128,6 +139,7 @@ def build_policy(
     benign: Sequence[str] = (),
     approvers: Sequence[str] = (),
     max_prosecutor_risk: float | None = None,
+    required_steps: Sequence[str] = (),
 ) -> Policy:
     """A policy from its front end's values (the option names in messages are the front
     end's: ``opt``). The ranges, choices and the composition line's rule are the policy
@@ -153,10 +165,20 @@ def build_policy(
     if measure is not None and confidence is not None and max_pvp is not None:
         composition = {"measure": measure, "confidence": float(confidence),
                        "max_pvp": float(max_pvp), "overlap": overlap}  # fmt: skip
-    if not lines and composition is None and maxent_c is None and max_prosecutor_risk is None:
+    steps = list(dict.fromkeys(str(x).strip() for x in required_steps))
+    for step in steps:
+        if step not in REQUIRABLE:
+            raise InputError(
+                f"{opt('required_steps')}: {step!r} is not a kind of check (known: "
+                f"{', '.join(REQUIRABLE)})"
+            )
+    if (
+        not lines and not steps and composition is None and maxent_c is None
+        and max_prosecutor_risk is None
+    ):  # fmt: skip
         raise InputError(
-            f"a policy needs at least one line: {opt('criterion')}, the composition line, "
-            f"{opt('maxent_c')} or {opt('max_prosecutor_risk')}"
+            f"a policy needs at least one line: {opt('required_steps')}, {opt('criterion')}, "
+            f"the composition line, {opt('maxent_c')} or {opt('max_prosecutor_risk')}"
         )
     return Policy(
         criteria=[(n, dict(p)) for n, p in lines],
@@ -165,6 +187,7 @@ def build_policy(
         benign=sorted({str(b) for b in benign}),
         approvers=sorted({str(a).strip() for a in approvers if str(a).strip()}),
         max_prosecutor_risk=float(max_prosecutor_risk) if max_prosecutor_risk is not None else None,
+        required_steps=steps,
     )
 
 
@@ -221,7 +244,11 @@ def loosened(old: Policy | None, new: Policy) -> list[str]:
     tightens them)."""
     if old is None:
         return []
-    out: list[str] = []
+    out: list[str] = [
+        f"no longer requires a passed {step} check"
+        for step in old.required_steps
+        if step not in new.required_steps
+    ]
     mine = dict(new.criteria)
     for name, params in old.criteria:
         if name not in mine:
@@ -270,6 +297,22 @@ def policy_reasons(info: AttemptInfo, held: PolicyInfo) -> list[str]:
         rows += [(c.name, r) for r in results]
     head = f"policy v{held.version} of {held.dataset!r}"
     out: list[str] = []
+
+    for step in policy.required_steps:
+        kinds = [c for c in info.checks if c.step == step]
+        good = [
+            c for c in kinds
+            if c.safe is True and check_problem(
+                info.release, c.envelope if isinstance(c.envelope, dict) else {}
+            ) is None
+        ]  # fmt: skip
+        if not good:
+            got = (
+                f"its {step} check(s) ({', '.join(repr(c.name) for c in kinds)}) did not pass"
+                if kinds
+                else f"no {step} check was recorded under this attempt"
+            )
+            out.append(f"{head} requires a passed {step} check: {got}")
 
     def passed(name: str) -> list[tuple[str, Mapping[str, Any]]]:
         return [(n, r) for n, r in rows if r.get("criterion") == name and r.get("safe") is True]

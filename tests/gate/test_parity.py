@@ -715,10 +715,11 @@ def test_cli_and_operator_agree_on_policies(
     from airflow_privacy.providers.airflow.operators.policy import DatasetPolicyOperator
 
     lines = {"criteria": ["k-anonymity:k=5", "ck-safety:c=0.7,k=3"],
-             "composition_measure": "ganta", "confidence": 0.9, "max_pvp": 10.0}  # fmt: skip
+             "composition_measure": "ganta", "confidence": 0.9, "max_pvp": 10.0,
+             "required_steps": ["audit"]}  # fmt: skip
     flags = ["--criterion", "k-anonymity:k=5", "--criterion", "ck-safety:c=0.7,k=3",
              "--composition-measure", "ganta", "--confidence", "0.9",
-             "--max-pvp", "10"]  # fmt: skip
+             "--max-pvp", "10", "--require", "audit"]  # fmt: skip
     results: dict[str, list[tuple[int | str, dict[str, Any]]]] = {}
     for front in ("cli", "airflow"):
         url = f"sqlite:///{tmp_path / front}.db"

@@ -164,6 +164,34 @@ def test_the_gate_blocks_a_check_weaker_than_the_policy(ws: Workspace, ctx: Gate
     assert gate(ws, ctx, rel2, u2).outcome == "published"
 
 
+def test_a_policy_requires_kinds_of_check_whatever_the_dag_names_them(
+    ws: Workspace, ctx: GateContext
+) -> None:
+    """``--require audit``: an attempt whose passed checks hold no composition audit is
+    blocked, naming the line; dropping the line loosens the policy (four eyes)."""
+    rel = make_release(ws, ctx, "v1", 0)
+    set_policy("adult", build_policy(required_steps=["audit", "check"]), by="officer",
+               reason="every release is audited", ctx=ctx, ledger=ws.ledger)  # fmt: skip
+    u = uuid_of(attempt(ws, ctx, rel, first_release=True, required=["my_check"]))
+    check(ws, ctx, rel, u, k=3, name="my_check")
+    with pytest.raises(ReleaseBlocked) as blocked:
+        gate(ws, ctx, rel, u)
+    reasons = blocked.value.envelope.reasons  # type: ignore[attr-defined]
+    assert reasons == [
+        "policy v1 of 'adult' requires a passed audit check: no audit check was recorded "
+        "under this attempt"
+    ]
+    assert loosened(Policy(required_steps=["audit", "check"]), Policy(required_steps=["check"]))
+    assert (
+        loosened(Policy(required_steps=["check"]), Policy(required_steps=["check", "audit"])) == []
+    )
+    with pytest.raises(InputError, match="'audits' is not a kind of check"):
+        build_policy(required_steps=["audits"])
+    assert show_policy("adult", ctx, ws.ledger).details["lines"][:2] == [
+        "requires a passed audit check", "requires a passed check check",
+    ]  # fmt: skip
+
+
 def test_a_first_release_needs_its_datasets_policy(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -32,6 +32,7 @@ class PolicyRequest:
     benign: list[str] = field(default_factory=list)
     approvers: list[str] = field(default_factory=list)
     max_prosecutor_risk: float | None = None
+    required_steps: list[str] = field(default_factory=list)
     new_dataset: str | None = None
     by: str | None = None
     ledger: str | None = None
@@ -44,13 +45,14 @@ class PolicyStep(Step):
     command = ("policy", "set")
     summary = "record a new version of a dataset's policy (what every release must pass)"
     description = (
-        "Record what every release of --dataset must pass: criteria with their minimum "
-        "parameters, the composition audit's limits, MaxEnt's, the benign values a check may "
-        "declare, who approves changes. In force at once when it keeps or tightens every "
-        "line of the policy in force; a change that loosens anything is proposed and waits "
-        "for a second, different person (policy approve / reject). Exit 0 = in force, 1 = "
-        "proposed, 2 = bad input, 5 = a proposal is already waiting."
-    )
+        "Record what every release of --dataset must pass: the kinds of check it must have "
+        "passed, criteria with their minimum parameters, the composition audit's limits, "
+        "MaxEnt's, the benign values a check may declare, who approves changes. In force "
+        "at once when it keeps or tightens every line of the policy in force; a change "
+        "that loosens anything is proposed and waits for a second, different person "
+        "(policy approve / reject). Exit 0 = in force, 1 = proposed, 2 = bad input, "
+        "5 = a proposal is already waiting."
+    )  # fmt: skip
     operator = "airflow_privacy.providers.airflow.operators.policy.DatasetPolicyOperator"
     fields = (
         Field("dataset", "label", "the dataset the policy governs", required=True,
@@ -83,6 +85,10 @@ class PolicyStep(Step):
               "have on its QIs (default: identity disclosure accepted, e.g. QIs public "
               "anyway)", low=0, high=1, open_low=True, metavar="RISK",
               type_hint="float | str | None"),
+        Field("required_steps", "values", "a kind of check every release must have passed, "
+              "whatever its DAG names it: check, maxent, audit (the composition audit), risk "
+              "(with limits) or validate", cli="--require", metavar="STEP",
+              type_hint="Sequence[str] | None"),
         Field("new_dataset", "label", "confirm a new dataset whose name is close to one the "
               "ledger knows by repeating its name", metavar="NAME", type_hint="str | None"),
         Field("by", "label", "who sets it (default: the user, or the task)", metavar="NAME",
@@ -117,6 +123,7 @@ class PolicyStep(Step):
             benign=list(values.get("benign") or []),
             approvers=list(values.get("approvers") or []),
             max_prosecutor_risk=values.get("max_prosecutor_risk"),
+            required_steps=list(values.get("required_steps") or []),
             new_dataset=values.get("new_dataset"),
             by=values.get("by"),
             ledger=values.get("ledger"),
@@ -130,7 +137,7 @@ class PolicyStep(Step):
             criteria=req.criteria, measure=req.composition_measure, confidence=req.confidence,
             max_pvp=req.max_pvp, overlap=req.overlap, maxent_c=req.maxent_c,
             benign=req.benign, approvers=req.approvers,
-            max_prosecutor_risk=req.max_prosecutor_risk,
+            max_prosecutor_risk=req.max_prosecutor_risk, required_steps=req.required_steps,
         )  # fmt: skip
         return set_policy(
             req.dataset, policy, by=req.by, reason=req.reason, ctx=ctx, ledger=req.ledger,

@@ -40,6 +40,9 @@ class DatasetPolicyOperator(LedgerOperator):
     :param approvers: who may approve a loosening change
     :param max_prosecutor_risk: the highest prosecutor risk a release may have on its QIs
         (default: identity disclosure accepted)
+    :param required_steps: kinds of check every release must have passed, whatever the DAG
+        names them (``["audit"]``: a composition audit; also ``check``, ``maxent``, ``risk``,
+        ``validate``)
     :param new_dataset: the dataset's name again, for a new name close to a known one
     :param by: who sets or decides it (a person's name)
     Also ``privacy_ledger_conn_id``.
@@ -69,6 +72,7 @@ class DatasetPolicyOperator(LedgerOperator):
         benign_values: Sequence[str] | None = None,
         approvers: Sequence[str] | None = None,
         max_prosecutor_risk: float | str | None = None,
+        required_steps: Sequence[str] | None = None,
         new_dataset: str | None = None,
         by: str | None = None,
         **kwargs: Any,
@@ -96,6 +100,7 @@ class DatasetPolicyOperator(LedgerOperator):
         self.benign_values = benign_values
         self.approvers = approvers
         self.max_prosecutor_risk = max_prosecutor_risk
+        self.required_steps = required_steps
         self.new_dataset = new_dataset
         self.by = by
         self._check_at_parse_time()
