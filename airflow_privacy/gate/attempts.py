@@ -592,7 +592,8 @@ def _publish_envelope(
         summary=summary, reasons=reasons, release=facts, attempt=ref, details=details,
         advice=way_forward(info),
     )  # fmt: skip
-    raise ReleaseBlocked(f"{rel.name} was not published: " + "; ".join(reasons), env)
+    lead = summary if before != "open" else f"{rel.name} was not published"
+    raise ReleaseBlocked(f"{lead}: " + "; ".join(reasons), env)
 
 
 def way_forward(info: AttemptInfo) -> list[dict[str, Any]]:

@@ -13,7 +13,11 @@ operator does around the gate never makes a run green or publishes.
   ``k-anonymity:k=3``): the check passes, the gate blocks naming the policy line: red;
 * a first release under a near-miss name (``lvie`` beside ``live``): refused, red;
 * a DAG with a cleanup task (``all_done``) after the gate: refused when parsed (an import
-  error naming the task), so it never runs.
+  error naming the task), so it never runs;
+* an audit scoped away from its own dataset (``audit_datasets=["elsewhere"]``): red;
+* a side task that failed, then recovered: "Clear failed tasks" re-runs the gate, which says
+  the attempt is decided and what to clear; clearing ``open_attempt`` and what follows opens
+  a new attempt, which publishes: green.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Airflow, Pa
     }
     # the organization's part: each dataset's policy, before its first release
     record_policy(url, "live", policy=Policy(criteria=[("k-anonymity", {"k": 3})]))
-    record_policy(url, "wards")
+    record_policy(url, "wards", "audited", "elsewhere", "sidecar")
     with running_airflow(
         tmp, "gate", HERE / "live_dags", DAG, env_extra=env, users=("steward",)
     ) as af:
@@ -277,3 +281,71 @@ def _wait_parked(af: Airflow, dag: str, run: str, task: str) -> None:
         return mark in (af.logs / "scheduler.log").read_text(errors="replace")
 
     wait_for(f"the worker of {task} in {run} to exit", parked, af, RUN_TIMEOUT_S)
+
+
+def test_an_audit_scoped_away_and_a_recovered_side_task(live: tuple[Airflow, Path, str]) -> None:
+    af, out, url = live
+    dag = "privacy_live_audit"
+    # two datasets, each with its first release (audited against itself: nothing earlier)
+    firsts = {
+        ds: _trigger(af, dag, {"dataset": ds, "audit_datasets": [ds], "first_release": True,
+                               "first_record": first})
+        for ds, first in (("audited", 3000), ("elsewhere", 6000))
+    }  # fmt: skip
+    for run in firsts.values():
+        _go_ok(out, run)
+    for ds, run in firsts.items():
+        assert _finished(af, dag, run) == "success", (ds, _tasks(af, dag, run))
+        assert _published(out, run)
+    # the next release of "audited" (the same 300 people again) audited against "elsewhere"
+    # only: the audit is refused (its own dataset is not in scope), red, nothing published
+    away = _trigger(af, dag, {"dataset": "audited", "audit_datasets": ["elsewhere"],
+                              "first_record": 3000, "records": 299})  # fmt: skip
+    _go_ok(out, away)
+    assert _finished(af, dag, away) == "failed"
+    tasks = _tasks(af, dag, away)
+    assert tasks["audit"] == "failed" and tasks["publish"] == "failed", tasks
+    assert not _published(out, away)
+    # a side task that fails: the gate blocks (red); it recovers, "Clear failed tasks"
+    # re-runs the gate, which says the attempt is decided; clearing open_attempt and
+    # everything after it opens a new attempt, judged afresh: green, published
+    side = _trigger(af, dag, {"dataset": "sidecar", "audit_datasets": ["sidecar"],
+                              "first_record": 9000, "first_release": True})  # fmt: skip
+    assert _finished(af, dag, side) == "failed"
+    assert _tasks(af, dag, side)["side"] == "failed"
+    assert not _published(out, side)
+    _go_ok(out, side)
+    _clear(af, dag, side, ["side", "publish", "report"], downstream=False)
+    assert _finished_again(af, dag, side) == "failed"  # the decided attempt stays blocked
+    log = "".join(p.read_text(errors="replace") for p in af.home.rglob("*.log")
+                  if "task_id=publish" in str(p) and side in str(p))  # fmt: skip
+    assert "was already decided" in log and "clear this run's open-attempt task" in log
+    _clear(af, dag, side, ["open_attempt"], downstream=True)
+    assert _finished_again(af, dag, side) == "success", _tasks(af, dag, side)
+    assert _published(out, side)
+    with ReleaseLedger(url, create=False) as db:
+        by_run = {}
+        for r in db.list():
+            for a in db.attempts(r.id):
+                by_run.setdefault(str(a.origin.get("run_id")), []).append(a.status)
+        assert sorted(by_run[side]) == ["blocked", "published"]
+        assert by_run[away] == ["open"] or "published" not in by_run[away]
+
+
+def _go_ok(out: Path, run_id: str) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{_safe(run_id)}.ok").write_text("ok")
+
+
+def _clear(af: Airflow, dag: str, run: str, tasks: list[str], downstream: bool) -> None:
+    _call(af, "POST", f"/api/v2/dags/{dag}/clearTaskInstances",
+          {"dry_run": False, "dag_run_id": run, "task_ids": tasks,
+           "include_downstream": downstream, "only_failed": False,
+           "reset_dag_runs": True})  # fmt: skip
+
+
+def _finished_again(af: Airflow, dag: str, run: str) -> str:
+    """The run's state once it ran again after a clear (it leaves ``failed`` first)."""
+    wait_for(f"run {run} to start again", lambda: _run(af, dag, run)["state"] != "failed", af,
+             RUN_TIMEOUT_S)  # fmt: skip
+    return _finished(af, dag, run)

@@ -2,7 +2,10 @@
 (``tests/airflow/test_gate_live.py``): prepare an Adult slice -> bucketize -> open_attempt ->
 hold (waits for the test's go-ahead file when ``hold``) -> check -> publish -> report (a
 teardown whose outcome is the run's). ``privacy_live_steward`` has the steward's override
-step (human in the loop) between the gate and the report.
+step (human in the loop) between the gate and the report. ``privacy_live_audit`` also
+audits the release against the ledger (``audit_datasets``: the audit's scope) and has a
+side task the gate depends on, which fails until the test writes ``<output>/<run>.ok`` (a
+side task that recovers).
 
 Params steer the careless-user scenarios: ``attempt`` (a UUID pasted into the gate),
 ``group_columns`` (what the check groups by), ``hold`` (time for the test to edit an XCom
@@ -23,6 +26,7 @@ from airflow.sdk import DAG, Param, get_current_context, task
 from airflow_privacy.providers.airflow.operators.anonymize import BucketizeOperator
 from airflow_privacy.providers.airflow.operators.attempt import OpenAttemptOperator
 from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
+from airflow_privacy.providers.airflow.operators.composition import CompositionAuditOperator
 from airflow_privacy.providers.airflow.operators.override import StewardOverrideOperator
 from airflow_privacy.providers.airflow.operators.publish import PublishReleaseOperator
 from airflow_privacy.providers.airflow.operators.report import ReleaseReportOperator
@@ -32,7 +36,7 @@ RELEASE = "{{ ti.xcom_pull(task_ids='prepare')['release'] }}"
 INPUT = "{{ ti.xcom_pull(task_ids='prepare')['input'] }}"
 
 
-def build(dag_id: str, identifiers: bool, steward: bool = False) -> DAG:
+def build(dag_id: str, identifiers: bool, steward: bool = False, audit: bool = False) -> DAG:
     with DAG(
         dag_id=dag_id,
         schedule=None,
@@ -48,6 +52,7 @@ def build(dag_id: str, identifiers: bool, steward: bool = False) -> DAG:
             "hold": Param(False, type="boolean"),
             "check_k": Param(3, type="integer", minimum=1),
             "dataset": Param("live", type="string"),
+            "audit_datasets": Param(["live"], type="array"),
         },
     ) as dag:
 
@@ -97,7 +102,7 @@ def build(dag_id: str, identifiers: bool, steward: bool = False) -> DAG:
             task_id="open_attempt",
             release=RELEASE,
             dataset="{{ params.dataset }}",
-            required_checks=["check"],
+            required_checks=["check", "audit"] if audit else ["check"],
             first_release="{{ params.first_release }}",
             **who,
         )
@@ -121,6 +126,25 @@ def build(dag_id: str, identifiers: bool, steward: bool = False) -> DAG:
             task_id="report", attempt_task_id="open_attempt", release=RELEASE, k_max=3
         )
         prepare() >> anonymize >> attempt >> hold() >> check >> publish
+        if audit:
+
+            @task
+            def side() -> None:
+                """A side task the release depends on: fails until ``<output>/<run>.ok``."""
+                run = str(get_current_context()["run_id"]).replace(":", "_").replace("+", "_")
+                if not (Path(os.environ["AIRFLOW_PRIVACY_OUTPUT_DIR"]) / f"{run}.ok").exists():
+                    raise RuntimeError("the side task's input is not there yet")
+
+            scoped = CompositionAuditOperator(
+                task_id="audit",
+                attempt_task_id="open_attempt",
+                on_unsafe="continue",
+                candidate=RELEASE,
+                population=INPUT,
+                datasets="{{ params.audit_datasets }}",
+                first_release="{{ params.first_release }}",
+            )
+            attempt >> [scoped, side()] >> publish
         if steward:
             ask = StewardOverrideOperator(
                 task_id="steward",
