@@ -21,7 +21,11 @@ For the composition audit (:func:`composition_advice`; Ganta et al. 2008, sectio
 verdict is a function of the audit's result and its parameters, so the way forward is
 re-gated on the same result, exactly: the people pinned, worst first by the measure that
 gated (row numbers and the published groups that combine, never their values), and the
-confidence or share pinned at which the audit would pass.
+confidence or share pinned at which the audit would pass. One change of the candidate is
+re-audited before it is suggested (:func:`composition_suppression`): suppressing the
+candidate's groups the pinned people fall in, round after round (at most
+:data:`AUDIT_ROUNDS` audits), until the audit of what is left passes, against the same
+population and earlier releases, as the gate would audit it.
 
 Nothing here reads a sensitive value of an individual: advice names groups by their
 published group key, people by their row, and counts records.
@@ -36,10 +40,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
     import numpy.typing as npt
 
+    from airflow_privacy.core.composition.locate import Population
+    from airflow_privacy.core.composition.release import PublishedRelease
     from airflow_privacy.core.composition.result import CompositionResult, Measure
     from airflow_privacy.core.criteria.base import Criterion
+    from airflow_privacy.core.hierarchy import Hierarchy
     from airflow_privacy.core.model import Bucketization
 
 #: rounds of "remove the failing groups, re-check" before suppression advice gives up
@@ -48,6 +57,8 @@ MAX_ROUNDS = 25
 NAMED_GROUPS = 10
 #: evaluations spent searching one parameter
 MAX_EVALUATIONS = 48
+#: re-audits spent on suppressing the candidate's groups
+AUDIT_ROUNDS = 4
 
 
 @dataclass(frozen=True)
@@ -330,3 +341,82 @@ def composition_advice(
             )
         )  # fmt: skip
     return out
+
+
+def release_without_groups(
+    release: PublishedRelease, drop: npt.NDArray[np.bool_]
+) -> PublishedRelease:
+    """``release`` with the groups marked in ``drop`` suppressed (their records removed)."""
+    keep = np.flatnonzero(~drop)
+    return replace(
+        release,
+        keys=tuple(release.keys[g] for g in keep),
+        counts=release.counts[keep],
+        members=None if release.members is None else tuple(release.members[g] for g in keep),
+    )
+
+
+def composition_suppression(
+    population: Population,
+    candidate: PublishedRelease,
+    result: CompositionResult,
+    reaudit: Callable[[PublishedRelease], CompositionResult],
+    confidence: float,
+    max_pvp: float,
+    measure: Measure,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+) -> Advice | None:
+    """Suppress the candidate's groups the pinned people fall in until the re-audit passes
+    (module doc); None when it does not within :data:`AUDIT_ROUNDS` audits or only the
+    whole candidate would."""
+    from airflow_privacy.core.composition.locate import locate
+    from airflow_privacy.core.composition.result import gate
+
+    drop = np.zeros(len(candidate.keys), dtype=bool)
+    current, audited = candidate, result
+    for _ in range(AUDIT_ROUNDS):
+        hit = np.flatnonzero(audited.pinned_mask(confidence, measure))
+        if hit.size == 0:
+            return None
+        where = locate(population, current, hierarchies)
+        rows = np.flatnonzero(~drop)  # the current groups' indices in the candidate
+        groups = {
+            int(rows[g]) for i in hit.tolist()
+            for g in where.indices[where.indptr[i]:where.indptr[i + 1]].tolist()
+        }  # fmt: skip
+        if not groups:
+            return None
+        drop[sorted(groups)] = True
+        if drop.all():
+            return None
+        current = release_without_groups(candidate, drop)
+        audited = reaudit(current)
+        if gate(audited, confidence, max_pvp, measure).safe is True:
+            return _audit_suppression(candidate, drop, confidence, max_pvp, measure)
+    return None
+
+
+def _audit_suppression(
+    candidate: PublishedRelease,
+    drop: npt.NDArray[np.bool_],
+    confidence: float,
+    max_pvp: float,
+    measure: Measure,
+) -> Advice:
+    gone = np.flatnonzero(drop)
+    sizes = np.asarray(candidate.counts).sum(axis=1)
+    records, total = int(sizes[gone].sum()), int(sizes.sum())
+    named = [candidate.group_label(int(g)) for g in gone[np.argsort(-sizes[gone], kind="stable")]]
+    shown = "; ".join(named[:NAMED_GROUPS]) + (
+        f"; and {len(named) - NAMED_GROUPS:,} more" if len(named) > NAMED_GROUPS else ""
+    )
+    label = f"composition ({measure}, confidence={confidence:g}, max_pvp={max_pvp:g})"
+    text = (
+        f"suppressing {records:,} of {total:,} records ({records / total:.1%}) in "
+        f"{gone.size:,} of {len(candidate.keys):,} groups of the candidate passes the "
+        f"composition audit (re-audited against the same people and earlier releases): {shown}"
+    )
+    return Advice(
+        kind="suppress-groups", criterion=label, text=text, groups=named[:NAMED_GROUPS],
+        groups_suppressed=int(gone.size), records_suppressed=records, records=total,
+    )  # fmt: skip

@@ -324,7 +324,7 @@ def test_an_audit_scoped_away_and_a_recovered_side_task(live: tuple[Airflow, Pat
     assert _finished_again(af, dag, side) == "success", _tasks(af, dag, side)
     assert _published(out, side)
     with ReleaseLedger(url, create=False) as db:
-        by_run = {}
+        by_run: dict[str, list[str]] = {}
         for r in db.list():
             for a in db.attempts(r.id):
                 by_run.setdefault(str(a.origin.get("run_id")), []).append(a.status)

@@ -182,6 +182,10 @@ class CompositionResult:
         """``|VP_C|``: individuals of ``P`` the adversary pins down with confidence ``>= c``
         (``measure="posterior"``: the frequency-aware posterior instead of ``C_i``;
         ``alone=True``: from the candidate alone, before intersecting, for comparison)."""
+        return int(self.pinned_mask(c, measure, alone).sum())
+
+    def pinned_mask(self, c: float, measure: Measure = "ganta", alone: bool = False) -> BoolArray:
+        """Who is in ``VP_C`` (:meth:`vp_c` counts them): one flag per individual."""
         c = check_confidence(c)
         if measure == "ganta":
             # C_i >= c, i.e. not (1 / EA-hat < c), exactly for every distinct EA-hat; with
@@ -200,7 +204,8 @@ class CompositionResult:
             hit = post >= c - thresholds.band(c)
         else:
             raise InputError(f"unknown measure {measure!r} (known: {', '.join(MEASURES)})")
-        return int((hit & self.in_overlap).sum())
+        out: BoolArray = hit & self.in_overlap
+        return out
 
     def pvp_c(self, c: float, measure: Measure = "ganta", alone: bool = False) -> float:
         """``PVP_C = |VP_C| * 100 / |P|`` (0 when ``P`` is empty)."""

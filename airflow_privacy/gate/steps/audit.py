@@ -499,12 +499,24 @@ class AuditStep(MeasuringStep):
         verdict = gate(result, req.confidence, req.max_pvp, req.measure)  # type: ignore[arg-type]
         advice = []
         if not verdict.safe:
-            from airflow_privacy.core.advice import composition_advice
+            from airflow_privacy.core.advice import composition_advice, composition_suppression
 
-            advice = [
-                a.to_dict()
-                for a in composition_advice(result, req.confidence, req.max_pvp, req.measure)  # type: ignore[arg-type]
-            ]
+            def reaudit(changed: Any) -> Any:
+                return composition_audit(
+                    population, changed, priors, overlap=req.overlap,  # type: ignore[arg-type]
+                    prior_members=members if req.overlap == "known" else None,
+                    hierarchies=hierarchies, missing_qi=req.missing_qi,  # type: ignore[arg-type]
+                    top=0, confidences=(req.confidence,), benign=benign_values(req.benign),
+                    rank=req.measure,  # type: ignore[arg-type]
+                )  # fmt: skip
+
+            ctx.progress("computing the way forward: suppressing the groups the pinned fall in")
+            found = composition_advice(result, req.confidence, req.max_pvp, req.measure)  # type: ignore[arg-type]
+            suppressed = composition_suppression(
+                population, candidate, result, reaudit, req.confidence, req.max_pvp,
+                req.measure, hierarchies,  # type: ignore[arg-type]
+            )  # fmt: skip
+            advice = [a.to_dict() for a in ([suppressed] if suppressed else []) + found]
             for a in advice:
                 ctx.progress(f"advice: {a['text']}")
         ctx.progress(f"composition: {'PASS' if verdict.safe else 'BLOCKED'}")
