@@ -55,8 +55,12 @@ if TYPE_CHECKING:
 MAX_ROUNDS = 25
 #: groups named in an advice's text (all are counted)
 NAMED_GROUPS = 10
-#: evaluations spent searching one parameter
+#: evaluations spent searching one parameter (fewer on large releases: :func:`_budget`)
 MAX_EVALUATIONS = 48
+#: cells (groups x sensitive values) up to which a parameter is searched with every
+#: evaluation; above, the budget shrinks in proportion (at least :data:`MIN_EVALUATIONS`)
+FULL_SEARCH_CELLS = 200_000
+MIN_EVALUATIONS = 12
 #: re-audits spent on suppressing the candidate's groups
 AUDIT_ROUNDS = 4
 
@@ -175,10 +179,11 @@ def parameter_advice(b: Bucketization, name: str, params: dict[str, Any]) -> Adv
             except Exception:  # a value the declaration refuses: not a suggestion
                 return False
 
+        steps = _budget(b)
         if p.kind is Kind.WHOLE:
-            found = _whole(int(asked), p.stricter, p.low, p.high, passes)
+            found = _whole(int(asked), p.stricter, p.low, p.high, passes, steps)
         elif p.kind is Kind.REAL:
-            found = _real(float(asked), p.stricter, p.low, p.high, p.open_low, passes)
+            found = _real(float(asked), p.stricter, p.low, p.high, p.open_low, passes, steps)
         else:
             continue
         if found is None:
@@ -200,8 +205,23 @@ def _fmt(v: float) -> str:
     return str(v) if isinstance(v, int) else f"{v:.6g}"
 
 
+def _budget(b: Bucketization) -> int:
+    """Evaluations one parameter's search may spend: all of :data:`MAX_EVALUATIONS` up to
+    :data:`FULL_SEARCH_CELLS` cells, fewer in proportion above (each evaluation reads every
+    cell), at least :data:`MIN_EVALUATIONS`: deterministic, whatever the machine's load."""
+    cells = max(1, b.n_groups * len(b.values))
+    if cells <= FULL_SEARCH_CELLS:
+        return MAX_EVALUATIONS
+    return max(MIN_EVALUATIONS, MAX_EVALUATIONS * FULL_SEARCH_CELLS // cells)
+
+
 def _whole(
-    asked: int, way: str, low: float | None, high: float | None, passes: Any
+    asked: int,
+    way: str,
+    low: float | None,
+    high: float | None,
+    passes: Any,
+    steps: int = MAX_EVALUATIONS,
 ) -> float | None:
     """Bisect the whole numbers between ``asked`` (fails) and the loosest end of the range
     (criteria are monotone in their parameters: the policy tests check the declared
@@ -224,7 +244,7 @@ def _whole(
         if loosest <= asked or not passes(loosest):
             return None
     good, bad = loosest, asked
-    for _ in range(MAX_EVALUATIONS):
+    for _ in range(steps):
         if abs(good - bad) <= 1:
             return good
         mid = (good + bad) // 2
@@ -242,6 +262,7 @@ def _real(
     high: float | None,
     open_low: bool,
     passes: Any,
+    steps: int = MAX_EVALUATIONS,
 ) -> float | None:
     """Bisect between ``asked`` (fails) and the loosest end of the range; the result is a
     value that was evaluated and passed."""
@@ -259,7 +280,7 @@ def _real(
     if not passes(end):
         return None
     bad, good = asked, float(end)
-    for _ in range(MAX_EVALUATIONS - 2):
+    for _ in range(steps - 2):
         mid = (bad + good) / 2
         if passes(mid):
             good = mid

@@ -209,3 +209,24 @@ def test_suppressing_the_suggested_groups_passes_the_audit_again(
     )  # fmt: skip
     assert advice.records_suppressed == int(cand.counts.sum()) - int(rebuilt.counts.sum())
     assert gate(audit(rebuilt), confidence, 0.0, measure).safe is True  # type: ignore[arg-type]
+
+
+def test_the_parameter_search_spends_fewer_evaluations_on_large_releases() -> None:
+    """Each evaluation reads every cell: above FULL_SEARCH_CELLS the budget shrinks in
+    proportion, never below MIN_EVALUATIONS (a count, not a clock: the same on any machine)."""
+    import numpy as np
+
+    from airflow_privacy.core.advice import (
+        FULL_SEARCH_CELLS,
+        MAX_EVALUATIONS,
+        MIN_EVALUATIONS,
+        _budget,
+    )
+
+    def release(groups: int, values: int) -> Bucketization:
+        return Bucketization.from_group_counts(np.ones((groups, values), dtype=np.int64))
+
+    assert _budget(release(100, 10)) == MAX_EVALUATIONS
+    assert _budget(release(FULL_SEARCH_CELLS // 10, 10)) == MAX_EVALUATIONS
+    assert _budget(release(FULL_SEARCH_CELLS // 5, 10)) == MAX_EVALUATIONS // 2
+    assert _budget(release(FULL_SEARCH_CELLS, 20)) == MIN_EVALUATIONS
