@@ -63,6 +63,11 @@ FULL_SEARCH_CELLS = 200_000
 MIN_EVALUATIONS = 12
 #: re-audits spent on suppressing the candidate's groups
 AUDIT_ROUNDS = 4
+#: a criterion whose per-group test is costly (``Criterion.cost`` at least
+#: :data:`COSTLY`: it evaluates every group on its own, e.g. (c,k)-safety's worst case) is
+#: given suppression advice only up to this many groups (deterministic, whatever the load)
+COSTLY = 5
+COSTLY_GROUPS = 5_000
 
 
 @dataclass(frozen=True)
@@ -112,10 +117,13 @@ def without_groups(b: Bucketization, drop: npt.NDArray[np.bool_]) -> Bucketizati
 
 def suppression_advice(b: Bucketization, criterion: Criterion) -> Advice | None:
     """Suppress the groups that fail on their own until the criterion passes (module doc);
-    None when the criterion has no per-group test, or when no proper subset passes within
+    None when the criterion has no per-group test, when that test is costly and the release
+    has more than :data:`COSTLY_GROUPS` groups, or when no proper subset passes within
     :data:`MAX_ROUNDS` rounds."""
     from airflow_privacy.core.criteria.base import group_test_with
 
+    if criterion.cost >= COSTLY and b.n_groups > COSTLY_GROUPS:
+        return None  # a per-group test of every group would cost more than the check
     found = group_test_with(criterion, b.values, b.benign)
     if found is None:
         return None
@@ -156,10 +164,17 @@ def _suppression(b: Bucketization, criterion: Criterion, drop: npt.NDArray[np.bo
     )  # fmt: skip
 
 
-def parameter_advice(b: Bucketization, name: str, params: dict[str, Any]) -> Advice | None:
+def parameter_advice(
+    b: Bucketization, name: str, params: dict[str, Any], measured: float | None = None
+) -> Advice | None:
     """The strictest value of one declared parameter (the first that yields one, in
     declaration order) at which ``b`` passes criterion ``name`` (module doc); None when no
-    value in the parameter's range passes."""
+    value in the parameter's range passes.
+
+    ``measured`` (the failed result's ``value``: the level the release achieves, which most
+    criteria compare with one parameter) is tried first: when the value just past it passes
+    and the value just stricter than that does not, it is the answer after two evaluations,
+    without a search."""
     from airflow_privacy.core.criteria.base import Kind
     from airflow_privacy.core.criteria.registry import create, known
 
@@ -180,12 +195,15 @@ def parameter_advice(b: Bucketization, name: str, params: dict[str, Any]) -> Adv
                 return False
 
         steps = _budget(b)
-        if p.kind is Kind.WHOLE:
-            found = _whole(int(asked), p.stricter, p.low, p.high, passes, steps)
-        elif p.kind is Kind.REAL:
-            found = _real(float(asked), p.stricter, p.low, p.high, p.open_low, passes, steps)
-        else:
+        if p.kind not in (Kind.WHOLE, Kind.REAL):
             continue
+        found = _from_measured(measured, asked, p.kind is Kind.WHOLE, p.stricter, passes)
+        if found is not None:
+            pass
+        elif p.kind is Kind.WHOLE:
+            found = _whole(int(asked), p.stricter, p.low, p.high, passes, steps)
+        else:
+            found = _real(float(asked), p.stricter, p.low, p.high, p.open_low, passes, steps)
         if found is None:
             continue
         label = create(name, params).label
@@ -198,6 +216,32 @@ def parameter_advice(b: Bucketization, name: str, params: dict[str, Any]) -> Adv
             kind="parameter", criterion=label, text=text, parameter=p.name,
             asked=float(asked), passes_at=float(shown),
         )  # fmt: skip
+    return None
+
+
+def _from_measured(
+    measured: float | None, asked: float, whole: bool, way: str, passes: Any
+) -> float | None:
+    """The parameter value at the measured level, when it passes and the value just
+    stricter does not (two evaluations); None otherwise (the caller searches)."""
+    if measured is None or isinstance(measured, bool) or not math.isfinite(measured):
+        return None
+    looser = 1 if way == "lower" else -1  # the direction a parameter loosens in
+    if whole:
+        value: float = math.floor(measured) if way == "higher" else math.ceil(measured)
+        stricter: float = value - looser
+    else:
+        step = 1e-6 * max(1.0, abs(measured))
+        digits = 7 - math.floor(math.log10(abs(measured))) if measured else 7
+        scale = 10.0**digits
+        value = (math.ceil if looser > 0 else math.floor)(measured * scale) / scale
+        if value == measured:
+            value = measured + looser * step / 10
+        stricter = value - looser * step
+    if (value - asked) * looser <= 0:  # not looser than asked: the asked one failed
+        return None
+    if passes(value) and ((stricter - asked) * looser <= 0 or not passes(stricter)):
+        return value
     return None
 
 

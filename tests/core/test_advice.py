@@ -59,7 +59,8 @@ def test_fifty_blocked_releases_pass_once_the_advice_is_applied() -> None:
         b = Bucketization.from_counts(rows, ["q"], "s")
         name, params = rng.choice(CRITERIA)
         criterion = create(name, params)
-        if criterion.evaluate(b).safe is True:
+        result = criterion.evaluate(b)
+        if result.safe is True:
             continue
         blocked += 1
         advice = suppression_advice(b, criterion)
@@ -70,7 +71,9 @@ def test_fifty_blocked_releases_pass_once_the_advice_is_applied() -> None:
             assert advice.records_suppressed == b.n_records - rest.n_records
             assert create(name, params).evaluate(rest).safe is True, (name, params, rows)
             suppressed_checked += 1
-        found = parameter_advice(b, name, params)
+        # every other one starts from the measured level (two evaluations when it is the
+        # answer), the rest searches: both must give the strictest passing value
+        found = parameter_advice(b, name, params, result.value if blocked % 2 else None)
         if found is not None:
             assert found.parameter is not None and found.passes_at is not None
             looser = {**params, found.parameter: _typed(params[found.parameter], found.passes_at)}
@@ -230,3 +233,18 @@ def test_the_parameter_search_spends_fewer_evaluations_on_large_releases() -> No
     assert _budget(release(FULL_SEARCH_CELLS // 10, 10)) == MAX_EVALUATIONS
     assert _budget(release(FULL_SEARCH_CELLS // 5, 10)) == MAX_EVALUATIONS // 2
     assert _budget(release(FULL_SEARCH_CELLS, 20)) == MIN_EVALUATIONS
+
+
+def test_no_costly_per_group_test_on_a_large_release() -> None:
+    """(c,k)-safety tests every group on its own: above COSTLY_GROUPS groups the suppression
+    advice is not computed (the parameter advice still is); k-anonymity's test is a vector
+    comparison and is computed at any size."""
+    from airflow_privacy.core.advice import COSTLY_GROUPS
+
+    rows = [(f"g{i}", v, 1) for i in range(COSTLY_GROUPS + 1) for v in "ab"]
+    rows += [("solo", "a", 1)]
+    b = Bucketization.from_counts(rows, ["q"], "s")
+    assert suppression_advice(b, create("ck-safety", {"c": 0.9, "k": 0})) is None
+    assert parameter_advice(b, "ck-safety", {"c": 0.9, "k": 0}, 1.0) is None  # c=1 never passes
+    found = suppression_advice(b, create("k-anonymity", {"k": 2}))
+    assert found is not None and found.groups == ["q=solo"]

@@ -287,7 +287,7 @@ class CheckStep(MeasuringStep):
             result = criterion.evaluate(b).to_dict()
             if result["safe"] is not True:
                 _which_attribute(b, criterion, result)
-                advice += _advice(b, criterion, name, params, ctx)
+                advice += _advice(b, criterion, name, params, ctx, result.get("value"))
             results.append(result)
         failed = [r for r in results if r["safe"] is not True]
         safe = not failed
@@ -348,7 +348,12 @@ def _params(params: dict[str, Any]) -> str:
 
 
 def _advice(
-    b: Bucketization, criterion: Criterion, name: str, params: dict[str, Any], ctx: GateContext
+    b: Bucketization,
+    criterion: Criterion,
+    name: str,
+    params: dict[str, Any],
+    ctx: GateContext,
+    measured: Any = None,
 ) -> list[dict[str, Any]]:
     """The way forward from a failed criterion, each change re-checked
     (:mod:`airflow_privacy.core.advice`): the groups to suppress, the parameter that would
@@ -356,7 +361,8 @@ def _advice(
     from airflow_privacy.core.advice import parameter_advice, suppression_advice
 
     ctx.progress(f"computing the way forward for {name}")
-    found = [suppression_advice(b, criterion), parameter_advice(b, name, dict(params))]
+    level = float(measured) if isinstance(measured, int | float) else None
+    found = [suppression_advice(b, criterion), parameter_advice(b, name, dict(params), level)]
     out = [a.to_dict() for a in found if a is not None]
     for a in out:
         ctx.progress(f"advice: {a['text']}")
