@@ -63,9 +63,10 @@ FULL_SEARCH_CELLS = 200_000
 MIN_EVALUATIONS = 12
 #: re-audits spent on suppressing the candidate's groups
 AUDIT_ROUNDS = 4
-#: a criterion whose per-group test is costly (``Criterion.cost`` at least
-#: :data:`COSTLY`: it evaluates every group on its own, e.g. (c,k)-safety's worst case) is
-#: given suppression advice only up to this many groups (deterministic, whatever the load)
+#: a costly criterion (``Criterion.cost`` at least :data:`COSTLY`: its per-group test
+#: evaluates every group on its own and an evaluation of the whole takes what the check
+#: took, e.g. (c,k)-safety's worst case) is given advice only up to this many groups
+#: (deterministic, whatever the load; above, the check's own value line says the level)
 COSTLY = 5
 COSTLY_GROUPS = 5_000
 
@@ -181,6 +182,8 @@ def parameter_advice(
     cls = known(name)
     if cls is None:
         return None
+    if cls.cost >= COSTLY and b.n_groups > COSTLY_GROUPS:
+        return None  # each evaluation costs what the check did: the check's value says it
     for p in cls.parameters:
         asked = params.get(p.name)
         if p.stricter not in ("higher", "lower") or isinstance(asked, bool):

@@ -236,15 +236,18 @@ def test_the_parameter_search_spends_fewer_evaluations_on_large_releases() -> No
 
 
 def test_no_costly_per_group_test_on_a_large_release() -> None:
-    """(c,k)-safety tests every group on its own: above COSTLY_GROUPS groups the suppression
-    advice is not computed (the parameter advice still is); k-anonymity's test is a vector
-    comparison and is computed at any size."""
+    """(c,k)-safety tests every group on its own, and one evaluation costs what the check
+    did: above COSTLY_GROUPS groups no advice is computed for it (the check's value line
+    says the level reached); k-anonymity's test is a vector comparison, advised at any
+    size."""
     from airflow_privacy.core.advice import COSTLY_GROUPS
 
     rows = [(f"g{i}", v, 1) for i in range(COSTLY_GROUPS + 1) for v in "ab"]
     rows += [("solo", "a", 1)]
     b = Bucketization.from_counts(rows, ["q"], "s")
     assert suppression_advice(b, create("ck-safety", {"c": 0.9, "k": 0})) is None
-    assert parameter_advice(b, "ck-safety", {"c": 0.9, "k": 0}, 1.0) is None  # c=1 never passes
+    small = Bucketization.from_counts([("g", "a", 2), ("g", "b", 1)], ["q"], "s")
+    assert parameter_advice(small, "ck-safety", {"c": 0.5, "k": 0}, 2 / 3) is not None
+    assert parameter_advice(b, "ck-safety", {"c": 0.5, "k": 0}, 1.0) is None
     found = suppression_advice(b, create("k-anonymity", {"k": 2}))
     assert found is not None and found.groups == ["q=solo"]
