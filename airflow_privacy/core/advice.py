@@ -376,35 +376,24 @@ def composition_advice(
             )
         )  # fmt: skip
 
-    def passes_pvp(value: float) -> bool:
-        return gate(result, confidence, value, measure).safe is True
+    limits = {"confidence": (confidence, 1.0, True, ""), "max_pvp": (max_pvp, 100.0, False, "%")}
+    for param, (asked, high, open_low, unit) in limits.items():
 
-    def passes_confidence(value: float) -> bool:
-        return gate(result, value, max_pvp, measure).safe is True
+        def passes(value: float, param: str = param) -> bool:
+            given = {"confidence": confidence, "max_pvp": max_pvp, param: value}
+            return gate(result, given["confidence"], given["max_pvp"], measure).safe is True
 
-    conf = _real(confidence, "lower", 0.0, 1.0, True, passes_confidence)
-    if conf is not None:
+        found = _real(asked, "lower", 0.0, high, open_low, passes)
+        if found is None:
+            continue
         out.append(
             Advice(
-                kind="parameter", criterion=label, parameter="confidence", asked=confidence,
-                passes_at=conf,
+                kind="parameter", criterion=label, parameter=param, asked=asked,
+                passes_at=found,
                 text=(
-                    f"the audit passes at confidence={conf:.6g} (asked {confidence:g}; re-gated "
-                    "on the same audit): weaker than asked, it counts only where the dataset's "
-                    "policy allows it"
-                ),
-            )
-        )  # fmt: skip
-    pvp = _real(max_pvp, "lower", 0.0, 100.0, False, passes_pvp)
-    if pvp is not None:
-        out.append(
-            Advice(
-                kind="parameter", criterion=label, parameter="max_pvp", asked=max_pvp,
-                passes_at=pvp,
-                text=(
-                    f"the audit passes at max_pvp={pvp:.6g}% (asked {max_pvp:g}%; re-gated on "
-                    "the same audit): weaker than asked, it counts only where the dataset's "
-                    "policy allows it"
+                    f"the audit passes at {param}={found:.6g}{unit} (asked {asked:g}{unit}; "
+                    "re-gated on the same audit): weaker than asked, it counts only where the "
+                    "dataset's policy allows it"
                 ),
             )
         )  # fmt: skip
