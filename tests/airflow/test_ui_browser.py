@@ -273,6 +273,11 @@ def test_browse_filter_and_open_a_report(session: Any, airflow: Airflow, seeded:
     reason_top = browser.execute_script(_TEXT_TOP, REASON_FRAGMENT)
     first_plot_top = min(p.location["y"] for p in visible)
     assert reason_top is not None and reason_top < first_plot_top, "the reason comes first"
+    # the way forward, in the verdict: the groups to suppress and the parameter that passes
+    forward = browser.find_element(By.ID, "way-forward")
+    assert forward.is_displayed() and forward.location["y"] < first_plot_top
+    assert "suppressing 5 of 2,000 records (0.2%) in 2 of 16 groups passes k-anonymity" in text
+    assert "k-anonymity passes at k=2 (asked 5; re-checked)" in text
     assert browser.execute_script("return window.pwned === undefined")
     browser.save_screenshot(str(out / "ui-report-blocked.png"))
     _full_page(browser, out / "ui-report-blocked-full.png")
