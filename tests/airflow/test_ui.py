@@ -276,6 +276,27 @@ def test_json_api_and_read_only(client: TestClient, seeded: Seeded) -> None:
         assert client.put(path).status_code == 405
 
 
+def test_every_answer_carries_the_security_headers(client: TestClient, seeded: Seeded) -> None:
+    """Pages, JSON, a missing release and a refused method: each with the content security
+    policy (nothing loads but inline CSS), nosniff and same-origin framing only."""
+    from airflow_privacy.providers.airflow.plugin import SECURITY_HEADERS
+
+    uuid = seeded.uuid(seeded.blocked)
+    answers = [
+        client.get("/"), client.get(f"/releases/{uuid}"), client.get("/api/releases"),
+        client.get(f"/api/releases/{uuid}/report"), client.get("/api/releases/999"),
+        client.get("/releases/999"), client.post("/"),
+    ]  # fmt: skip
+    assert [a.status_code for a in answers] == [200, 200, 200, 200, 404, 404, 405]
+    for answer in answers:
+        for name, value in SECURITY_HEADERS.items():
+            assert answer.headers.get(name) == value, (answer.url, name)
+    csp = SECURITY_HEADERS["Content-Security-Policy"]
+    assert "default-src 'none'" in csp and "script-src" not in csp  # no script runs
+    page = answers[1].text
+    assert "<script" not in page.replace("&lt;script", "")  # the pages need none
+
+
 def test_json_never_returns_the_key_fingerprint(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
     release = PublishedRelease.from_groups(["age"], "disease", [(["3*"], {"flu": 2, "cold": 1})])

@@ -356,6 +356,20 @@ LIST_FIELDS = ("id", "uuid", "dataset", "version", "status", "created_at", "upda
 Locate = Callable[[], "LedgerLocation | str"]
 
 
+#: Sent with every answer of the app. The pages load nothing (no script, no external style
+#: or image: inline CSS and inline SVG only), so the policy allows nothing else; they may be
+#: framed by Airflow's own UI (same origin: the "Privacy ledger" view), by nothing else.
+SECURITY_HEADERS: dict[str, str] = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+        "form-action 'self'; frame-ancestors 'self'; base-uri 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "SAMEORIGIN",
+    "Referrer-Policy": "same-origin",
+}
+
+
 def create_app(auth: bool | None = None, location: Locate | None = None) -> FastAPI:
     """The ledger app. ``auth``: require Airflow's authentication on every route (default:
     unless ``AIRFLOW_PRIVACY_UI_AUTH=none``); ``location``: where the ledger is, asked per
@@ -372,6 +386,14 @@ def create_app(auth: bool | None = None, location: Locate | None = None) -> Fast
         redoc_url=None,
     )
     locate = location or ledger_location
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next: Any) -> Response:
+        """Every answer, pages, JSON and errors alike, with :data:`SECURITY_HEADERS`."""
+        response: Response = await call_next(request)
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        return response
 
     def where(request: Request) -> LedgerLocation:
         from airflow_privacy.ledger.location import LedgerLocation
