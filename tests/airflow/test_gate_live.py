@@ -61,17 +61,28 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Airflow, Pa
 
 
 def _call(af: Airflow, method: str, path: str, body: Any = None, user: str = "admin") -> Any:
+    """One REST call. A PATCH (idempotent: set an XCom, set a state) is tried again when the
+    API server answers 500: it does when its SQLite metadata database stays locked by the
+    scheduler for its 5 s busy timeout (seen under load in CI: "INSERT INTO log" failed
+    after 5.06 s), a few times, a few seconds apart."""
     import json
 
-    req = urllib.request.Request(
-        af.base + path,
-        data=json.dumps(body).encode() if body is not None else None,
-        method=method,
-        headers={"Accept": "application/json", "Content-Type": "application/json",
-                 "Authorization": f"Bearer {af.token(user)}"},
-    )  # fmt: skip
-    with urllib.request.urlopen(req, timeout=30) as resp:
-        return json.loads(resp.read().decode() or "null")
+    for attempt in range(5):
+        req = urllib.request.Request(
+            af.base + path,
+            data=json.dumps(body).encode() if body is not None else None,
+            method=method,
+            headers={"Accept": "application/json", "Content-Type": "application/json",
+                     "Authorization": f"Bearer {af.token(user)}"},
+        )  # fmt: skip
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                return json.loads(resp.read().decode() or "null")
+        except urllib.error.HTTPError as exc:
+            if method != "PATCH" or exc.code != 500 or attempt == 4:
+                raise
+            time.sleep(3)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _trigger(af: Airflow, dag: str, conf: dict[str, Any]) -> str:
@@ -111,18 +122,9 @@ def _xcom(af: Airflow, dag: str, run_id: str, task: str, key: str = "return_valu
 
 
 def _patch_state(af: Airflow, dag: str, run: str, task: str, state: str) -> None:
-    """Set a task's state by hand, as an Op would in the UI. Airflow's API server answers
-    500 when its SQLite metadata database is locked by the scheduler at that moment (seen
-    under load in CI): tried again, a few times, a few seconds apart."""
-    path = f"/api/v2/dags/{dag}/dagRuns/{run}/taskInstances/{task}"
-    for attempt in range(5):
-        try:
-            _call(af, "PATCH", path, {"new_state": state})
-            return
-        except urllib.error.HTTPError as exc:
-            if exc.code != 500 or attempt == 4:
-                raise
-            time.sleep(3)
+    """Set a task's state by hand, as an Op would in the UI."""
+    _call(af, "PATCH", f"/api/v2/dags/{dag}/dagRuns/{run}/taskInstances/{task}",
+          {"new_state": state})  # fmt: skip
 
 
 def _safe(run_id: str) -> str:
