@@ -201,11 +201,9 @@ def parameter_advice(
         if p.kind not in (Kind.WHOLE, Kind.REAL):
             continue
         found = _from_measured(measured, asked, p.kind is Kind.WHOLE, p.stricter, passes)
-        if found is not None:
-            pass
-        elif p.kind is Kind.WHOLE:
+        if found is None and p.kind is Kind.WHOLE:
             found = _whole(int(asked), p.stricter, p.low, p.high, passes, steps)
-        else:
+        elif found is None:
             found = _real(float(asked), p.stricter, p.low, p.high, p.open_low, passes, steps)
         if found is None:
             continue
@@ -359,7 +357,7 @@ def composition_advice(
     from airflow_privacy.core.composition.result import gate
 
     out: list[Advice] = []
-    label = f"composition ({measure}, confidence={confidence:g}, max_pvp={max_pvp:g})"
+    label = _audit_label(confidence, max_pvp, measure)
     pinned = result.vp_c(confidence, measure)
     shown = [b.describe_public() for b in result.worst[:NAMED_GROUPS]]
     if pinned and shown:
@@ -398,6 +396,11 @@ def composition_advice(
             )
         )  # fmt: skip
     return out
+
+
+def _audit_label(confidence: float, max_pvp: float, measure: Measure) -> str:
+    """The audit's parameters as an advice names them."""
+    return f"composition ({measure}, confidence={confidence:g}, max_pvp={max_pvp:g})"
 
 
 def release_without_groups(
@@ -467,7 +470,7 @@ def _audit_suppression(
     shown = "; ".join(named[:NAMED_GROUPS]) + (
         f"; and {len(named) - NAMED_GROUPS:,} more" if len(named) > NAMED_GROUPS else ""
     )
-    label = f"composition ({measure}, confidence={confidence:g}, max_pvp={max_pvp:g})"
+    label = _audit_label(confidence, max_pvp, measure)
     text = (
         f"suppressing {records:,} of {total:,} records ({records / total:.1%}) in "
         f"{gone.size:,} of {len(candidate.keys):,} groups of the candidate passes the "

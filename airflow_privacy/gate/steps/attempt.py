@@ -206,8 +206,7 @@ class AttemptStep(Step):
         if sqlite_exists(loc.url) is False:
             raise InputError(
                 f"ledger file {str(sqlite_path(parse_url(loc.url)))!r} ({loc.source}) does not "
-                f"exist: a typo in the ledger's location? "
-                + (_needs_policy(req.dataset) if req.first_release else _declare_first(req.dataset))
+                f"exist: a typo in the ledger's location? " + _no_ledger_hint(req)
             )
         # every input is read and checked before the ledger is opened (never created here:
         # policy set creates it), so that a mistake never leaves anything half-written
@@ -225,8 +224,7 @@ class AttemptStep(Step):
             opened = ctx.open_ledger(req.ledger, create=False)
         except LedgerMissing as exc:  # a database without ledger tables
             raise LedgerMissing(
-                f"{exc}: a typo in the ledger's location? "
-                + (_needs_policy(req.dataset) if req.first_release else _declare_first(req.dataset))
+                f"{exc}: a typo in the ledger's location? " + _no_ledger_hint(req)
             ) from None
         with opened as ledger:
             if req.first_release:
@@ -275,6 +273,12 @@ class AttemptStep(Step):
                      "members": info.release.members, "created": info.release.created,
                      "identity": identity.to_dict()},
         )  # fmt: skip
+
+
+def _no_ledger_hint(req: AttemptRequest) -> str:
+    """What to do when the ledger is not there: record the dataset's policy (which creates
+    it) for a declared first release, else that and the declaration."""
+    return _needs_policy(req.dataset) if req.first_release else _declare_first(req.dataset)
 
 
 def _declare_first(dataset: str) -> str:
