@@ -14,6 +14,7 @@ from math import comb
 
 import numpy as np
 import pytest
+from scipy.optimize import minimize_scalar
 from scipy.special import gammaln
 
 from airflow_privacy.core.risk.population import (
@@ -112,13 +113,16 @@ def pitman_loglik(theta: float, alpha: float, hist: dict[int, int]) -> float:
     """Log of Pitman's (1996) sampling formula without the combinatorial constant:
     prod_{i=1}^{u-1} (theta + i alpha) / (theta+1)_{n-1} * prod_k ((1-alpha)_{k-1})^{c_k},
     with the first product as alpha^{u-1} Gamma(theta/alpha + u) / Gamma(theta/alpha + 1)
-    (alpha > 0) and rising factorials as gamma ratios."""
+    (alpha >= 0.01; a direct sum below, where theta / alpha loses precision) and rising
+    factorials as gamma ratios; -inf outside the parameter space."""
     n = sum(k * c for k, c in hist.items())
     u = sum(hist.values())
-    if alpha > 0:
+    if not (0 <= alpha < 1 and theta + alpha > 0):
+        return -math.inf
+    if alpha >= 0.01:
         first = (u - 1) * math.log(alpha) + gammaln(theta / alpha + u) - gammaln(theta / alpha + 1)
     else:
-        first = sum(math.log(theta + i * alpha) for i in range(1, u))
+        first = math.fsum(math.log(theta + i * alpha) for i in range(1, u))
     second = gammaln(theta + n) - gammaln(theta + 1)
     third = sum(c * (gammaln(k - alpha) - gammaln(1 - alpha)) for k, c in hist.items())
     return float(first - second + third)
@@ -146,11 +150,22 @@ PITMAN_CASES = [
 
 @pytest.mark.parametrize("hist", PITMAN_CASES)
 def test_pitman_fit_solves_likelihood_equations(hist: dict[int, int]) -> None:
+    """Inside the parameter space both likelihood equations hold; on the edge alpha = 0 the
+    theta equation holds and the likelihood falls as alpha grows (the maximum's condition
+    there), by one-sided differences of the independent likelihood."""
     fit = fit_pitman(hist)
     assert fit.converged
-    assert fit.theta >= 0
-    gt, ga = numerical_gradient(fit.theta, fit.alpha, hist)
-    assert abs(gt) < 1e-4 and abs(ga) < 1e-4
+    assert 0 <= fit.alpha < 1 and fit.theta + fit.alpha > 0
+    if fit.alpha > 0:
+        gt, ga = numerical_gradient(fit.theta, fit.alpha, hist)
+        assert abs(gt) < 1e-4 and abs(ga) < 1e-4
+    else:
+        ht = 1e-5 * max(1.0, fit.theta)
+        gt = (
+            pitman_loglik(fit.theta + ht, 0.0, hist) - pitman_loglik(fit.theta - ht, 0.0, hist)
+        ) / (2 * ht)
+        ga = (pitman_loglik(fit.theta, 1e-6, hist) - pitman_loglik(fit.theta, 0.0, hist)) / 1e-6
+        assert abs(gt) < 1e-4 and ga < 0
     # ... and the check is not vacuous: a nearby point is not a root
     gt2, ga2 = numerical_gradient(fit.theta * 1.2, fit.alpha + 0.05, hist)
     assert max(abs(gt2), abs(ga2)) > 1e-2
@@ -175,14 +190,132 @@ def test_pitman_estimate_formula(hist: dict[int, int], pi: float) -> None:
 
 
 def test_pitman_out_of_range_is_not_applicable() -> None:
-    assert math.isnan(pitman_uniques(1.0, 0.0, 100.0))
+    assert pitman_uniques(1.5, 0.0, 100.0) == pytest.approx(1.5)  # Ewens: theta itself
+    assert math.isnan(pitman_uniques(1.0, -0.1, 100.0))  # alpha < 0: outside the model
+    assert math.isnan(pitman_uniques(1.0, 1.0, 100.0))  # alpha = 1: outside the model
+    assert math.isnan(pitman_uniques(-0.6, 0.5, 100.0))  # theta <= -alpha
     assert math.isnan(pitman_uniques(math.nan, 0.5, 100.0))
     assert math.isnan(pitman_uniques(0.0, 2.0, 100.0))  # 100^2 / Gamma(2) > N
+
+
+# -- (2b) Pitman: the fit is the maximum of the likelihood on the parameter space -------------
+
+
+def pitman_mle_oracle(hist: dict[int, int]) -> tuple[float, float, float]:
+    """A direct maximisation of :func:`pitman_loglik` over Pitman's parameter space
+    ``0 <= alpha < 1``, ``theta > -alpha``, written without the likelihood equations: the
+    profile likelihood ``max_s L(s - alpha, alpha)`` (``s = theta + alpha > 0``, by a
+    bounded Brent search on ``log s`` around the best of a log grid) maximised over
+    ``alpha`` by a bounded Brent search around the best of a grid in steps of 0.02.
+    Returns ``(loglik, theta, alpha)``."""
+    logs = np.linspace(math.log(1e-6), math.log(1e7), 61)
+
+    def inner(a: float) -> tuple[float, float]:
+        vals = [pitman_loglik(math.exp(x) - a, a, hist) for x in logs]
+        j = int(np.argmax(vals))
+        lo, hi = logs[max(j - 1, 0)], logs[min(j + 1, len(logs) - 1)]
+        r = minimize_scalar(
+            lambda x: -pitman_loglik(math.exp(x) - a, a, hist),
+            bounds=(lo, hi),
+            method="bounded",
+            options={"xatol": 1e-12},
+        )
+        if -r.fun >= vals[j]:
+            return float(-r.fun), math.exp(float(r.x)) - a
+        return float(vals[j]), math.exp(float(logs[j])) - a
+
+    alphas = np.linspace(0.0, 0.98, 50)
+    prof = [inner(float(a))[0] for a in alphas]
+    j = int(np.argmax(prof))
+    lo, hi = alphas[max(j - 1, 0)], min(alphas[min(j + 1, 49)] + 0.02, 1.0 - 1e-9)
+    r = minimize_scalar(
+        lambda a: -inner(a)[0], bounds=(lo, hi), method="bounded", options={"xatol": 1e-12}
+    )
+    best_a = float(r.x) if -r.fun >= prof[j] else float(alphas[j])
+    ll, t = inner(best_a)
+    return ll, t, best_a
+
+
+def random_histogram(rng: np.random.Generator) -> dict[int, int]:
+    """Class sizes of a sample: a few small classes and a heavy tail, or a sample drawn from
+    a synthetic population (as the risk step sees it)."""
+    kind = rng.integers(3)
+    if kind == 0:
+        sizes = rng.zipf(rng.uniform(1.5, 3.0), size=int(rng.integers(3, 300)))
+        sizes = np.minimum(sizes, 500)
+    elif kind == 1:
+        sizes = 1 + rng.negative_binomial(rng.uniform(0.2, 2.0), rng.uniform(0.05, 0.6), 200)
+    else:
+        pop = 1 + rng.negative_binomial(0.5, rng.uniform(0.02, 0.3), size=3000)
+        labels = np.repeat(np.arange(pop.size), pop)
+        take = rng.choice(labels.size, max(10, labels.size // int(rng.integers(10, 100))))
+        sizes = np.bincount(labels[take])
+        sizes = sizes[sizes > 0]
+    hist: dict[int, int] = {}
+    for s in sizes.tolist():
+        hist[int(s)] = hist.get(int(s), 0) + 1
+    return hist
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_pitman_fit_is_the_likelihood_maximum(seed: int) -> None:
+    """On random histograms the fit lies in the parameter space and its likelihood is at
+    least the direct maximisation's (to 1e-9 relative); the estimate then agrees to 1e-3
+    relative (both are numerical optima of a flat-topped likelihood, not exact values)."""
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for _ in range(10):
+        hist = random_histogram(rng)
+        n = sum(k * c for k, c in hist.items())
+        u = sum(hist.values())
+        fit = fit_pitman(hist)
+        if u < 2 or n == u:
+            assert not fit.converged  # no maximum in the parameter space
+            continue
+        assert fit.converged and 0.0 <= fit.alpha < 1.0 and fit.theta + fit.alpha > 0.0
+        ll = pitman_loglik(fit.theta, fit.alpha, hist)
+        want, t, a = pitman_mle_oracle(hist)
+        assert ll >= want - 1e-9 * max(1.0, abs(want)), (hist, fit, (want, t, a))
+        big_n = n / 0.05
+        got, ref = pitman_uniques(fit.theta, fit.alpha, big_n), pitman_uniques(t, a, big_n)
+        if not (math.isnan(got) and math.isnan(ref)):
+            assert got == pytest.approx(ref, rel=1e-3), (hist, fit, (t, a))
+        checked += 1
+    assert checked >= 5
+
+
+@pytest.mark.parametrize(
+    ("hist", "want"),
+    [
+        # issue 24: ARX's Newton root here has alpha = -40.9 and gives 1.2e-57 uniques
+        ({1: 20, 2: 3, 3: 3, 4: 1, 5: 1, 10: 1, 29: 1, 200: 1}, 117.8),
+        # issue 24: one Newton run from ARX's start fails; the maximum exists
+        ({1: 4, 4: 1}, 17.02),
+    ],
+)
+def test_pitman_reported_cases(hist: dict[int, int], want: float) -> None:
+    r = population_uniqueness(hist, 0.1)
+    assert r.pitman_uniques is not None and r.pitman_alpha is not None
+    assert 0.0 <= r.pitman_alpha < 1.0
+    _, t, a = pitman_mle_oracle(hist)
+    ref = pitman_uniques(t, a, r.population_size)
+    assert r.pitman_uniques == pytest.approx(ref, rel=1e-3)
+    assert round(r.pitman_uniques, 1 if want > 100 else 2) == want
+    assert r.dankar_model == "pitman" and r.dankar_uniques == r.pitman_uniques
+
+
+def test_pitman_no_maximum_is_not_applicable() -> None:
+    # every class a single record: the likelihood grows towards alpha = 1
+    assert not fit_pitman({1: 7}).converged
+    # one class: nothing to fit
+    assert not fit_pitman({5: 1}).converged
 
 
 # -- (3) simulation against known populations --------------------------------------------------
 
 POP_RECORDS = 20_000
+#: Sampling fractions of the simulation (docs/population-uniqueness.md).
+SIMULATED_FRACTIONS = (0.01, 0.05, 0.1, 0.3)
 
 
 def synthetic_population(kind: str, rng: np.random.Generator) -> np.ndarray:
@@ -224,19 +357,21 @@ def replicate(kind: str, pi: float, seed: int) -> tuple[float, float, dict[str, 
     return float((big_f[cls] == 1).mean()), float((big_f == 1).sum() / big_n), est
 
 
-#: Documented loose bound: the Dankar-rule estimate is within this of the true share of
-#: sample records that are population-unique (docs/population-uniqueness.md).
-DANKAR_ABS_BOUND = 0.08
+#: Documented loose bounds: the Dankar-rule estimate is within this of the true share of
+#: sample records that are population-unique, per sampling fraction, above the largest error
+#: seen in 20 replications (docs/population-uniqueness.md). At pi = 0.01 the sample holds
+#: 200 records and the bound says little.
+DANKAR_ABS_BOUND = {0.01: 0.75, 0.05: 0.10, 0.1: 0.08, 0.3: 0.08}
 
 
 @pytest.mark.parametrize("kind", ["zipf", "negbin"])
-@pytest.mark.parametrize("pi", [0.1, 0.3])
+@pytest.mark.parametrize("pi", SIMULATED_FRACTIONS)
 def test_simulation_estimates_near_truth(kind: str, pi: float) -> None:
     for seed in range(5):
         truth, _, est = replicate(kind, pi, seed)
         dankar = est["dankar"]
         assert dankar is not None
-        assert abs(dankar - truth) < DANKAR_ABS_BOUND, (kind, pi, seed, truth, est)
+        assert abs(dankar - truth) < DANKAR_ABS_BOUND[pi], (kind, pi, seed, truth, est)
         # sample uniqueness overstates population uniqueness: every estimator corrects it
         sample = est["sample"]
         assert sample is not None and sample > truth
@@ -244,6 +379,19 @@ def test_simulation_estimates_near_truth(kind: str, pi: float) -> None:
             v = est[name]
             if v is not None:
                 assert v < sample
+
+
+def test_simulation_dankar_errs_safe_at_small_fractions() -> None:
+    """At pi <= 0.1 Dankar's rule takes Pitman's fit on its parameter space: over seeds
+    0-9 its mean error is on the safe side (it overstates, by less than 0.2)."""
+    for kind in ("zipf", "negbin"):
+        for pi in (0.01, 0.05, 0.1):
+            errs = []
+            for seed in range(10):
+                truth, _, est = replicate(kind, pi, seed)
+                assert est["dankar"] is not None
+                errs.append(est["dankar"] - truth)
+            assert 0.0 < float(np.mean(errs)) < 0.2, (kind, pi, errs)
 
 
 # -- (4) Dankar's rule -------------------------------------------------------------------------
@@ -263,9 +411,12 @@ def test_dankar_small_fraction_pitman() -> None:
 
 
 def test_dankar_small_fraction_pitman_fails_zayatz() -> None:
-    r = population_uniqueness({1: 3, 2: 2, 3: 1}, 0.05)
+    # every sampled record unique: Pitman's likelihood has no maximum (it grows towards
+    # alpha = 1); Zayatz then says every population record is unique
+    r = population_uniqueness({1: 5}, 0.05)
     assert r.pitman_uniques is None
     assert r.dankar_model == "zayatz" and r.dankar_uniques == r.zayatz_uniques
+    assert r.dankar_uniques == pytest.approx(100.0)
 
 
 def test_dankar_large_fraction_snb_smaller() -> None:
@@ -328,7 +479,7 @@ if __name__ == "__main__":  # the table in docs/population-uniqueness.md
           "| mean bias | sd of error | max abs error | n/a |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|")
     for kind in ("zipf", "negbin"):
-        for pi in (0.1, 0.3):
+        for pi in SIMULATED_FRACTIONS:
             rows = [replicate(kind, pi, seed) for seed in range(reps)]
             t_s = np.mean([r[0] for r in rows])
             t_p = np.mean([r[1] for r in rows])

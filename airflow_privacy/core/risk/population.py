@@ -15,9 +15,9 @@ super.getPopulationSize()``), reported here as ``*_fraction``.
   (ARX ``ModelZayatz``).
 * **Pitman** (Pitman 1996; the estimator of Hoshino 2001): the sample is a draw from the
   Pitman (two-parameter Poisson-Dirichlet) partition with parameters ``theta``, ``alpha``
-  fitted by maximum likelihood with Newton-Raphson from ARX's moment-based starting point
-  (ARX ``ModelPitman``); uniques ``= Gamma(theta+1)/Gamma(theta+alpha) N^alpha``, kept only
-  if in ``[0, N]``.
+  fitted by maximum likelihood on the model's parameter space ``0 <= alpha < 1``,
+  ``theta > -alpha`` (ARX ``ModelPitman``); uniques ``= Gamma(theta+1)/Gamma(theta+alpha)
+  N^alpha`` (``theta`` on the edge ``alpha = 0``), kept only if in ``[0, N]``.
 * **SNB** (Chen & McNulty 1998): population class sizes are ``1 + NegBin(a, b)`` over ``K``
   non-empty population classes, ``K`` estimated by Haas et al.'s Shlosser-type estimator;
   ``a``, ``b`` solve the two equations matching the expected numbers of sample classes of
@@ -33,12 +33,17 @@ An estimate is "not applicable" (``None`` here) exactly when ARX's ``isValid`` f
 
 Discrepancies with ARX, all deliberate and small:
 
-* **Pitman solver.** ARX uses the linearbits ``NewtonRaphson2D`` solver (accuracy ``1e-6``
-  on the likelihood equations, 1000 iterations per try, constraint ``theta >= 0``), which
-  retries from other starting points when a try fails. Here one Newton-Raphson run from
-  ARX's starting point on ARX's exact-sum ("iterative") likelihood equations, then, if it
-  fails, ``scipy.optimize.root`` (``hybr``) from the same point; a solution must satisfy
-  ``|equations| <= 1e-6`` and ``theta >= 0``, else the estimate is not applicable.
+* **Pitman fit.** ARX solves the likelihood equations with the linearbits
+  ``NewtonRaphson2D`` solver (accuracy ``1e-6``, 1000 iterations per try, up to 10 tries,
+  constraint ``theta >= 0``) and accepts any root: roots with ``alpha < 0`` (or
+  ``alpha >= 1``) lie outside Pitman's model, where the estimate collapses (``1.2e-57``
+  uniques for the histogram ``{1:20, 2:3, 3:3, 4:1, 5:1, 10:1, 29:1, 200:1}`` at
+  ``pi = 0.1``; the maximum on the parameter space gives 117.8). Here the fit is the maximum
+  of the likelihood on ``0 <= alpha < 1``, ``theta > -alpha``: Newton-Raphson steps
+  (accuracy ``1e-6``, 1000 iterations), each halved until it stays in the space and does
+  not lower the likelihood, from ARX's starting point and six others, and the maximum on the
+  edge ``alpha = 0`` (Ewens's formula); the highest wins. The estimate is not applicable
+  only when no maximum exists (fewer than two classes, or every sampled record unique).
 * **SNB equations.** ARX's object function for the size-2 equation multiplies by
   ``(1 - d)^(a+2)`` where Chen & McNulty's expectation (and ARX's own Jacobian, whose
   denominator is ``2 (1 - d)^(a+2)``) divides by it: an operator-precedence slip. Here the
@@ -76,7 +81,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize
+from scipy import optimize, special
 
 from airflow_privacy.errors import InputError, opt
 
@@ -219,33 +224,73 @@ def zayatz_uniques(hist: Mapping[int, int], pi: float) -> float:
 # -- Pitman ----------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Sample:
+    """A histogram as the Pitman likelihood reads it: ``n``, ``u``, the sizes ``k`` and
+    counts ``c_k`` as arrays, and ``i = 1 .. u-1``."""
+
+    n: int
+    u: int
+    ks: np.ndarray
+    cs: np.ndarray
+    i: np.ndarray
+
+    @classmethod
+    def of(cls, hist: Mapping[int, int]) -> _Sample:
+        ks = np.fromiter(hist.keys(), dtype=float, count=len(hist))
+        cs = np.fromiter(hist.values(), dtype=float, count=len(hist))
+        u = int(cs.sum())
+        return cls(int((ks * cs).sum()), u, ks, cs, np.arange(1, u, dtype=float))
+
+
 def pitman_equations(
     theta: float, alpha: float, hist: Mapping[int, int]
 ) -> tuple[tuple[float, float], tuple[tuple[float, float], tuple[float, float]]]:
-    """ARX's Pitman likelihood equations and their Jacobian (``getMasterFunctionIterative``):
-    ``o1 = sum_{i<u} 1/(theta+i alpha) - sum_{i<n} 1/(theta+i)`` (``dL/dtheta``) and
-    ``o2 = sum_{i<u} i/(theta+i alpha) - sum_k c_k sum_{j<k} 1/(j-alpha)`` (``dL/dalpha``)."""
-    n = sum(k * c for k, c in hist.items())
-    u = sum(hist.values())
-    i = np.arange(1, u, dtype=float)
+    """The Pitman likelihood equations and their Jacobian (ARX's
+    ``getMasterFunctionIterative``): ``o1 = sum_{i<u} 1/(theta+i alpha) - sum_{i<n}
+    1/(theta+i)`` (``dL/dtheta``) and ``o2 = sum_{i<u} i/(theta+i alpha) - sum_k c_k
+    sum_{j<k} 1/(j-alpha)`` (``dL/dalpha``). The sums over ``i < u`` are added term by term
+    (``alpha`` may be 0); the sums of ``1/(theta+i)`` over ``i < n`` and of ``1/(j-alpha)``
+    over ``j < k`` are digamma differences (``psi(theta+n) - psi(theta+1)``), so a sample of
+    ``10^8`` records costs no ``10^8``-element array."""
+    return _equations(theta, alpha, _Sample.of(hist))
+
+
+def _equations(
+    theta: float, alpha: float, d: _Sample
+) -> tuple[tuple[float, float], tuple[tuple[float, float], tuple[float, float]]]:
+    i = d.i
     v = 1.0 / (theta + i * alpha)
+    iv = i * v
     o1 = float(v.sum())
-    o3 = float((i * v).sum())
+    o3 = float(iv.sum())
     d1 = float((v * v).sum())
-    d5 = float((i * v * v).sum())
-    d3 = float((i * i * v * v).sum())
-    m = np.arange(1, n, dtype=float)
-    w = 1.0 / (theta + m)
-    o2 = float(w.sum())
-    d2 = float((w * w).sum())
-    o4 = 0.0
-    d4 = 0.0
-    for k, c in hist.items():
-        if k != 1:
-            j = np.arange(1, k, dtype=float) - alpha
-            o4 += c * float((1.0 / j).sum())
-            d4 += c * float((1.0 / (j * j)).sum())
+    d5 = float((iv * v).sum())
+    d3 = float((iv * iv).sum())
+    psi = special.digamma([theta + d.n, theta + 1.0, 1.0 - alpha])
+    tri = special.polygamma(1, [theta + 1.0, theta + d.n, 1.0 - alpha])
+    o2 = float(psi[0] - psi[1])
+    d2 = float(tri[0] - tri[1])
+    o4 = float((d.cs * (special.digamma(d.ks - alpha) - psi[2])).sum())
+    d4 = float((d.cs * (tri[2] - special.polygamma(1, d.ks - alpha))).sum())
     return (o1 - o2, o3 - o4), ((d2 - d1, -d5), (-d5, -d3 - d4))
+
+
+def pitman_loglik(theta: float, alpha: float, hist: Mapping[int, int]) -> float:
+    """Log of Pitman's (1996) sampling formula up to its combinatorial constant,
+    ``sum_{i<u} log(theta + i alpha) - sum_{i<n} log(theta + i) + sum_k c_k sum_{j<k}
+    log(j - alpha)``; ``-inf`` outside the model's parameter space ``0 <= alpha < 1``,
+    ``theta > -alpha``."""
+    return _loglik(theta, alpha, _Sample.of(hist))
+
+
+def _loglik(theta: float, alpha: float, d: _Sample) -> float:
+    if not (0.0 <= alpha < 1.0 and theta + alpha > 0.0):
+        return -math.inf
+    first = float(np.log(theta + d.i * alpha).sum())
+    second = math.lgamma(theta + d.n) - math.lgamma(theta + 1.0)
+    third = float((d.cs * special.gammaln(d.ks - alpha)).sum()) - d.u * math.lgamma(1.0 - alpha)
+    return first - second + third
 
 
 def pitman_start(hist: Mapping[int, int]) -> tuple[float, float]:
@@ -261,75 +306,110 @@ def pitman_start(hist: Mapping[int, int]) -> tuple[float, float]:
     return t, a
 
 
-def fit_pitman(hist: Mapping[int, int]) -> PitmanFit:
-    """Maximum-likelihood ``(theta, alpha)`` by Newton-Raphson from ARX's starting point,
-    ``scipy.optimize.root`` as a fallback; ``converged`` only when both likelihood equations
-    are within ``1e-6`` of 0 and ``theta >= 0`` (ARX's constraint)."""
+def _ewens_theta(hist: Mapping[int, int]) -> float:
+    """The maximum-likelihood ``theta`` on the edge ``alpha = 0`` (Ewens's sampling formula):
+    the one root of ``(u-1)/theta = psi(theta+n) - psi(theta+1)``; the left side minus the
+    right is positive near 0 and negative for large ``theta`` when ``1 < u < n``."""
+    n, u = sum(k * c for k, c in hist.items()), sum(hist.values())
+
+    def g(t: float) -> float:
+        return (u - 1) / t - float(special.digamma(t + n) - special.digamma(t + 1.0))
+
+    hi = max(1.0, float(u))
+    while g(hi) > 0:
+        hi *= 4.0
+    root: float = optimize.brentq(g, 1e-300, hi, xtol=1e-300, rtol=1e-15, maxiter=1000)
+    return root
+
+
+def _pitman_starts(hist: Mapping[int, int]) -> list[tuple[float, float]]:
+    """ARX's starting point when it lies in the parameter space, then a spread of others:
+    ARX's solver retries from other points when a try fails (up to 10 tries)."""
     t0, a0 = pitman_start(hist)
-    if not (math.isfinite(t0) and math.isfinite(a0)):
+    u = float(sum(hist.values()))
+    starts = [(t0, a0)] if (0.0 <= a0 < 1.0 and t0 + a0 > 0.0) else []
+    return starts + [(t, a) for a in (0.5, 0.2, 0.8) for t in (1.0, u / 4.0)]
+
+
+def _ascend(t: float, a: float, d: _Sample) -> tuple[float, float, int] | None:
+    """Newton-Raphson on the likelihood equations, each step kept inside the parameter space
+    (at most 90% of the way to its edge) and halved until it does not lower the likelihood;
+    a gradient step, at most 0.05 in ``alpha`` and half of ``theta + alpha`` in ``theta``,
+    where the Hessian is not negative definite. Returns a local maximum, or None when the run
+    stalls against the edge ``alpha = 0`` or ends at a saddle point."""
+    here = _loglik(t, a, d)
+    for it in range(MAX_ITERATIONS):
+        (f1, f2), ((h11, h12), (_, h22)) = _equations(t, a, d)
+        if not all(math.isfinite(x) for x in (f1, f2, h11, h12, h22)):
+            return None
+        det = h11 * h22 - h12 * h12
+        concave = h11 < 0 and det > 0
+        if abs(f1) <= ACCURACY and abs(f2) <= ACCURACY:
+            return (t, a, it) if concave else None
+        if concave:
+            dt, da = -(f1 * h22 - f2 * h12) / det, -(h11 * f2 - h12 * f1) / det
+            lam = 1.0
+        else:
+            dt, da = f1, f2
+            lam = min(0.05 / max(abs(da), 1e-300), 0.5 * (t + a) / max(abs(dt), 1e-300))
+        if da < 0:
+            if a < 1e-6:
+                return None  # against the edge: its maximum is the Ewens candidate
+            lam = min(lam, 0.9 * a / -da)
+        elif da > 0:
+            lam = min(lam, 0.9 * (1.0 - a) / da)
+        if dt + da < 0:
+            lam = min(lam, 0.9 * (t + a) / -(dt + da))
+        while True:
+            if lam < 1e-12:
+                return None
+            nt, na = t + lam * dt, a + lam * da
+            there = _loglik(nt, na, d)
+            if there >= here:
+                break
+            lam /= 2.0
+        t, a, here = nt, na, there
+    return None
+
+
+def fit_pitman(hist: Mapping[int, int]) -> PitmanFit:
+    """The maximum-likelihood ``(theta, alpha)`` of Pitman's sampling formula on the
+    model's parameter space ``0 <= alpha < 1``, ``theta > -alpha`` (Pitman 1996; Hoshino
+    2001, section 3): the best of the local maxima that Newton-Raphson reaches from ARX's
+    starting point and from a spread of other points, and of the maximum on the edge
+    ``alpha = 0`` (Ewens's formula). Not converged when the likelihood has no maximum there:
+    fewer than two classes, or every class a single record (the likelihood then grows
+    towards ``alpha = 1``). A root of the equations outside the parameter space (ARX accepts
+    any with ``theta >= 0``, even ``alpha < 0``) is never the fit."""
+    d = _Sample.of(hist)
+    if d.u < 2 or d.n == d.u:
         return PitmanFit(math.nan, math.nan, 0, False, "none")
-
-    def ok(t: float, a: float) -> bool:
-        if not (math.isfinite(t) and math.isfinite(a)) or t < 0:
-            return False
-        (f1, f2), _ = pitman_equations(t, a, hist)
-        return abs(f1) <= ACCURACY and abs(f2) <= ACCURACY
-
-    t, a = t0, a0
     with np.errstate(all="ignore"):
-        for it in range(1, MAX_ITERATIONS + 1):
-            (f1, f2), ((j11, j12), (j21, j22)) = pitman_equations(t, a, hist)
-            if not all(math.isfinite(x) for x in (f1, f2, j11, j12, j21, j22)):
-                break
-            if abs(f1) <= ACCURACY and abs(f2) <= ACCURACY:
-                if t >= 0:
-                    return PitmanFit(t, a, it - 1, True, "newton-raphson")
-                break
-            det = j11 * j22 - j12 * j21
-            if det == 0:
-                break
-            t -= (f1 * j22 - f2 * j12) / det
-            a -= (j11 * f2 - j21 * f1) / det
-
-        def fun(x: np.ndarray) -> list[float]:
-            (g1, g2), _ = pitman_equations(float(x[0]), float(x[1]), hist)
-            return [g1, g2]
-
-        def jac(x: np.ndarray) -> list[tuple[float, float]]:
-            _, jm = pitman_equations(float(x[0]), float(x[1]), hist)
-            return [jm[0], jm[1]]
-
-        try:
-            sol = optimize.root(fun, [t0, a0], jac=jac, method="hybr")
-            ts, as_ = float(sol.x[0]), float(sol.x[1])
-        except (ValueError, FloatingPointError, ZeroDivisionError):
-            ts, as_ = math.nan, math.nan
-        if ok(ts, as_):
-            return PitmanFit(ts, as_, int(sol.nfev), True, "scipy-hybr")
-    return PitmanFit(math.nan, math.nan, MAX_ITERATIONS, False, "none")
+        te = _ewens_theta(hist)
+        best_ll = _loglik(te, 0.0, d)
+        best = PitmanFit(te, 0.0, 0, True, "ewens-edge")
+        for t0, a0 in _pitman_starts(hist):
+            got = _ascend(t0, a0, d)
+            if got is not None:
+                ll = _loglik(got[0], got[1], d)
+                if ll > best_ll:
+                    best_ll, best = ll, PitmanFit(got[0], got[1], got[2], True, "newton-raphson")
+    return best
 
 
 def pitman_uniques(theta: float, alpha: float, population_size: float) -> float:
-    """Hoshino's (2001) Pitman estimate ``Gamma(theta+1)/Gamma(theta+alpha) N^alpha``, NaN
-    unless in ``[0, N]`` (ARX ``ModelPitman.getResult``: the larger of the log-gamma and
-    gamma forms that are in range)."""
+    """Hoshino's (2001) Pitman estimate ``Gamma(theta+1)/Gamma(theta+alpha) N^alpha``
+    (``theta`` itself on the edge ``alpha = 0``), computed with log-gamma; NaN outside the
+    parameter space ``0 <= alpha < 1``, ``theta > -alpha``, or when not in ``[0, N]`` (ARX
+    ``ModelPitman.getResult`` keeps only estimates in range)."""
     t, a, p = theta, alpha, population_size
-    if math.isnan(a) or math.isnan(t) or a == 0:
+    if not (math.isfinite(t) and 0.0 <= a < 1.0 and t + a > 0.0):
         return math.nan
-    vals: list[float] = []
     try:
-        v1 = math.exp(math.lgamma(t + 1.0) - math.lgamma(t + a)) * p**a
-        if 0.0 <= v1 <= p:
-            vals.append(v1)
+        v = math.exp(math.lgamma(t + 1.0) - math.lgamma(t + a) + a * math.log(p))
     except (ValueError, OverflowError):
-        pass
-    try:
-        v2 = math.gamma(t + 1.0) / math.gamma(t + a) * p**a
-        if 0.0 <= v2 <= p:
-            vals.append(v2)
-    except (ValueError, OverflowError, ZeroDivisionError):
-        pass
-    return max(vals) if vals else math.nan
+        return math.nan
+    return v if 0.0 <= v <= p else math.nan
 
 
 # -- SNB -------------------------------------------------------------------------------------
