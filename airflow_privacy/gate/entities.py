@@ -156,17 +156,11 @@ def _sql_entity_counts(
     ref: ReleaseRef, cols: Sequence[str], ctx: GateContext
 ) -> list[tuple[Any, ...]]:
     """``SELECT entity, g.., s, COUNT(*) ... GROUP BY entity, g.., s``: quoted identifiers,
-    no dialect-specific function (the multisets are built here)."""
-    import sqlalchemy as sa
+    a float zero's sign kept (the multisets are built here)."""
+    from airflow_privacy.gate.tables import sql_grouped_rows
 
-    from airflow_privacy.gate.tables import _sql_columns, database_errors
-
-    engine, table = _sql_columns(ref, ctx, list(cols))
-    c = [table.c[x] for x in cols]
-    query = sa.select(*c, sa.func.count()).select_from(table).group_by(*c)
     ctx.progress(f"counting {ref.describe()} by entity in the database (GROUP BY)")
-    with database_errors(ref), engine.connect() as conn:
-        rows = [tuple(row) for row in conn.execute(query)]
+    rows = sql_grouped_rows(ref, list(cols), ctx)
     if not rows:
         raise InputError("the release is empty (0 records)")
     return rows

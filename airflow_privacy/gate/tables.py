@@ -286,14 +286,25 @@ def sql_group_counts(
     database (quoted identifiers, bound parameters only; every column checked to exist):
     the rows as the driver returns them, the count last. Every step that reads a SQL table
     reads it this way (only counts leave the database)."""
+    return sql_grouped_rows(ref, list(columns), ctx)
+
+
+def sql_grouped_rows(
+    ref: ReleaseRef, columns: Sequence[str], ctx: GateContext
+) -> list[tuple[Any, ...]]:
+    """The ``GROUP BY`` of :func:`sql_group_counts`, a float zero's sign kept as the file
+    backends keep it (:func:`airflow_privacy.core.backends.sql.grouped_rows`)."""
     import sqlalchemy as sa
+
+    from airflow_privacy.core.backends.sql import grouped_rows
 
     cols = list(columns)
     engine, table = _sql_columns(ref, ctx, cols)
-    c = [table.c[x] for x in cols]
-    query = sa.select(*c, sa.func.count()).select_from(table).group_by(*c)
+    schema, name = sql_name_parts(str(ref.sql_table))
+    with database_errors(ref):
+        found = {str(c["name"]): c["type"] for c in sa.inspect(engine).get_columns(name, schema)}
     with database_errors(ref), engine.connect() as conn:
-        return [tuple(row) for row in conn.execute(query)]
+        return grouped_rows(conn, table, cols, [found[c] for c in cols])
 
 
 def _sql_table(ref: ReleaseRef, columns: Sequence[str] | None, ctx: GateContext) -> pa.Table:

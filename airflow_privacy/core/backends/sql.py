@@ -45,6 +45,7 @@ reading keep the first line of the driver's text as the gate's SQL reader does.
 from __future__ import annotations
 
 import contextlib
+import math
 import secrets
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -179,19 +180,97 @@ def _table(table: str, columns: Sequence[str]) -> sa.TableClause:
     return sa.table(name, *[sa.column(c) for c in columns], schema=schema)
 
 
-# ------------------------------------------------------------------------------ count
-def group_counts(engine: Engine, table: str, columns: Sequence[str]) -> list[tuple[Any, ...]]:
-    """``SELECT c..., COUNT(*) FROM table GROUP BY c...`` (quoted identifiers, no literal):
-    the rows as the driver returns them, the count last."""
+# ------------------------------------------------------------------------- signed zeros
+NEGATIVE_ZERO_FUNCTION = "airflow_privacy_negative_zero"
+"""The SQL function registered on a SQLite connection: 1 for a float ``-0.0``, else 0
+(SQLite's SQL cannot tell ``-0.0`` from ``0.0``: its text, ``quote`` and ``printf`` all
+write ``0.0``)."""
+
+
+def _negative_zero(value: object) -> int:
+    return int(isinstance(value, float) and value == 0.0 and math.copysign(1.0, value) < 0)
+
+
+def _can_hold_negative_zero(dialect: str, kind: Any) -> bool:
+    """Whether a column of this reflected type can hold ``-0.0``: a float column; on SQLite
+    a column without a type or typed BLOB (every other SQLite affinity stores ``-0.0`` as
+    ``0.0`` or as the text ``'-0.0'``)."""
     import sqlalchemy as sa
 
+    if dialect == "sqlite":
+        return isinstance(kind, (sa.types.NullType, sa.types.LargeBinary))
+    return isinstance(kind, sa.Float)
+
+
+def negative_zero_flags(
+    conn: Connection, columns: Sequence[Any], types: Sequence[Any]
+) -> dict[int, Any]:
+    """For each of ``columns`` (SQLAlchemy column expressions, their reflected ``types``)
+    that can hold ``-0.0``: an expression that is 1 where the value is ``-0.0`` and 0
+    elsewhere. SQL finds ``-0.0 = 0.0`` and ``GROUP BY`` merges them, with the sign of
+    whichever row comes first; the file backends keep them apart (a release shows
+    ``-0.0``), so every SQL ``GROUP BY`` and join also keys on this flag. PostgreSQL and
+    other dialects: the value's text starts with ``-``; SQLite: a function registered on
+    the connection (:data:`NEGATIVE_ZERO_FUNCTION`)."""
+    import sqlalchemy as sa
+
+    dialect = conn.dialect.name
+    flags: dict[int, Any] = {}
+    for i, (col, kind) in enumerate(zip(columns, types, strict=True)):
+        if not _can_hold_negative_zero(dialect, kind):
+            continue
+        if dialect == "sqlite":
+            raw: Any = conn.connection.driver_connection
+            if hasattr(raw, "create_function"):
+                raw.create_function(NEGATIVE_ZERO_FUNCTION, 1, _negative_zero, deterministic=True)
+                flags[i] = getattr(sa.func, NEGATIVE_ZERO_FUNCTION)(col)
+            continue
+        flags[i] = sa.case((sa.and_(col == 0, sa.cast(col, sa.String).like("-%")), 1), else_=0)
+    return flags
+
+
+def with_zero_signs(
+    rows: Sequence[Sequence[Any]], width: int, flagged: Sequence[int]
+) -> list[tuple[Any, ...]]:
+    """Rows ``(c_0 .. c_{width-1}, flag..., rest...)`` of a query grouped on
+    :func:`negative_zero_flags` as ``(c..., rest...)``, each flagged zero ``-0.0`` and
+    every other float zero ``0.0`` (whatever sign the database returned for its group)."""
+    if not flagged:
+        return [tuple(r) for r in rows]
+    out: list[tuple[Any, ...]] = []
+    nf = len(flagged)
+    for r in rows:
+        vals = list(r[:width])
+        for j, i in enumerate(flagged):
+            v = vals[i]
+            if isinstance(v, float) and v == 0.0:
+                vals[i] = -0.0 if r[width + j] else 0.0
+        out.append((*vals, *r[width + nf :]))
+    return out
+
+
+def grouped_rows(
+    conn: Connection, table: sa.TableClause, columns: Sequence[str], types: Sequence[Any]
+) -> list[tuple[Any, ...]]:
+    """``SELECT c..., COUNT(*) FROM table GROUP BY c...`` (quoted identifiers, no literal),
+    a float zero's sign kept (:func:`negative_zero_flags`): the rows as the driver returns
+    them, the count last."""
+    import sqlalchemy as sa
+
+    c = [table.c[x] for x in columns]
+    flags = negative_zero_flags(conn, c, types)
+    keys = [*c, *flags.values()]
+    query = sa.select(*keys, sa.func.count()).select_from(table).group_by(*keys)
+    return with_zero_signs(list(conn.execute(query)), len(c), list(flags))
+
+
+# ------------------------------------------------------------------------------ count
+def group_counts(engine: Engine, table: str, columns: Sequence[str]) -> list[tuple[Any, ...]]:
+    """:func:`grouped_rows` of ``table``'s ``columns`` (each checked to exist)."""
     cols = list(columns)
-    _columns(engine, table, cols)
-    t = _table(table, cols)
-    c = [t.c[x] for x in cols]
-    query = sa.select(*c, sa.func.count()).select_from(t).group_by(*c)
+    types = _columns(engine, table, cols)
     with _reading(engine, table), engine.connect() as conn:
-        return [tuple(row) for row in conn.execute(query)]
+        return grouped_rows(conn, _table(table, cols), cols, [types[x] for x in cols])
 
 
 def count(
@@ -325,9 +404,9 @@ def histogram(
                 f"{kind} {col!r} does not exist in table {table!r} (columns: {', '.join(present)})"
             )
     dropped = tuple(c for c in present if c not in cols)
+    types = _columns(engine, table, cols)
     t = _table(table, cols)
     c = [t.c[x] for x in cols]
-    query = sa.select(*c, sa.func.count().label("n")).select_from(t).group_by(*c)
     if progress is not None:
         progress(f"counting the distinct tuples of table {table!r} in the database (GROUP BY)")
     width = len(cols)
@@ -336,9 +415,13 @@ def histogram(
     count_chunks: list[IntArray] = []
     try:
         with _reading(engine, table), engine.connect() as conn:
+            flags = negative_zero_flags(conn, c, [types[x] for x in cols])
+            keys_sql = [*c, *flags.values()]
+            query = sa.select(*keys_sql, sa.func.count().label("n")).select_from(t)
+            query = query.group_by(*keys_sql)
             result = conn.execution_options(stream_results=True).execute(query)
             while True:
-                batch = result.fetchmany(FETCH_ROWS)
+                batch = with_zero_signs(result.fetchmany(FETCH_ROWS), width, list(flags))
                 if not batch:
                     break
                 typed, labels = _batch_columns(batch, width)
@@ -618,6 +701,8 @@ def write_release(
         plan, paired = _pair_by_rank(plan, list(exact.values()), s_text)
 
     dialect = engine.dialect.name
+    # key columns that can hold -0.0: the mapping carries its sign (negative_zero_flags)
+    signed = [i for i, c in enumerate(key_cols) if _can_hold_negative_zero(dialect, types[c])]
     token = secrets.token_hex(4)
     md = sa.MetaData()
     temporary = dialect in TEMPORARY_DIALECTS
@@ -627,7 +712,8 @@ def write_release(
     mapping = sa.Table(
         f"ap_recoding_{token}",
         md,
-        *[sa.Column(f"k{i}", types[c]) for i, c in enumerate(key_cols)],
+        *[sa.Column(f"k{i}", _ddl_type(types[c])) for i, c in enumerate(key_cols)],
+        *[sa.Column(f"z{i}", sa.Integer) for i in signed],
         sa.Column("lo", sa.BigInteger),
         sa.Column("hi", sa.BigInteger),
         *[sa.Column(f"g{i}", sa.Text) for i in range(len(recoding.columns))],
@@ -673,6 +759,8 @@ def write_release(
             batch: list[dict[str, Any]] = []
             for i, g in enumerate(plan.group[part].tolist()):
                 row: dict[str, Any] = {f"k{j}": key_py[j][i] for j in range(width)}
+                for j in signed:
+                    row[f"z{j}"] = _negative_zero(key_py[j][i])
                 row["lo"], row["hi"], row["sv"] = lo[i], hi[i], sv[i]
                 for j, v in enumerate(labels[g]):
                     row[f"g{j}"] = v
@@ -683,8 +771,18 @@ def write_release(
         if direct:
             target.drop(conn, checkfirst=True)
         target.create(conn)
+        key_types = [types[c] for c in key_cols]
         passes = [
-            _select(source, mapping, key_cols, [m for _, m in layout], plan.whole, nulls)
+            _select(
+                conn,
+                source,
+                mapping,
+                key_cols,
+                key_types,
+                [m for _, m in layout],
+                plan.whole,
+                nulls,
+            )
             for nulls in ((False, True) if s_has_null else (False,))
         ]
         joined = passes[0] if len(passes) == 1 else sa.union_all(*passes)
@@ -722,6 +820,15 @@ def write_release(
         ) from None
 
 
+def _ddl_type(kind: Any) -> Any:
+    """A mapping column's type: the source column's, or for a column without one (SQLite)
+    ``BLOB``, the SQLite affinity that stores values as they are bound, as an untyped column
+    does (SQLAlchemy writes no DDL for a column without a type)."""
+    import sqlalchemy as sa
+
+    return sa.LargeBinary() if isinstance(kind, sa.types.NullType) else kind
+
+
 def _temp_name(name: str, token: str) -> str:
     return f"{name[:40]}__ap_{token}"
 
@@ -754,18 +861,20 @@ def _text(col: Any, replacement: str | None) -> pa.Array:
 
 
 def _select(
+    conn: Connection,
     source: sa.TableClause,
     mapping: sa.Table,
     key_cols: Sequence[str],
+    key_types: Sequence[Any],
     published: Sequence[str],
     whole: bool,
     nulls: bool,
 ) -> sa.Select[Any]:
     """``SELECT published... FROM source JOIN mapping`` (the mapping's label columns), on
-    every key (and, when records of a tuple are split, on its record number's range).
-    With a null sensitive value (published as ``missing_as``), rows whose sensitive value
-    is null are joined in a second pass (``nulls``), so every join stays an equality a hash
-    join can run."""
+    every key and the sign of a float zero (:func:`negative_zero_flags`; and, when records
+    of a tuple are split, on its record number's range). With a null sensitive value
+    (published as ``missing_as``), rows whose sensitive value is null are joined in a
+    second pass (``nulls``), so every join stays an equality a hash join can run."""
     import sqlalchemy as sa
 
     k = [mapping.c[f"k{i}"] for i in range(len(key_cols))]
@@ -774,12 +883,14 @@ def _select(
         cols = [source.c[c] for c in key_cols]
     else:
         part = [source.c[c] for c in key_cols]
+        part += list(negative_zero_flags(conn, part, key_types).values())
         rn = sa.func.row_number().over(partition_by=part, order_by=part)
         src = sa.select(
             *[source.c[c].label(f"c{i}") for i, c in enumerate(key_cols)], rn.label("rn")
         ).subquery("numbered")
         cols = [src.c[f"c{i}"] for i in range(len(key_cols))]
     cond = [a == b for a, b in zip(cols[:-1], k[:-1], strict=True)]
+    cond += [f == mapping.c[f"z{i}"] for i, f in negative_zero_flags(conn, cols, key_types).items()]
     if nulls:
         cond += [cols[-1].is_(None), k[-1].is_(None)]
     else:
