@@ -102,32 +102,73 @@ def full_label(multiset: tuple[tuple[Key, int], ...], width: int) -> Key:
     )
 
 
-def labels(multisets: Sequence[tuple[tuple[Key, int], ...]], width: int) -> list[Key]:
+def labels(
+    multisets: Sequence[tuple[tuple[Key, int], ...]], width: int, *, by_column: bool = False
+) -> list[Key]:
     """One label per distinct multiset: the tuple itself for a multiset of one distinct
     tuple, the explicit form for the others and wherever the short forms would collide (so
-    that different multisets never share a label)."""
+    that different multisets never share a label).
+
+    ``by_column`` (for SUDA2, which reads each column's labels alone): each column is
+    labelled on its own, short or explicit, so that two multisets share a column's label
+    only when their explicit labels of that column are equal. A person's one row holding
+    the text ``{a; b}`` and another's rows holding ``a`` and ``b`` (explicit ``{a; b}``),
+    or ``{T ×2}`` and ``{T}``, are then written out in that column and only there. Equal
+    labels in every column mean equal explicit labels, so the labels stay injective."""
     distinct = list(dict.fromkeys(multisets))
+    full = {m: full_label(m, width) for m in distinct}
+    if by_column:
+        columns = [_column_labels(distinct, full, j) for j in range(width)]
+        return [tuple(col[m] for col in columns) for m in multisets]
     chosen: dict[tuple[tuple[Key, int], ...], Key] = {
-        m: (m[0][0] if len(m) == 1 else full_label(m, width)) for m in distinct
+        m: (m[0][0] if len(m) == 1 else full[m]) for m in distinct
     }
     while True:
         seen: dict[Key, list[tuple[tuple[Key, int], ...]]] = {}
         for m, lab in chosen.items():
             seen.setdefault(lab, []).append(m)
-        clash = [m for ms in seen.values() if len(ms) > 1 for m in ms]
-        full = [m for m in clash if chosen[m] != full_label(m, width)]
-        if not full:
+        clash = [m for ms in seen.values() if len(ms) > 1 for m in ms if chosen[m] != full[m]]
+        if not clash:
             break
-        for m in full:
-            chosen[m] = full_label(m, width)
+        for m in clash:
+            chosen[m] = full[m]
     return [chosen[m] for m in multisets]
 
 
-def reduce_entities(rows: Iterable[Sequence[Any]], width: int, n_attrs: int) -> Reduction:
+def _column_labels(
+    distinct: Sequence[tuple[tuple[Key, int], ...]],
+    full: Mapping[tuple[tuple[Key, int], ...], Key],
+    j: int,
+) -> dict[tuple[tuple[Key, int], ...], str | None]:
+    """Column ``j``'s label of each multiset: its one tuple's value, or its explicit label
+    of the column wherever a shared short label would join different explicit ones."""
+    chosen = {m: (m[0][0][j] if len(m) == 1 else full[m][j]) for m in distinct}
+    while True:
+        seen: dict[str | None, list[tuple[tuple[Key, int], ...]]] = {}
+        for m, lab in chosen.items():
+            seen.setdefault(lab, []).append(m)
+        switch = [
+            m
+            for ms in seen.values()
+            if len(ms) > 1 and len({full[m][j] for m in ms}) > 1
+            for m in ms
+            if chosen[m] != full[m][j]
+        ]
+        if not switch:
+            return chosen
+        for m in switch:
+            chosen[m] = full[m][j]
+
+
+def reduce_entities(
+    rows: Iterable[Sequence[Any]], width: int, n_attrs: int, *, by_column: bool = False
+) -> Reduction:
     """Reduce count rows ``(entity, g_1..g_width, a_1..a_n_attrs, count)`` (the shape of
     ``SELECT entity, g.., a.., COUNT(*) ... GROUP BY entity, g.., a..``) to one record per
-    entity (module doc). A missing or blank entity is bad input naming :func:`opt` ``entity``
-    and how many rows lack one (never a value)."""
+    entity (module doc), labelled by :func:`labels` (``by_column``: unambiguous in each
+    column alone, for an engine that reads columns separately). A missing or blank entity
+    is bad input naming :func:`opt` ``entity`` and how many rows lack one (never a
+    value)."""
     tuples: dict[Hashable, dict[Key, int]] = {}
     agreed: dict[Hashable, list[Any]] = {}
     low: dict[Hashable, list[Any]] = {}
@@ -166,7 +207,7 @@ def reduce_entities(rows: Iterable[Sequence[Any]], width: int, n_attrs: int) -> 
             "must name its entity"
         )
     multisets = [canonical(t) for t in tuples.values()]
-    keys = labels(multisets, width)
+    keys = labels(multisets, width, by_column=by_column)
     none: tuple[Any, ...] = ()
     attrs = [tuple(agreed[e]) if n_attrs else none for e in tuples]
     lowest_values = [tuple(low[e]) if n_attrs else none for e in tuples]

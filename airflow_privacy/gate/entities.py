@@ -222,7 +222,8 @@ def reduce_risk_table(
     rows: Iterable[tuple[Any, ...]] = grouped_rows(table, cols)
     if weights is not None:
         rows = [(*r[:-2], weights[r[-2]], r[-1]) for r in rows]
-    r = reduce_entities(rows, len(qis), 1 if weight is not None else 0)
+    # SUDA2 reads each QI column alone: labels unambiguous per column
+    r = reduce_entities(rows, len(qis), 1 if weight is not None else 0, by_column=True)
     if weight is not None and r.disagreeing[0]:
         raise InputError(
             f"{opt('weight')}: {r.disagreeing[0]:,} of {r.entities:,} entities "
