@@ -190,6 +190,28 @@ def test_derived_k_matches_scipy(k: int, alpha: float, pi: float, n: int) -> Non
     )
 
 
+@settings(max_examples=200, deadline=None)
+@given(k=st.integers(3, 400), alpha=st.floats(0.0001, 0.2), n=st.integers(3, 40))
+def test_capped_threshold_reports_the_error_of_the_threshold_applied(
+    k: int, alpha: float, n: int
+) -> None:
+    """Where k' is capped at the record count n, the type I error is that of the threshold
+    applied, from scipy (docs/kmap-delta-presence.md): Poisson k' = m + 2 gives
+    1 - P[X <= n - 2]; zero-truncated k' = m + 1 gives 1 - P[1 <= X <= n - 1] / (1 - P[X = 0])."""
+    pi = 0.9
+    lam = pi * k
+    derived, type1 = arx_derived_k(k, alpha, pi, n, "poisson")
+    if _scipy_poisson_k(k, alpha, pi, 10**9) > n and n < k:
+        assert derived == n
+        assert type1 == pytest.approx(float(stats.poisson.sf(n - 2, lam)), abs=1e-12)
+    derived, type1 = arx_derived_k(k, alpha, pi, n, "zero_truncated_poisson")
+    if _scipy_ztp_k(k, alpha, pi, 10**9) > n and n < k:
+        assert derived == n
+        p0 = float(stats.poisson.pmf(0, lam))
+        reached = (float(stats.poisson.cdf(n - 1, lam)) - p0) / (1.0 - p0)
+        assert type1 == pytest.approx(1.0 - reached, abs=1e-9)
+
+
 @settings(max_examples=100, deadline=None)
 @given(
     f=st.lists(st.integers(1, 30), min_size=1, max_size=8),

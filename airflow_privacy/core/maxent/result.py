@@ -102,7 +102,8 @@ class MaxEntResult:
         mass = np.bincount(
             sys_.cell_q * nv + sys_.cell_s, weights=self.solution.x, minlength=nq * nv
         ).reshape(nq, nv)
-        out: FloatArray = mass / rel.qi_counts[:, None]
+        # a probability: the solver's rounding (a posterior of 1.0000000000000142) clipped
+        out: FloatArray = np.clip(mass / rel.qi_counts[:, None], 0.0, 1.0)
         return out
 
     @cached_property
@@ -121,7 +122,8 @@ class MaxEntResult:
             row_of[g] = i
         sel = row_of[sys_.cell_group] >= 0
         np.add.at(out, (row_of[sys_.cell_group[sel]], sys_.cell_s[sel]), self.solution.x[sel])
-        return out
+        clipped: FloatArray = np.clip(out, 0.0, 1.0)  # a probability, as :attr:`posterior`
+        return clipped
 
     @cached_property
     def _counted(self) -> npt.NDArray[np.bool_]:
