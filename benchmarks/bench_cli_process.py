@@ -15,6 +15,10 @@ the same machine.
   ``airflow-privacy check RELEASE.csv ... --criterion NAME`` process per check vs one
   ``pycanon_runner.py --bare --criteria NAME`` process (pandas.read_csv + the pyCANON
   function) in ``.venv-pycanon``; and all five checks in one process on both sides.
+* **anonymize**: ``airflow-privacy anonymize`` of Adult (lattice, 8 QIs with their ARX
+  hierarchies, 5-anonymity) as a process vs the same command run again inside this process
+  (imports warm: the search, the release, its re-check and the manifest alone), and
+  whether the process imported ``scipy.stats`` (it must not).
 * **ck**: ``airflow-privacy check RELEASE.parquet --criterion ck-safety --c 0.9 --k 6`` on
   the 100,000-group release of ``bench_worst_case`` (5,998,431 rows, Parquet) vs the paper's
   DP computation alone for k = 6 (in this process), with the process broken down by
@@ -25,7 +29,7 @@ the environment may set ``PYTHONDONTWRITEBYTECODE``, and without bytecode caches
 process would compile the package's sources again (measured, as ``compile_seconds``).
 
 Usage: ``.venv/bin/python -m benchmarks.bench_cli_process [--repeat 7] [--repeat-ck 5]
-[--release NAME ...] [--groups 100000] [--skip-classic] [--skip-ck]``. Writes
+[--release NAME ...] [--groups 100000] [--skip-classic] [--skip-anonymize] [--skip-ck]``. Writes
 ``benchmarks/results/cli_process.json``.
 """
 
@@ -286,6 +290,42 @@ def ck(groups: int, k: int, repeat: int, tmp: Path) -> dict[str, Any]:
     return out
 
 
+ADULT_QIS = ("age", "sex", "race", "marital-status", "education", "native-country",
+             "workclass", "salary-class")  # fmt: skip
+
+
+def anonymize_process(repeat: int, tmp: Path) -> dict[str, Any]:
+    import io
+
+    from airflow_privacy.cli import main as cli_main
+
+    data = ROOT / "airflow_privacy" / "data" / "adult"
+    argv = ["anonymize", str(data / "adult.csv.gz"), "--sensitive", "occupation",
+            "--method", "lattice", "--criterion", "k-anonymity:k=5",
+            "--out", str(tmp / "anonymized.csv"), "--quiet"]  # fmt: skip
+    for q in ADULT_QIS:
+        argv += ["--qi", q, "--hierarchy", f"{q}={data / f'adult_hierarchy_{q}.csv'}"]
+    whole = median_of([str(EXE), *argv], repeat)
+    probe = ("import io, sys\nfrom airflow_privacy.cli import main\n"
+             f"main({argv!r}, io.StringIO())\nprint('scipy.stats' in sys.modules)\n")  # fmt: skip
+    imported = run([str(PYTHON), "-c", probe])[1].strip().splitlines()[-1] == "True"
+    cli_main(argv, io.StringIO())  # warm: imports, page cache
+    inside = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        assert cli_main(argv, io.StringIO()) == 0
+        inside.append(time.perf_counter() - t0)
+    work = statistics.median(inside)
+    out = {"process": whole, "in_process": stats(inside),
+           "ratio_median": whole["median_s"] / work,
+           "imports_scipy_stats": imported}  # fmt: skip
+    print(f"\n== anonymize (lattice, Adult, 8 QIs, 5-anonymity): process median "
+          f"{whole['median_s']:.3f} s (min {whole['min_s']:.3f}); the same command inside this "
+          f"process {work:.3f} s; ratio {out['ratio_median']:.2f}; scipy.stats imported: "
+          f"{out['imports_scipy_stats']}")  # fmt: skip
+    return out
+
+
 # ------------------------------------------------------------------ helpers
 def _pycanon() -> Path | None:
     return pycanon_python(create=False)
@@ -320,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--groups", type=int, default=100_000)
     ap.add_argument("--k", type=int, default=6)
     ap.add_argument("--skip-classic", action="store_true")
+    ap.add_argument("--skip-anonymize", action="store_true")
     ap.add_argument("--skip-ck", action="store_true")
     args = ap.parse_args(argv)
     if _pycanon() is None:
@@ -365,6 +406,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{(ph['script_preamble'] + ph['imports']) * 1e3:.0f} ms, read "
                   f"{ph['read'] * 1e3:.1f} ms, count {ph['count'] * 1e3:.1f} ms, check "
                   f"{ph['check'] * 1e3:.1f} ms, rest {ph['rest'] * 1e3:.1f} ms")  # fmt: skip
+        if not args.skip_anonymize:
+            out["anonymize"] = anonymize_process(args.repeat, tmp)
         if not args.skip_ck:
             out["ck"] = ck(args.groups, args.k, args.repeat_ck, tmp)
     out["seconds"] = time.perf_counter() - t_start
