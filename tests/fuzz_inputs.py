@@ -191,6 +191,16 @@ def _parquet(**override: Any) -> Callable[[Path, random.Random], None]:
     return make
 
 
+def _not_utf8(values: Sequence[str], row: int) -> Any:
+    """A Parquet text column whose ``row`` holds bytes that are not UTF-8 (a writer that
+    does not check, as Arrow's binary-to-string view does not)."""
+    import pyarrow as pa
+
+    raw = [v.encode() for v in values]
+    raw[row] = b"\xff\xfe" + raw[row]
+    return pa.array(raw, pa.binary()).view(pa.string())
+
+
 def _random_bytes(n: int) -> Callable[[Path, random.Random], None]:
     def make(path: Path, rng: random.Random) -> None:
         path.write_bytes(rng.randbytes(n))
@@ -406,6 +416,26 @@ def _files() -> list[FileSpec]:
             _write(plain.replace(",3,", ",\udcff3,").encode("utf-8", "surrogateescape")),
             core=False,
             damaged=B,
+        ),
+        FileSpec(
+            "invalid_utf8_sensitive.parquet",
+            "bad",
+            _parquet(disease=_not_utf8([r[4] for r in ROWS], 4)),
+            damaged=S,
+        ),
+        FileSpec(
+            "invalid_utf8_group.parquet",
+            "bad",
+            _parquet(bucket=_not_utf8([r[3] for r in ROWS], 2)),
+            core=False,
+            damaged=B,
+        ),
+        FileSpec(
+            "invalid_utf8_dictionary.parquet",
+            "bad",
+            _parquet(disease=_not_utf8([r[4] for r in ROWS], 7).dictionary_encode()),
+            core=False,
+            damaged=S,
         ),
         FileSpec("utf16.csv", "bad", _write(good.encode("utf-16"))),
         FileSpec(

@@ -40,7 +40,7 @@ import os
 import re
 import stat
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
@@ -600,7 +600,64 @@ def _read_parquet(path: Path, cols: list[str] | None, *, dictionaries: bool = Fa
                 table: pa.Table = _read_unified(pf, wanted)
             else:
                 table = pf.read(columns=cols)
+    check_utf8(table, path.name)
     return table
+
+
+def check_utf8(
+    table: pa.Table,
+    source: str,
+    names: Mapping[str, str] | None = None,
+    *,
+    data_rows: bool = True,
+) -> None:
+    """Refuse a text column holding bytes that are not UTF-8 (Parquet's reader, and Spark's,
+    do not check them; every later step would fail on them), naming the column (``names``
+    maps a table's column to the user's name) and, for ``data_rows``, its first bad row.
+    Text columns are validated by Arrow in C++; a dictionary column through its
+    dictionaries, which is all its text."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for name in table.column_names:
+        col = table.column(name)
+        kind = col.type.value_type if pa.types.is_dictionary(col.type) else col.type
+        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            continue
+        offset = 0
+        for chunk in col.chunks:
+            text = chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
+            try:
+                text.validate(full=True)
+            except pa.ArrowInvalid:
+                raw = text.view(pa.large_binary() if pa.types.is_large_string(kind)
+                                else pa.binary())  # fmt: skip
+                bad = [i for i, v in enumerate(raw.to_pylist()) if v is not None
+                       and not _is_utf8(v)]  # fmt: skip
+                where = ""
+                if not data_rows:
+                    pass
+                elif bad and not pa.types.is_dictionary(chunk.type):
+                    where = f" (data row {offset + bad[0] + 1:,} first)"
+                elif bad:
+                    rows = pc.index_in(chunk.indices, value_set=pa.array(bad, chunk.indices.type))
+                    first = pc.index(pc.is_valid(rows), True).as_py()
+                    if first is not None and first >= 0:
+                        where = f" (data row {offset + first + 1:,} first)"
+                shown = (names or {}).get(name, name)
+                raise InputError(
+                    f"column {shown!r} of {source} holds text that is not valid UTF-8"
+                    f"{where}; re-encode it as UTF-8"
+                ) from None
+            offset += len(chunk)
+
+
+def _is_utf8(value: bytes) -> bool:
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 UNIFY_LIMIT = 1 << 16

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from airflow_privacy.core.io import check_utf8
 from airflow_privacy.errors import InputError, opt
 
 if TYPE_CHECKING:
@@ -191,6 +192,7 @@ def _distinct(frame: _Frame, columns: Sequence[str], progress: Progress) -> pa.T
     if progress is not None:
         progress(f"counting {frame.name} (Spark)")
     table: pa.Table = frame.df.groupBy(*keys).agg(F.count(F.lit(1)).alias("n")).toArrow()
+    check_utf8(table, frame.name, {f"k{i}": c for i, c in enumerate(columns)}, data_rows=False)
     return _as_declared(table, columns, frame)
 
 
