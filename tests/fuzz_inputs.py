@@ -2904,10 +2904,11 @@ TEXTS = (
     "%s%n",
     "../../etc/passwd",
     "dis\x00ease",
+    "dis\udcffease",  # a byte that is not UTF-8 in argv (Python's surrogateescape)
 )
 
 
-DEFAULT_TEXTS = frozenset({0, 1, 2, 3, 5, 6, 9, 10, 14})  # indexes into TEXTS
+DEFAULT_TEXTS = frozenset({0, 1, 2, 3, 5, 6, 9, 10, 14, 15})  # indexes into TEXTS
 
 
 def _text_cases(cases: list[Case]) -> None:
@@ -3085,6 +3086,8 @@ def _text_cases(cases: list[Case]) -> None:
 def _text_expect(template: Sequence[str], text: str) -> frozenset[int]:
     flag = template[template.index("{T}") - 1]
     option = text.startswith("-") and text != "-"  # argparse reads it as an option
+    if any("\ud800" <= ch <= "\udfff" for ch in text):
+        return BAD  # bytes that are not UTF-8: refused by name before any work
     if flag == "--dataset" or flag == "--require":
         # any non-blank text without NUL, up to 255 characters, names a dataset or check
         if option or not text.strip() or "\x00" in text or len(text) > 255:

@@ -288,3 +288,33 @@ def test_ledger_show_json_has_the_documented_fields(
     assert {"created_at", "updated_at", "decided_at", "checks", "reasons"} <= set(a)
     code, text, _ = run(["ledger", "list", "--ledger", url, "--format", "json"], capsys)
     assert "updated_at" in json.loads(text)["releases"][0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["policy", "set", "--dataset", "d\udcff", "--require", "check", "--by", "a",
+          "--reason", "r"], "--dataset"),
+        (["policy", "set", "--dataset", "d", "--require", "check", "--by", "a\udcff",
+          "--reason", "r"], "--by"),
+        (["policy", "set", "--dataset", "d", "--require", "check", "--by", "a",
+          "--reason", "r\udcff"], "--reason"),
+        (["ledger", "list", "--dataset", "d\udcff"], "--dataset"),
+        (["check", "r\udcff.csv", "--sensitive", "s", "--group", "g",
+          "--criterion", "k-anonymity:k=2"], "RELEASE"),
+    ],
+)  # fmt: skip
+def test_text_that_is_not_utf8_is_refused_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], named: str
+) -> None:
+    """A byte that is not UTF-8 in an argument (kept by Python as a lone surrogate, which no
+    database or JSON document takes) is refused naming the argument, before any work: no
+    ledger is created."""
+    from airflow_privacy.cli import main
+
+    ledger = tmp_path / "l.db"
+    extra = ["--ledger", f"sqlite:///{ledger}"] if argv[0] in ("policy", "ledger") else []
+    assert main([*argv, *extra]) == 2
+    err = capsys.readouterr().err
+    assert f"{named} holds bytes that are not UTF-8" in err
+    assert not ledger.exists()

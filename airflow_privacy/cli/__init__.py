@@ -86,6 +86,13 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_INPUT
+    undecodable = _not_utf8(parser, args)
+    if undecodable is not None:
+        sys.stderr.write(
+            f"airflow-privacy: error: {undecodable} holds bytes that are not UTF-8 text; "
+            "give it as UTF-8\n"
+        )
+        return EXIT_INPUT
     runners = {m.NAME: m.run for m in _modules(args.command)}
     try:
         with speaking("cli"):
@@ -122,6 +129,36 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             f"{type(exc).__name__} at {where(exc)}{hint}\n"
         )
         return EXIT_INTERNAL
+
+
+def _not_utf8(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str | None:
+    """The first argument (as the command line names it: ``--dataset``, ``RELEASE``) whose
+    text came from bytes that are not UTF-8 (Python keeps them as lone surrogates, which no
+    database, JSON document or terminal can take), or None."""
+
+    def bad(value: object) -> bool:
+        if isinstance(value, str):
+            return any("\ud800" <= ch <= "\udfff" for ch in value)
+        if isinstance(value, (list, tuple)):
+            return any(bad(v) for v in value)
+        return False
+
+    actions: list[argparse.Action] = []
+    todo = [parser]
+    while todo:  # the command's parser, and a subcommand's (``policy set``)
+        current = todo.pop()
+        for action in current._actions:
+            actions.append(action)
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(str(getattr(args, action.dest, None) or ""))
+                if chosen is not None:
+                    todo.append(chosen)
+    for action in actions:
+        if action.dest and bad(getattr(args, action.dest, None)):
+            if action.option_strings:
+                return max(action.option_strings, key=len)
+            return str(action.metavar or action.dest.upper())
+    return None
 
 
 #: Set to 1 to print the traceback of an internal error (it can quote cell values).
