@@ -318,3 +318,78 @@ def test_text_that_is_not_utf8_is_refused_by_name(
     err = capsys.readouterr().err
     assert f"{named} holds bytes that are not UTF-8" in err
     assert not ledger.exists()
+
+
+def test_airflow_home_that_is_a_file_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``$AIRFLOW_HOME`` naming a file (the ledger's default folder): exit 2 naming it, not a
+    crash; nothing written beside it."""
+    home = tmp_path / "home"
+    home.write_text("not a folder")
+    monkeypatch.setenv("AIRFLOW_HOME", str(home))
+    argv = ["policy", "set", "--dataset", "d", "--require", "check", "--by", "a", "--reason", "r"]
+    assert main(argv) == 2
+    assert "($AIRFLOW_HOME) is a file, not a folder" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home"]
+
+
+def _open_attempt(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[str, Path, str]:
+    """A checked attempt of a four-row release under a policy: (ledger URL, file, uuid)."""
+    from tests.policy_setup import record_policy
+
+    rel = tmp_path / "r.csv"
+    rel.write_text("g,s\na,x\na,y\nb,x\nb,y\n")
+    url = f"sqlite:///{tmp_path / 'l.db'}"
+    record_policy(url, "d")
+    argv = ["attempt", str(rel), "--dataset", "d", "--require", "chk", "--qi", "g",
+            "--sensitive", "s", "--first-release", "--ledger", url, "--format", "json"]  # fmt: skip
+    assert main(argv) == 0
+    uuid = json.loads(capsys.readouterr().out)["attempt"]["uuid"]
+    check = ["check", str(rel), "--sensitive", "s", "--group", "g", "--criterion",
+             "k-anonymity:k=2", "--attempt", uuid, "--name", "chk", "--ledger", url]  # fmt: skip
+    assert main(check) == 0
+    capsys.readouterr()
+    return url, rel, uuid
+
+
+def test_publish_to_a_name_too_long_is_refused_before_the_decision(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--to`` whose folder name is over 255 bytes: exit 2 naming ``--to`` (not a crash);
+    the attempt stays open for a right ``--to``, which then publishes."""
+    url, rel, uuid = _open_attempt(tmp_path, capsys)
+    long = tmp_path / ("x" * 300)
+    assert main(["publish", str(rel), "--attempt", uuid, "--to", str(long), "--ledger", url]) == 2
+    assert "--to: cannot use" in capsys.readouterr().err
+    assert main(["ledger", "list", "--ledger", url, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["releases"][0]["status"] == "candidate"
+    good = tmp_path / "out"
+    assert main(["publish", str(rel), "--attempt", uuid, "--to", str(good), "--ledger", url]) == 0
+    assert (good / "r.csv").exists()
+
+
+def test_a_release_table_name_too_long_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--out table:NAME`` longer than the dialect allows: exit 2 naming ``--out``, before
+    anything is written (no table, no manifest)."""
+    import sqlite3
+
+    db = tmp_path / "w.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE src (g TEXT, s TEXT)")
+        conn.executemany("INSERT INTO src VALUES (?, ?)", [("a", "x"), ("a", "y")])
+    manifest = tmp_path / "m.json"
+    argv = ["anonymize", "table:src", "--conn", f"sqlite:///{db}", "--qi", "g",
+            "--sensitive", "s", "--method", "bucketize",
+            "--criterion", "distinct-l-diversity:l=2", "--out", "table:" + "t" * 10_000,
+            "--manifest", str(manifest)]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "the release table (--out)" in err and "10,000 characters" in err
+    assert len(err) < 300
+    assert not manifest.exists()
+    with sqlite3.connect(db) as conn:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master")]
+    assert tables == ["src"]

@@ -222,6 +222,12 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
             f"{'Spark' if req.release.is_spark else 'SQL'} table: give {opt('manifest')}, the "
             "file its manifest is written to"
         )
+    if req.release.is_table:
+        from airflow_privacy.core.backends.sql import check_name_length
+        from airflow_privacy.gate.tables import sql_target
+
+        engine, name = sql_target(req.release, ctx)
+        check_name_length(engine, name, f"the release table ({opt('out')})")
     manifest_ref = req.manifest or req.release.sibling(MANIFEST_SUFFIX)
     outputs = [("release", req.release), ("manifest", manifest_ref)]
     outputs += [(k, r) for k, r in (("qit", req.qit), ("st", req.st)) if r is not None]

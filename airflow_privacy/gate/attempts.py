@@ -471,13 +471,19 @@ def _check_target(snap: ReleaseRef, target: ReleaseRef, ctx: GateContext) -> Non
             return
     else:
         path = target.local
-        for parent in path.parents:
-            if parent.exists():
-                if not parent.is_dir():
-                    raise InputError(f"{opt('to')}: {str(parent)!r} is a file, not a folder")
-                break
-        if not path.exists() and not path.is_symlink():
-            return
+        try:
+            for parent in path.parents:
+                if parent.exists():
+                    if not parent.is_dir():
+                        raise InputError(f"{opt('to')}: {str(parent)!r} is a file, not a folder")
+                    break
+            if not path.exists() and not path.is_symlink():
+                return
+        except OSError as exc:  # a name too long, a loop of links: before any decision
+            raise InputError(
+                f"{opt('to')}: cannot use {_short(str(path))!r}: "
+                f"{exc.strerror or type(exc).__name__}"
+            ) from None
         if not path.is_file():
             raise InputError(f"{opt('to')}: {str(path)!r} exists and is not a file")
     if content_digest(target, ctx) != content_digest(snap, ctx):
@@ -485,6 +491,11 @@ def _check_target(snap: ReleaseRef, target: ReleaseRef, ctx: GateContext) -> Non
             f"{target.describe()} already exists with other content: publishing never "
             f"replaces a published file; give another {opt('to')} (e.g. one per version)"
         )
+
+
+def _short(text: str, keep: int = 120) -> str:
+    """A long name cut for a one-line message (its end kept: the file name)."""
+    return text if len(text) <= keep else "..." + text[-keep:]
 
 
 def _copy(src: ReleaseRef, dst: ReleaseRef, ctx: GateContext) -> None:

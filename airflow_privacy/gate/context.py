@@ -179,7 +179,7 @@ class GateContext:
 def _make_parent(url: str) -> None:
     """Creating a ledger on purpose: its default folder ($AIRFLOW_HOME) may be made, but only
     that one (a typo elsewhere stays an error)."""
-    from airflow_privacy.errors import InputError
+    from airflow_privacy.errors import InputError, opt
     from airflow_privacy.ledger.engine import parse_url, sqlite_path
     from airflow_privacy.ledger.location import default_path
 
@@ -192,4 +192,15 @@ def _make_parent(url: str) -> None:
     except (OSError, RuntimeError) as exc:  # a symlink loop, a name too long
         raise InputError(f"cannot use the ledger file {str(path)!r}: {exc}") from None
     if path is not None and default:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise InputError(
+                f"the ledger's default folder {str(path.parent)!r} ($AIRFLOW_HOME) is a file, "
+                f"not a folder; point AIRFLOW_HOME at a folder or give {opt('ledger')}"
+            ) from None
+        except OSError as exc:
+            raise InputError(
+                f"cannot make the ledger's default folder {str(path.parent)!r} "
+                f"($AIRFLOW_HOME): {exc.strerror or type(exc).__name__}"
+            ) from None

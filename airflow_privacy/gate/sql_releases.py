@@ -123,7 +123,10 @@ def destination(release: ReleaseRef, to: str) -> ReleaseRef:
 def check_target(snap: ReleaseRef, target: ReleaseRef, ctx: GateContext) -> None:
     """The destination table does not exist, or holds exactly the snapshot's content (the
     trace of an interrupted earlier run)."""
+    from airflow_privacy.core.backends.sql import check_name_length
+
     engine, name = _engine(target, ctx)
+    check_name_length(engine, name, f"the published table ({opt('to')})")
     if not exists(engine, name):
         return
     if table_digest(target, ctx) != table_digest(snap, ctx):

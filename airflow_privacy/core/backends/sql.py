@@ -115,6 +115,20 @@ def split_name(name: str) -> tuple[str | None, str]:
     return (schema or None), table
 
 
+def check_name_length(engine: Engine, name: str, what: str) -> None:
+    """A table the project will create: each part of its name (``schema.table``) within the
+    dialect's identifier length (PostgreSQL 63, SQLAlchemy's SQLite 9,999), checked before
+    anything is written; the message cuts the name."""
+    limit = int(getattr(engine.dialect, "max_identifier_length", 0) or 0)
+    for part in (p for p in split_name(name) if p is not None):
+        if limit and len(part) > limit:
+            shown = part if len(part) <= 40 else part[:40] + "..."
+            raise InputError(
+                f"{what} {shown!r} has a name of {len(part):,} characters; "
+                f"{engine.dialect.name} allows at most {limit:,}"
+            )
+
+
 def _safe_url(engine: Engine) -> str:
     url = engine.url
     query = {
@@ -680,6 +694,7 @@ def write_release(
         raise ValueError("recoding: the group columns repeat or include the sensitive column")
     if any(len(lab) != len(recoding.columns) for lab in recoding.labels):
         raise ValueError("recoding: labels do not match the group columns")
+    check_name_length(engine, target_table, "the release table")
     t_schema, t_name = split_name(target_table)
     s_schema, s_name = split_name(source_table)
     if (t_schema, t_name) == (s_schema, s_name):
