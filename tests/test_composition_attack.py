@@ -10,12 +10,14 @@ import random
 from collections.abc import Sequence
 from fractions import Fraction
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_privacy.core.composition import (
+    CompositionResult,
     Population,
     PublishedRelease,
     composition_audit,
@@ -645,3 +647,86 @@ def test_public_dict_is_the_redacted_form() -> None:
     res = composition_audit(pop, h1, [h2])
     assert res.public_dict() == res.to_dict(redacted=True)
     assert res.to_dict()["redacted"] is False
+
+
+# --------------------------------------- one attack per group of identical people
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    overlap=st.sampled_from(["known", "worst-case"]),
+    top=st.sampled_from([0, 1, 3, 10, 1000]),
+    rank=st.sampled_from(["ganta", "posterior"]),
+)
+def test_grouping_identical_people_changes_nothing(
+    seed: int, overlap: str, top: int, rank: str
+) -> None:
+    """The attack runs once per group of people with the same QI values (and releases, when
+    the overlap is known), weighted by the group's size. Its result must equal the attack run
+    person by person (the grouping replaced by one group per person): every per-person array,
+    every total and average, the releases' summaries, the unlocatable examples and the
+    ``top`` worst people with their ties broken by row."""
+    import airflow_privacy.core.composition.attack as attack_mod
+
+    rng = random.Random(seed)
+    n = rng.randint(5, 80)
+    ages = [rng.randint(20, 29) for _ in range(n)]  # few distinct values: many duplicates
+    sexes = [rng.choice("MF") for _ in range(n)]
+    ids = [f"id{i}" for i in range(n)]
+
+    def release(
+        offset: int, width: int, name: str, share: float
+    ) -> tuple[PublishedRelease, list[int]]:
+        rows = [i for i in range(n) if rng.random() < share] or [0]
+        labels = []
+        for i in rows:
+            lo = (ages[i] - offset) // width * width + offset
+            labels.append((f"{lo}-{lo + width - 1}", sexes[i] if width < 4 else "*"))
+        vals = [rng.choice("abcd") for _ in rows]
+        t = pa.table({"age": [x for x, _ in labels], "sex": [y for _, y in labels], "s": vals})
+        return PublishedRelease.from_arrow(t, ("age", "sex"), "s", name=name), rows
+
+    cand, _ = release(0, 2, "A", 1.0)
+    priors = [release(1, 3, "B", 0.6), release(0, 5, "C", 0.5)]
+    pop = Population({"age": tuple(map(str, ages)), "sex": tuple(sexes)}, n, id_hashes=tuple(ids))
+    members = [frozenset(ids[i] for i in rows) for _, rows in priors]
+
+    def run() -> CompositionResult:
+        return composition_audit(
+            pop, cand, [p for p, _ in priors], overlap=overlap,  # type: ignore[arg-type]
+            prior_members=members, top=top, rank=rank,  # type: ignore[arg-type]
+        )  # fmt: skip
+
+    grouped = run()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(
+            attack_mod, "_group_people",
+            lambda population, columns, known: (np.arange(population.n), np.arange(population.n)),
+        )  # fmt: skip
+        alone = run()
+    for name in ("in_overlap", "used", "ea", "ea_hat", "anon_drop", "confidence", "posterior",
+                 "posterior_value", "posterior_alone", "intersections", "sensitive_left",
+                 "sensitive_left_alone"):  # fmt: skip
+        np.testing.assert_array_equal(getattr(grouped, name), getattr(alone, name), err_msg=name)
+    for name in ("population", "overlap_size", "candidate_only", "inconsistent",
+                 "inconsistent_dropped", "vp", "unlocatable", "worst", "values"):  # fmt: skip
+        assert getattr(grouped, name) == getattr(alone, name), name
+    import dataclasses
+
+    for a, b in zip(grouped.releases, alone.releases, strict=True):
+        da, db = dataclasses.asdict(a), dataclasses.asdict(b)
+        for key, value in db.items():
+            if isinstance(value, float):
+                assert da[key] == pytest.approx(value, rel=1e-12), key
+            else:
+                assert da[key] == value, key
+    for key, value in alone.averages.items():
+        if isinstance(value, dict):
+            assert grouped.averages[key].keys() == value.keys(), key
+            for k, v in value.items():
+                want = None if v is None else pytest.approx(v, rel=1e-12)
+                assert grouped.averages[key][k] == want, (key, k)
+        else:
+            want = None if value is None else pytest.approx(value, rel=1e-12)
+            assert grouped.averages[key] == want, key

@@ -36,7 +36,13 @@ import numpy as np
 import numpy.typing as npt
 
 from airflow_privacy.core.composition.descriptors import hierarchy_covers
-from airflow_privacy.core.composition.locate import Location, Population, locate
+from airflow_privacy.core.composition.locate import (
+    CodedColumn,
+    Location,
+    Population,
+    column_codes,
+    locate,
+)
 from airflow_privacy.core.composition.posterior import combine, most_likely
 from airflow_privacy.core.composition.release import PublishedRelease
 from airflow_privacy.core.composition.result import (
@@ -149,7 +155,24 @@ def composition_audit(
         members = [None, *given]
 
     covers = {q: hierarchy_covers(h) for q, h in (hierarchies or {}).items()}
-    locs = [locate(population, r, covers=covers) for r in releases]
+    known_full = np.zeros((n, n_rel), dtype=bool)
+    if overlap == "known":
+        assert population.id_hashes is not None
+        hashes = population.id_hashes
+        for j in range(1, n_rel):
+            m = members[j]
+            assert m is not None
+            known_full[:, j] = np.fromiter((h in m for h in hashes), dtype=bool, count=n)
+        known_full[:, 0] = True
+    # people with the same QI values (and, with a known overlap, in the same releases) meet
+    # the same fate: the attack runs once per such group, weighted by its people
+    wanted = dict.fromkeys(q for r in releases for q in r.qis)
+    qcols = [q for q in wanted if q in population.columns]
+    inverse, first = _group_people(population, qcols, known_full if overlap == "known" else None)
+    w = np.bincount(inverse, minlength=first.shape[0]).astype(np.int64)
+    people = Population({q: _take(population.columns[q], first) for q in qcols}, first.shape[0])
+    n_u = people.n
+    locs = [locate(people, r, covers=covers) for r in releases]
 
     universe: dict[str, int] = {}
     for r in releases:
@@ -159,22 +182,15 @@ def composition_audit(
     n_val = len(values)
     dists: list[FloatArray] = []
     for r, loc in zip(releases, locs, strict=True):
-        d = np.zeros((n, n_val))
+        d = np.zeros((n_u, n_val))
         d[:, [universe[v] for v in r.values]] = loc.weighted
         dists.append(d)
-    support = np.stack([d > 0 for d in dists], axis=1)  # (n, releases, values)
+    support = np.stack([d > 0 for d in dists], axis=1)  # (groups, releases, values)
     located = np.stack([loc.located for loc in locs], axis=1)
 
     present = located.copy()
-    known_present = np.zeros((n, n_rel), dtype=bool)
+    known_present = known_full[first]
     if overlap == "known":
-        assert population.id_hashes is not None
-        hashes = population.id_hashes
-        for j in range(1, n_rel):
-            m = members[j]
-            assert m is not None
-            known_present[:, j] = np.fromiter((h in m for h in hashes), dtype=bool, count=n)
-        known_present[:, 0] = True
         present = known_present & located
 
     used = present.copy()
@@ -195,7 +211,7 @@ def composition_audit(
         if best is None:
             in_overlap[i] = False
             used[i, 0] = True
-            dropped += 1
+            dropped += int(w[i])
         else:
             used[i, list(best)] = True
         inter[i] = support[i][used[i]].all(axis=0)
@@ -205,7 +221,7 @@ def composition_audit(
     min_ea = np.where(used, ea, np.iinfo(np.int64).max).min(axis=1)
     min_ea[~used.any(axis=1)] = 0
     anon_drop = np.where(used.any(axis=1), min_ea - ea_hat, 0).astype(np.int64)
-    confidence = np.divide(1.0, ea_hat, out=np.zeros(n, dtype=np.float64), where=ea_hat > 0)
+    confidence = np.divide(1.0, ea_hat, out=np.zeros(n_u, dtype=np.float64), where=ea_hat > 0)
     declared = tuple(sorted({str(v) for v in benign}))
     harmful = np.array([v not in declared for v in values], dtype=bool)  # non-benign values
     # a breach needs a non-benign value left: S_i minus the benign values is not empty
@@ -216,20 +232,20 @@ def composition_audit(
     alone_use = np.zeros_like(used)
     alone_use[:, 0] = used[:, 0]
     post_alone, _ = most_likely(np.where(harmful, combine(dists[:1], alone_use[:, :1]), 0.0))
+    del dists, post
 
-    overlap_size = int(in_overlap.sum())
     summaries = _summaries(
-        releases, names, locs, present, known_present, used, in_overlap, ea, overlap
+        releases, names, locs, present, known_present, used, in_overlap, ea, overlap, w
     )
-    averages = _averages(names, ea, ea_hat, anon_drop, used, in_overlap, min_ea)
+    averages = _averages(names, ea, ea_hat, anon_drop, used, in_overlap, min_ea, w)
     ganta = -np.where(sensitive_left, confidence, 0.0)
     keys = (-post_max, ganta) if rank == "ganta" else (ganta, -post_max)
-    order = np.lexsort((np.arange(n), *keys))  # the last key sorts first
-    worst_rows = [int(i) for i in order if in_overlap[i]][:top]
+    worst_rows = _worst(keys, in_overlap, inverse, first, w, top)
     worst = tuple(
         _breach(
             i,
-            population,
+            int(inverse[i]),
+            people,
             releases,
             names,
             locs,
@@ -243,43 +259,115 @@ def composition_audit(
             confidence,
             post_max,
             post_arg,
-            bool(inconsistent[i]),
-            bool(sensitive_left[i]),
+            bool(inconsistent[inverse[i]]),
+            bool(sensitive_left[inverse[i]]),
         )
         for i in worst_rows
     )
     unloc = [
-        {"row": i, "reason": locs[0].reasons.get(i, "not located")}
-        for i in np.flatnonzero(~located[:, 0]).tolist()[:_UNLOCATABLE_EXAMPLES]
+        {"row": i, "reason": locs[0].reasons.get(int(inverse[i]), "not located")}
+        for i in np.flatnonzero(~located[inverse, 0])[:_UNLOCATABLE_EXAMPLES].tolist()
     ]
     return CompositionResult(
         overlap=overlap,
         releases=summaries,
         values=values,
         population=n,
-        overlap_size=overlap_size,
-        candidate_only=int((present[:, 0] & ~in_overlap).sum()),
-        inconsistent=int(inconsistent.sum()),
+        overlap_size=int(w[in_overlap].sum()),
+        candidate_only=int(w[present[:, 0] & ~in_overlap].sum()),
+        inconsistent=int(w[inconsistent].sum()),
         inconsistent_dropped=dropped,
         unlocatable=unloc,
-        vp=int(((anon_drop > 0) & in_overlap).sum()),
+        vp=int(w[(anon_drop > 0) & in_overlap].sum()),
         averages=averages,
         worst=worst,
         confidences=confs,
-        in_overlap=in_overlap,
-        used=used,
-        ea=ea,
-        ea_hat=ea_hat,
-        anon_drop=anon_drop,
-        confidence=confidence,
-        posterior=post_max,
-        posterior_value=post_arg,
-        posterior_alone=post_alone,
-        intersections=inter,
+        in_overlap=in_overlap[inverse],
+        used=used[inverse],
+        ea=ea[inverse],
+        ea_hat=ea_hat[inverse],
+        anon_drop=anon_drop[inverse],
+        confidence=confidence[inverse],
+        posterior=post_max[inverse],
+        posterior_value=post_arg[inverse],
+        posterior_alone=post_alone[inverse],
+        intersections=inter[inverse],
         benign=declared,
-        sensitive_left=sensitive_left,
-        sensitive_left_alone=sensitive_left_alone,
+        sensitive_left=sensitive_left[inverse],
+        sensitive_left_alone=sensitive_left_alone[inverse],
     )
+
+
+def _group_people(
+    population: Population, columns: Sequence[str], known: BoolArray | None
+) -> tuple[IntArray, IntArray]:
+    """``(group of each person, first person of each group)``: people with the same values
+    of ``columns`` (and the same row of ``known``), groups numbered by their first person."""
+    n = population.n
+    parts: list[IntArray] = []
+    cards: list[int] = []
+    for q in columns:
+        vals, codes = column_codes(population.columns[q])
+        parts.append(codes)
+        cards.append(max(len(vals), 1))
+    if known is not None:
+        for j in range(known.shape[1]):
+            parts.append(known[:, j].astype(np.int64))
+            cards.append(2)
+    if not parts:
+        return np.zeros(n, dtype=np.int64), np.zeros(min(n, 1), dtype=np.int64)
+    if float(np.prod(np.asarray(cards, dtype=np.float64))) < 2.0**62:
+        key = np.zeros(n, dtype=np.int64)
+        for codes, card in zip(parts, cards, strict=True):
+            key *= card
+            key += codes
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(
+            np.stack(parts, axis=1), axis=0, return_index=True, return_inverse=True
+        )
+    inverse = inverse.reshape(-1).astype(np.int64)
+    # groups renumbered in order of their first person
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.shape[0])
+    return rank[inverse].astype(np.int64), first[order].astype(np.int64)
+
+
+def _take(column: Sequence[str], rows: IntArray) -> Sequence[str]:
+    if isinstance(column, CodedColumn):
+        return CodedColumn(column.values, column.codes[rows])
+    return tuple(column[int(i)] for i in rows)
+
+
+def _worst(
+    keys: tuple[FloatArray, FloatArray],
+    in_overlap: BoolArray,
+    inverse: IntArray,
+    first: IntArray,
+    w: IntArray,
+    top: int,
+) -> list[int]:
+    """The ``top`` people of ``P`` sorted by ``keys`` (the last key first), ties by their row,
+    from per-group keys: the groups up to the ``top``-th person and every group tied with the
+    last, then their people sorted."""
+    if top == 0:
+        return []
+    rows = np.flatnonzero(in_overlap)
+    if rows.size == 0:
+        return []
+    order = rows[np.lexsort((first[rows], keys[0][rows], keys[1][rows]))]
+    reach = int(np.searchsorted(np.cumsum(w[order]), top))
+    last = order[min(reach, order.shape[0] - 1)]
+    tied = (keys[0][order] == keys[0][last]) & (keys[1][order] == keys[1][last])
+    chosen = order[: min(reach, order.shape[0] - 1) + 1]
+    chosen = np.union1d(chosen, order[tied])
+    mask = np.zeros(first.shape[0], dtype=bool)
+    mask[chosen] = True
+    persons = np.flatnonzero(mask[inverse])
+    g = inverse[persons]
+    ranked = persons[np.lexsort((persons, keys[0][g], keys[1][g]))]
+    return [int(i) for i in ranked[:top]]
 
 
 def _unique_names(releases: Sequence[PublishedRelease]) -> list[str]:
@@ -320,7 +408,17 @@ def _summaries(
     in_overlap: BoolArray,
     ea: IntArray,
     overlap: Overlap,
+    w: IntArray,
 ) -> tuple[ReleaseSummary, ...]:
+    """Per release, over the people (each row of the arrays stands for ``w`` of them)."""
+
+    def count(mask: BoolArray) -> int:
+        return int(w[mask].sum())
+
+    def mean(x: npt.NDArray[np.float64] | IntArray, mask: BoolArray) -> float | None:
+        total = int(w[mask].sum())
+        return float((x[mask] * w[mask]).sum() / total) if total else None
+
     out = []
     for j, (r, loc) in enumerate(zip(releases, locs, strict=True)):
         sizes = np.zeros(len(loc.indptr) - 1)
@@ -335,18 +433,18 @@ def _summaries(
                 kind=r.kind,
                 records=r.n_records,
                 groups=r.n_groups,
-                located=int(loc.located.sum()),
-                ambiguous=int((loc.n_matches > 1).sum()),
-                unlocatable=int((~loc.located).sum()),
-                present=int(present[:, j].sum())
+                located=count(loc.located),
+                ambiguous=count(loc.n_matches > 1),
+                unlocatable=count(~loc.located),
+                present=count(present[:, j])
                 if overlap == "worst-case" or j == 0
-                else int(known_present[:, j].sum()),
-                present_unlocatable=int((known_present[:, j] & ~loc.located).sum())
+                else count(known_present[:, j]),
+                present_unlocatable=count(known_present[:, j] & ~loc.located)
                 if overlap == "known"
                 else 0,
-                combined_for=int(sel.sum()),
-                avg_group_size=float(sizes[sel].mean()) if sel.any() else None,
-                avg_ea=float(ea[sel, j].mean()) if sel.any() else None,
+                combined_for=count(sel),
+                avg_group_size=mean(sizes, sel),
+                avg_ea=mean(ea[:, j], sel),
             )
         )
     return tuple(out)
@@ -360,9 +458,10 @@ def _averages(
     used: BoolArray,
     in_overlap: BoolArray,
     min_ea: IntArray,
+    w: IntArray,
 ) -> dict[str, object]:
     """Averages over ``P`` (section 3.3, Figure 4): prior effective anonymity per release, the
-    smallest prior one, the posterior one, and the drop."""
+    smallest prior one, the posterior one, and the drop (each row stands for ``w`` people)."""
     if not in_overlap.any():
         return {
             "prior_ea": {},
@@ -371,14 +470,18 @@ def _averages(
             "anon_drop": None,
             "relative_drop": None,
         }
+
+    def mean(x: IntArray, mask: BoolArray) -> float:
+        return float((x[mask] * w[mask]).sum() / w[mask].sum())
+
     sel = in_overlap
     prior = {
-        names[j]: float(ea[sel & used[:, j], j].mean()) if (sel & used[:, j]).any() else None
+        names[j]: mean(ea[:, j], sel & used[:, j]) if (sel & used[:, j]).any() else None
         for j in range(len(names))
     }
-    min_prior = float(min_ea[sel].mean())
-    post = float(ea_hat[sel].mean())
-    drop = float(anon_drop[sel].mean())
+    min_prior = mean(min_ea, sel)
+    post = mean(ea_hat, sel)
+    drop = mean(anon_drop, sel)
     return {
         "prior_ea": prior,
         "min_prior_ea": min_prior,
@@ -389,6 +492,7 @@ def _averages(
 
 
 def _breach(
+    row: int,
     i: int,
     population: Population,
     releases: Sequence[PublishedRelease],
@@ -419,7 +523,7 @@ def _breach(
             }
         )
     return Breach(
-        row=i,
+        row=row,
         qis={q: population.columns[q][i] for q in qis},
         releases=parts,
         intersection=[values[int(v)] for v in np.flatnonzero(inter[i])],

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -52,6 +52,44 @@ BoolArray = npt.NDArray[np.bool_]
 _CELLS = 1 << 22  # individuals x groups per chunk
 
 
+class CodedColumn(Sequence[str]):
+    """A population column held as codes into its distinct values (``values[codes[i]]`` is
+    individual ``i``'s text): 4 bytes per person where a tuple of Python strings costs about
+    60, and located without a Python pass over the people."""
+
+    __slots__ = ("codes", "values")
+
+    def __init__(self, values: Sequence[str], codes: npt.NDArray[np.integer]) -> None:
+        self.values: tuple[str, ...] = tuple(values)
+        self.codes: IntArray = np.asarray(codes, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return int(self.codes.shape[0])
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[str, ...]: ...
+    def __getitem__(self, i: int | slice) -> str | tuple[str, ...]:
+        if isinstance(i, slice):
+            return tuple(self.values[int(c)] for c in self.codes[i])
+        return self.values[int(self.codes[i])]
+
+
+def column_codes(values: Sequence[str]) -> tuple[list[str], IntArray]:
+    """A column's distinct texts (in order of first appearance) and each person's code."""
+    if isinstance(values, CodedColumn):
+        used = np.zeros(len(values.values), dtype=bool)
+        used[values.codes] = True
+        if used.all():
+            return list(values.values), values.codes
+        keep = np.flatnonzero(used)
+        remap = np.full(len(values.values), -1, dtype=np.int64)
+        remap[keep] = np.arange(keep.shape[0])
+        return [values.values[int(k)] for k in keep], remap[values.codes]
+    return _codes(values)
+
+
 @dataclass(frozen=True)
 class Population:
     """The people the adversary targets: their exact QI values (as the adversary knows them)
@@ -61,7 +99,7 @@ class Population:
     :mod:`airflow_privacy.core.composition.identifiers`).
     """
 
-    columns: dict[str, tuple[str, ...]]
+    columns: Mapping[str, Sequence[str]]
     n: int
     id_hashes: tuple[str, ...] | None = None
     sensitive: tuple[str, ...] | None = None
@@ -123,18 +161,37 @@ class Population:
         if table.num_rows == 0:
             raise InputError(f"{name} is empty (0 records)")
 
-        def strings(col: str) -> tuple[str, ...]:
+        def text(col: str) -> Any:
             arr = table.column(col)
             if arr.null_count:
                 raise InputError(
                     f"column {col!r} of {name} has {arr.null_count} missing value(s); "
                     "fill or drop them first"
                 )
+            if pa.types.is_dictionary(arr.type):
+                arr = pc.cast(arr, arr.type.value_type)
             if arr.type != pa.string():
                 arr = pc.cast(arr, pa.string())
-            return tuple(str(v).strip() for v in arr.to_pylist())
+            return arr
 
-        cols = {q: strings(q) for q in dict.fromkeys(qis)}
+        def strings(col: str) -> tuple[str, ...]:
+            return tuple(str(v).strip() for v in text(col).to_pylist())
+
+        def coded(col: str) -> CodedColumn:
+            """The column's distinct texts, stripped (Python's ``str.strip``, as the
+            individuals' values always were), and each person's code: one pass in Arrow."""
+            enc = pc.dictionary_encode(text(col)).combine_chunks()
+            idx = enc.indices
+            raw = np.frombuffer(idx.buffers()[1], dtype=np.int32, count=len(idx),
+                                offset=idx.offset * 4)  # fmt: skip
+            first: dict[str, int] = {}
+            remap = np.fromiter(
+                (first.setdefault(str(v).strip(), len(first)) for v in enc.dictionary.to_pylist()),
+                dtype=np.int64, count=len(enc.dictionary),
+            )  # fmt: skip
+            return CodedColumn(list(first), remap[raw])
+
+        cols = {q: coded(q) for q in dict.fromkeys(qis)}
         hashes = None
         if id_column:
             if hash_key is None:
@@ -255,7 +312,7 @@ def _locate_generalized(
     blocks: list[BoolArray] = []
     label_codes: list[IntArray] = []
     for j, q in enumerate(qis):
-        vals, codes = _codes(population.columns[q])
+        vals, codes = column_codes(population.columns[q])
         labels, lcodes = _codes([key[j] for key in release.keys])
         value_lists.append(vals)
         value_codes.append(codes)
