@@ -325,7 +325,8 @@ def _locate_generalized(
     n_u = len(uniq)
     counts_f = release.counts.astype(np.float64)
     weighted = np.zeros((n_u, len(release.values)))
-    rows: list[IntArray] = []
+    hit_rows: list[IntArray] = []
+    hit_groups: list[IntArray] = []
     chunk = max(1, _CELLS // max(n_groups, 1))
     for start in range(0, n_u, chunk):
         stop = min(n_u, start + chunk)
@@ -334,10 +335,15 @@ def _locate_generalized(
             per_value = blocks[j][uniq[start:stop, j]]  # (chunk, labels)
             m &= per_value[:, label_codes[j]]
         weighted[start:stop] = m.astype(np.float64) @ counts_f
-        r, c = np.nonzero(m)
-        splits = np.searchsorted(r, np.arange(1, stop - start))
-        rows.extend(np.split(c.astype(np.int64), splits))
-    indptr, indices = _csr(rows, n_u)
+        r, c = np.nonzero(m)  # row-major: rows ascending, groups ascending within a row
+        hit_rows.append(r.astype(np.int64) + start)
+        hit_groups.append(c.astype(np.int64))
+    indptr = np.zeros(n_u + 1, dtype=np.int64)
+    indices = np.zeros(0, dtype=np.int64)
+    if hit_rows:
+        all_rows = np.concatenate(hit_rows)
+        np.cumsum(np.bincount(all_rows, minlength=n_u), out=indptr[1:])
+        indices = np.concatenate(hit_groups)
     reasons: dict[int, str] = {}
     unread: dict[int, list[str]] = {}
     for u in np.flatnonzero(np.diff(indptr) == 0).tolist():
