@@ -317,11 +317,21 @@ def _group_people(
     if not parts:
         return np.zeros(n, dtype=np.int64), np.zeros(min(n, 1), dtype=np.int64)
     if float(np.prod(np.asarray(cards, dtype=np.float64))) < 2.0**62:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         key = np.zeros(n, dtype=np.int64)
         for codes, card in zip(parts, cards, strict=True):
             key *= card
             key += codes
-        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        # a hash pass (Arrow), not a sort: groups numbered in order of first appearance,
+        # so a group's first person is where the running maximum of the numbers grows
+        idx = pc.dictionary_encode(pa.array(key)).indices
+        inverse = np.frombuffer(idx.buffers()[1], dtype=np.int32, count=len(idx),
+                                offset=idx.offset * 4).astype(np.int64)  # fmt: skip
+        grows = np.ones(n, dtype=bool)
+        grows[1:] = inverse[1:] > np.maximum.accumulate(inverse)[:-1]
+        return inverse, np.flatnonzero(grows).astype(np.int64)
     else:
         _, first, inverse = np.unique(
             np.stack(parts, axis=1), axis=0, return_index=True, return_inverse=True

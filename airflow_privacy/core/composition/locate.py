@@ -179,15 +179,24 @@ class Population:
 
         def coded(col: str) -> CodedColumn:
             """The column's distinct texts, stripped (Python's ``str.strip``, as the
-            individuals' values always were), and each person's code: one pass in Arrow."""
-            enc = pc.dictionary_encode(text(col)).combine_chunks()
+            individuals' values always were), and each person's code: one hash pass in
+            Arrow over the column as it is typed; only its distinct values become text."""
+            arr = table.column(col)
+            if arr.null_count:
+                text(col)  # refused with the missing values' message
+            if pa.types.is_dictionary(arr.type):
+                arr = pc.cast(arr, arr.type.value_type)
+            enc = pc.dictionary_encode(arr).combine_chunks()
+            dictionary = enc.dictionary
+            if dictionary.type != pa.string():
+                dictionary = pc.cast(dictionary, pa.string())
             idx = enc.indices
             raw = np.frombuffer(idx.buffers()[1], dtype=np.int32, count=len(idx),
                                 offset=idx.offset * 4)  # fmt: skip
             first: dict[str, int] = {}
             remap = np.fromiter(
-                (first.setdefault(str(v).strip(), len(first)) for v in enc.dictionary.to_pylist()),
-                dtype=np.int64, count=len(enc.dictionary),
+                (first.setdefault(str(v).strip(), len(first)) for v in dictionary.to_pylist()),
+                dtype=np.int64, count=len(dictionary),
             )  # fmt: skip
             return CodedColumn(list(first), remap[raw])
 
