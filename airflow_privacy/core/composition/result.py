@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -163,48 +164,119 @@ class CompositionResult:
     averages: dict[str, Any]
     worst: tuple[Breach, ...]
     confidences: tuple[float, ...]
-    in_overlap: BoolArray = field(repr=False)
-    used: BoolArray = field(repr=False)
-    ea: IntArray = field(repr=False)
-    ea_hat: IntArray = field(repr=False)
-    anon_drop: IntArray = field(repr=False)
-    confidence: FloatArray = field(repr=False)
-    posterior: FloatArray = field(repr=False)
-    posterior_value: IntArray = field(repr=False)
-    intersections: BoolArray = field(repr=False)
-    posterior_alone: FloatArray = field(repr=False)
+    group_of: IntArray = field(repr=False)
+    """The group of each person: people with the same QI values (and releases, when the
+    overlap is known) meet the same fate, and the attack ran once per group."""
+    group_size: IntArray = field(repr=False)
+    by_group: dict[str, Any] = field(repr=False)
+    """Per group: ``in_overlap``, ``used``, ``ea``, ``ea_hat``, ``anon_drop``,
+    ``confidence``, ``posterior``, ``posterior_value``, ``intersections``,
+    ``posterior_alone``, ``sensitive_left``, ``sensitive_left_alone`` (the attributes of the
+    same names are these per person, expanded when first read)."""
     benign: tuple[str, ...] = ()
-    sensitive_left: BoolArray | None = field(default=None, repr=False)
-    sensitive_left_alone: BoolArray | None = field(default=None, repr=False)
+
+    def _person(self, name: str) -> Any:
+        return self.by_group[name][self.group_of]
+
+    # the per-person views (Algorithm 1's quantities for every individual)
+    @cached_property
+    def in_overlap(self) -> BoolArray:
+        out: BoolArray = self._person("in_overlap")
+        return out
+
+    @cached_property
+    def used(self) -> BoolArray:
+        out: BoolArray = self._person("used")
+        return out
+
+    @cached_property
+    def ea(self) -> IntArray:
+        out: IntArray = self._person("ea")
+        return out
+
+    @cached_property
+    def ea_hat(self) -> IntArray:
+        out: IntArray = self._person("ea_hat")
+        return out
+
+    @cached_property
+    def anon_drop(self) -> IntArray:
+        out: IntArray = self._person("anon_drop")
+        return out
+
+    @cached_property
+    def confidence(self) -> FloatArray:
+        out: FloatArray = self._person("confidence")
+        return out
+
+    @cached_property
+    def posterior(self) -> FloatArray:
+        out: FloatArray = self._person("posterior")
+        return out
+
+    @cached_property
+    def posterior_value(self) -> IntArray:
+        out: IntArray = self._person("posterior_value")
+        return out
+
+    @cached_property
+    def intersections(self) -> BoolArray:
+        out: BoolArray = self._person("intersections")
+        return out
+
+    @cached_property
+    def posterior_alone(self) -> FloatArray:
+        out: FloatArray = self._person("posterior_alone")
+        return out
+
+    @cached_property
+    def sensitive_left(self) -> BoolArray | None:
+        if self.by_group.get("sensitive_left") is None:
+            return None
+        out: BoolArray = self._person("sensitive_left")
+        return out
+
+    @cached_property
+    def sensitive_left_alone(self) -> BoolArray | None:
+        if self.by_group.get("sensitive_left_alone") is None:
+            return None
+        out: BoolArray = self._person("sensitive_left_alone")
+        return out
 
     # ------------------------------------------------------------- totals
     def vp_c(self, c: float, measure: Measure = "ganta", alone: bool = False) -> int:
         """``|VP_C|``: individuals of ``P`` the adversary pins down with confidence ``>= c``
         (``measure="posterior"``: the frequency-aware posterior instead of ``C_i``;
         ``alone=True``: from the candidate alone, before intersecting, for comparison)."""
-        return int(self.pinned_mask(c, measure, alone).sum())
+        return int(self.group_size[self._pinned_groups(c, measure, alone)].sum())
 
     def pinned_mask(self, c: float, measure: Measure = "ganta", alone: bool = False) -> BoolArray:
         """Who is in ``VP_C`` (:meth:`vp_c` counts them): one flag per individual."""
+        out: BoolArray = self._pinned_groups(c, measure, alone)[self.group_of]
+        return out
+
+    def _pinned_groups(self, c: float, measure: Measure, alone: bool) -> BoolArray:
+        """:meth:`pinned_mask` per group of identical people."""
+        g = self.by_group
         c = check_confidence(c)
         if measure == "ganta":
             # C_i >= c, i.e. not (1 / EA-hat < c), exactly for every distinct EA-hat; with
             # benign values only people with a non-benign value left (docs/composition.md)
-            ea = self.ea[:, 0] if alone else self.ea_hat
+            ea = g["ea"][:, 0] if alone else g["ea_hat"]
             hit = np.zeros(ea.shape, dtype=bool)
             for e in np.unique(ea[ea > 0]).tolist():
                 if pinned(Fraction(1, int(e)), c):
                     hit |= ea == e
-            left = self.sensitive_left_alone if alone else self.sensitive_left
+            left = g.get("sensitive_left_alone" if alone else "sensitive_left")
             if left is not None:
                 hit &= left
         elif measure == "posterior":
             # not thresholds.below(posterior, c): within the band below c counts as pinned
-            post = self.posterior_alone if alone else self.posterior
+            post = g["posterior_alone"] if alone else g["posterior"]
             hit = post >= c - thresholds.band(c)
         else:
             raise InputError(f"unknown measure {measure!r} (known: {', '.join(MEASURES)})")
-        out: BoolArray = hit & self.in_overlap
+        out: BoolArray = hit & g["in_overlap"]
         return out
 
     def pvp_c(self, c: float, measure: Measure = "ganta", alone: bool = False) -> float:
