@@ -9,7 +9,7 @@ two sides alternating:
 
 * **ours**: read the population file (``read_population_file``), load the four releases,
   ``composition_audit`` (worst-case overlap): wall time of the whole process's work after
-  its imports, and its peak RSS;
+  its imports, and its peak RSS (``VmHWM``);
 * **floor**: DuckDB joins the population file with the candidate's records (a positional
   join: the same rows) and counts each (QI values, sensitive value) combination, the
   smallest query that reads both tables: wall time and peak RSS of its process.
@@ -87,8 +87,18 @@ def generate(n: int, folder: Path) -> None:
     (folder / "releases.json").write_text(json.dumps([r.to_dict() for r in rels]))
 
 
-OURS = """
-import json, resource, sys, time
+PEAK = """
+def peak():
+    # VmHWM: this process's own high-water mark (ru_maxrss would count the parent's pages
+    # at fork time, before exec)
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmHWM")
+"""
+
+OURS = PEAK + """
+import json, sys, time
 from pathlib import Path
 from airflow_privacy.core.composition.attack import composition_audit
 from airflow_privacy.core.composition.files import read_population_file
@@ -99,13 +109,13 @@ pop = read_population_file(folder / "population.parquet", ["age", "zip", "sex"])
 rels = [PublishedRelease.from_dict(d) for d in json.loads((folder / "releases.json").read_text())]
 res = composition_audit(pop, rels[0], rels[1:])
 wall = time.perf_counter() - t0
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+rss = peak()
 print(json.dumps({"seconds": wall, "peak_rss": rss, "overlap": res.overlap_size,
                   "pvp_100": res.pvp_c(1.0)}))
 """
 
-FLOOR = """
-import json, resource, sys, time
+FLOOR = PEAK + """
+import json, sys, time
 from pathlib import Path
 import duckdb
 folder = Path(sys.argv[1])
@@ -118,7 +128,7 @@ n = con.execute(
     [str(folder / "population.parquet"), str(folder / "candidate_records.parquet")],
 ).fetchone()[0]
 wall = time.perf_counter() - t0
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+rss = peak()
 print(json.dumps({"seconds": wall, "peak_rss": rss, "cells": n}))
 """
 
