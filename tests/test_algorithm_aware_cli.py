@@ -90,6 +90,8 @@ def test_text_output_and_sampling(patients: Path, capsys: pytest.CaptureFixture[
         (["--candidate", "age=4"], "level 4 of 'age'"),
         (["--confidence", "1"], "confidence must be in (0, 1)"),
         (["--mode", "safe", "--criterion", "ck-safety:c=0.9,k=1"], "no disclosure-set form"),
+        ([*SEQ, "--samples", str(2**63)], "--samples must be a whole number in [1, 10000000]"),
+        ([*SEQ, "--exact-limit", "1" + "0" * 100], "--exact-limit must be a whole number in [1,"),
     ],
 )
 def test_bad_input_exits_2(

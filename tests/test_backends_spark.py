@@ -540,7 +540,7 @@ def test_bad_input(spark: Any, tmp_path: Path) -> None:
     not_utf8 = tmp_path / "not_utf8.parquet"
     text = pa.array([b"ok", b"\xff\xfe"], pa.binary()).view(pa.string())
     pq.write_table(pa.table({"g": text, "s": ["a", "b"]}), not_utf8)
-    with pytest.raises(InputError, match="column 'g' of .* not valid UTF-8"):
+    with pytest.raises(InputError, match=r"column 'g' of .* not valid UTF-8"):
         backend.count(not_utf8, ReleaseSpec("s", ("g",)), spark=spark)
     nested = tmp_path / "nested.parquet"
     pq.write_table(pa.table({"l": [[1], [2]], "s": ["a", "b"]}), nested)

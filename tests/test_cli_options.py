@@ -393,3 +393,27 @@ def test_a_release_table_name_too_long_is_refused_before_any_work(
     with sqlite3.connect(db) as conn:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master")]
     assert tables == ["src"]
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--max-lattice-size", "1000000000000", "must be a whole number from 1 to 10,000,000"),
+        ("--disclosure-limit", str(10**100), "must be at most 10,000,000 worlds"),
+    ],
+)  # fmt: skip
+def test_lattice_knobs_are_bounded_before_reading(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, value: str, message: str
+) -> None:
+    """``anonymize``'s lattice knobs past what memory can hold (``1e12`` nodes asked 240 GiB,
+    ``1e100`` worlds a MemoryError): exit 2 with the bound, before the input is read."""
+    data = Path(__file__).resolve().parents[1] / "airflow_privacy" / "data" / "adult"
+    out = tmp_path / "r.csv"
+    argv = ["anonymize", str(data / "adult.csv.gz"), "--qi", "age", "--sensitive", "occupation",
+            "--method", "lattice", "--criterion", "k-anonymity:k=5",
+            "--hierarchy", f"age={data / 'adult_hierarchy_age.csv'}", "--out", str(out),
+            option, value]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "reading" not in err
+    assert not out.exists()

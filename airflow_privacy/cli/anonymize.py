@@ -98,7 +98,8 @@ def register(sub: Any) -> None:
     )  # fmt: skip
     p.add_argument(
         "--max-lattice-size", type=number(int, "--max-lattice-size"), default=None,
-        metavar="NODES", help="lattice: refuse lattices larger than this (default: 1000000)",
+        metavar="NODES",
+        help="lattice: refuse lattices larger than this (default: 1000000; at most 10000000)",
     )  # fmt: skip
     p.add_argument(
         "--disclosure", choices=("naive", "safe"), default=None,
@@ -110,7 +111,7 @@ def register(sub: Any) -> None:
         "--disclosure-limit", type=number(int, "--disclosure-limit"), default=None,
         metavar="WORLDS",
         help="lattice, --disclosure safe: largest block enumerated; larger blocks are "
-        "declined (default: 200000)",
+        "declined (default: 200000; at most 10000000)",
     )  # fmt: skip
     p.add_argument(
         "--categorical-split", choices=CATEGORICAL_SPLITS, default=None,

@@ -84,6 +84,17 @@ def _options(req: AnonymizeRequest) -> dict[str, Any]:
             where = f"applies to method {others[0]} only" if others else "is not an option"
             raise InputError(f"{opt(key)} {where} (method {req.method})")
         out[key] = value
+    if "max_lattice_size" in out or "disclosure_limit" in out:
+        # bounded before anything is read (each bound is what memory can hold)
+        from airflow_privacy.core.anonymize.lattice import (
+            check_disclosure_limit,
+            check_max_lattice_size,
+        )
+
+        if "max_lattice_size" in out:
+            check_max_lattice_size(out["max_lattice_size"])
+        if "disclosure_limit" in out:
+            check_disclosure_limit(out["disclosure_limit"])
     if (req.qit or req.st) and req.method != "bucketize":
         raise InputError(f"{opt('qit')} and {opt('st')} apply to method bucketize only")
     if "bucket_column" in out:

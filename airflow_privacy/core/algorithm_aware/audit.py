@@ -47,6 +47,7 @@ from airflow_privacy.core.algorithm_aware.result import (
 )
 from airflow_privacy.core.algorithm_aware.rules import (
     EXACT_LIMIT,
+    MAX_EXACT_LIMIT,
     NaiveRule,
     Rule,
     SafeRule,
@@ -61,7 +62,7 @@ from airflow_privacy.core.algorithm_aware.worlds import (
     sample_block,
 )
 from airflow_privacy.core.anonymize.criteria import CriteriaSet
-from airflow_privacy.errors import InputError
+from airflow_privacy.errors import InputError, opt
 
 IntArray = npt.NDArray[np.int64]
 Progress = Callable[[str], None]
@@ -75,9 +76,16 @@ def _quiet(_message: str) -> None:
     return None
 
 
-def _whole(name: str, value: object, low: int) -> int:
+#: The most worlds a sampled audit draws: 7 s for six people on one core (the default is
+#: 20,000).
+MAX_SAMPLES = 10_000_000
+
+
+def _whole(name: str, value: object, low: int, high: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or int(value) < low:
         raise InputError(f"{name} must be a whole number >= {low}, got {value!r}")
+    if high is not None and int(value) > high:
+        raise InputError(f"{name} must be at most {high:,}, got {int(value):,}")
     return int(value)
 
 
@@ -103,7 +111,7 @@ def make_rule(
     if mode not in MODES:
         raise InputError(f"unknown disclosure mode {mode!r} (known: {', '.join(MODES)})")
     check_sequence(population, candidates)
-    exact_limit = _whole("exact limit", exact_limit, 1)
+    exact_limit = _whole(opt("exact_limit"), exact_limit, 1, MAX_EXACT_LIMIT)
     predicate = Predicate(criteria, population.values, population.totals, population.sensitive)
     if mode == "safe":
         return SafeRule(population, candidates, predicate, exact_limit, progress)
@@ -175,7 +183,7 @@ def audit_algorithm(
     started = time.perf_counter()
     report = progress or _quiet
     threshold = check_threshold(threshold)
-    samples = _whole("samples", samples, 1)
+    samples = _whole(opt("samples"), samples, 1, MAX_SAMPLES)
     seed = _whole("seed", seed, 0)
     min_accepted = _whole("min accepted", min_accepted, 1)
     people_limit = _whole("people limit", people_limit, 0)

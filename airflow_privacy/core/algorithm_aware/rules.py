@@ -120,6 +120,11 @@ class Decision:
     failing_people: list[int] = field(default_factory=list)
 
 
+#: The most worlds a block may have to be enumerated (``exact_limit``): past it the worlds
+#: (one row of counts each) no longer fit in memory; a larger block is sampled.
+MAX_EXACT_LIMIT = 10_000_000
+
+
 class SafeRule(Rule):
     """Stop at the first candidate whose disclosure set passes the predicate (p-safe)."""
 
@@ -137,6 +142,11 @@ class SafeRule(Rule):
         predicate.check_posterior_form()
         if isinstance(exact_limit, bool) or not isinstance(exact_limit, int) or exact_limit < 1:
             raise InputError(f"exact limit must be a whole number >= 1, got {exact_limit!r}")
+        if exact_limit > MAX_EXACT_LIMIT:
+            raise InputError(
+                f"exact limit must be at most {MAX_EXACT_LIMIT:,} worlds (enumerated in "
+                f"memory), got {exact_limit:,}"
+            )
         self.exact_limit = exact_limit
         self.progress = progress or _quiet
         self.memo: list[dict[bytes, Decision]] = [{} for _ in self.candidates]

@@ -75,15 +75,40 @@ MAX_LATTICE = 1_000_000
 PATH_LIMIT = 10_000
 MINIMAL_LIMIT = 1_000
 DISCLOSURE_LIMIT = 200_000
+#: The most worlds a block may have to be enumerated in the safe mode (``disclosure_limit``):
+#: past it the worlds no longer fit in memory.
+MAX_DISCLOSURE_LIMIT = 10_000_000
+#: The largest lattice the search will hold (``max_lattice_size``): 8 bytes per node and QI
+#: for the nodes' levels, 2.4 GB at 30 QIs.
+MAX_LATTICE_CAP = 10_000_000
 DISCLOSURE_MODES = ("naive", "safe")
+
+
+def check_disclosure_limit(limit: object) -> None:
+    """``disclosure_limit``: a whole number from 1 to :data:`MAX_DISCLOSURE_LIMIT`."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InputError(f"{opt('disclosure_limit')} must be a whole number >= 1, got {limit!r}")
+    if limit > MAX_DISCLOSURE_LIMIT:
+        raise InputError(
+            f"{opt('disclosure_limit')} must be at most {MAX_DISCLOSURE_LIMIT:,} worlds "
+            f"(enumerated in memory), got {limit:,}"
+        )
+
+
+def check_max_lattice_size(size: object) -> None:
+    """``max_lattice_size``: a whole number from 1 to :data:`MAX_LATTICE_CAP`."""
+    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_LATTICE_CAP:
+        raise InputError(
+            f"{opt('max_lattice_size')} must be a whole number from 1 to {MAX_LATTICE_CAP:,} "
+            f"(the search keeps 8 bytes per node and QI), got {size!r}"
+        )
 
 
 def check_disclosure(mode: object, limit: object, budget: int) -> None:
     """Options of the safe mode, checked before the search."""
     if mode not in DISCLOSURE_MODES:
         raise InputError(f"unknown disclosure mode {mode!r} (known: {', '.join(DISCLOSURE_MODES)})")
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InputError(f"disclosure limit must be a whole number >= 1, got {limit!r}")
+    check_disclosure_limit(limit)
     if mode == "safe" and budget > 0:
         raise InputError(
             "disclosure safe needs suppression 0: with suppression the published node "
@@ -131,6 +156,7 @@ def lattice_anonymize(
     trees = qi_trees(enc, hierarchies, population)
     problem = LatticeProblem(enc, criteria, trees, budget, population, population_weights)
     lattice = problem.lattice
+    check_max_lattice_size(max_lattice_size)
     if lattice.size > max_lattice_size:
         raise InputError(
             f"the generalization lattice has {lattice.size:,} nodes (more than "

@@ -92,10 +92,12 @@ class AuditAlgorithmStep(Step):
               "(1: certain disclosure)", airflow=None, default=1.0, low=0, high=1,
               open_low=True),
         Field("exact_limit", "whole", "enumerate blocks up to this many worlds, sample beyond; "
-              "the safe mode declines larger blocks", cli="--exact-limit", airflow=None,
-              default=200_000, low=1, metavar="WORLDS"),
-        Field("samples", "whole", "worlds drawn when sampling", airflow=None, default=20_000,
-              low=1, metavar="N"),
+              "the safe mode declines larger blocks (at most 10,000,000: the worlds are held "
+              "in memory)", cli="--exact-limit", airflow=None, default=200_000, low=1,
+              high=10_000_000, metavar="WORLDS"),
+        Field("samples", "whole", "worlds drawn when sampling (at most 10,000,000: 7 s on "
+              "six people, longer on more)", airflow=None, default=20_000, low=1,
+              high=10_000_000, metavar="N"),
         Field("seed", "whole", "the sampling seed", airflow=None, default=0, low=0,
               metavar="N"),
         Field("confidence", "number", "the confidence of the sampled intervals",
