@@ -68,6 +68,7 @@ from airflow_privacy.ledger.engine import (
     safe_url,
     url_secrets,
 )
+from airflow_privacy.ledger.integrity import CorruptValue
 from airflow_privacy.ledger.migrate import ensure
 from airflow_privacy.ledger.models import (
     STATUSES,
@@ -389,6 +390,18 @@ class ReleaseLedger:
                 yield s
         except PrivacyGateError:
             raise
+        except (ValueError, TypeError):
+            # a value the ledger cannot read (text in an integer column, broken JSON, a
+            # timestamp that is not one: airflow_privacy.ledger.integrity) is named, not a crash
+            from airflow_privacy.ledger.integrity import diagnose
+
+            problem = diagnose(self.engine)
+            if problem is None:
+                raise
+            raise InputError(
+                f"the ledger {safe_url(self.url)!r} holds a value it cannot read: {problem}; "
+                "restore the ledger from a backup"
+            ) from None
         except Exception as exc:
             # a unique key violated by a concurrent writer (IntegrityError) is a lost race:
             # LedgerUnavailable, like a lock waited for too long
@@ -782,7 +795,8 @@ class ReleaseLedger:
         self, s: Session, a: AttemptRow, row: ReleaseRow | None = None, created: bool = False
     ) -> AttemptInfo:
         rel = row or s.get(ReleaseRow, a.release_id)
-        assert rel is not None
+        if rel is None:  # a row pointing nowhere: named by the session (integrity.diagnose)
+            raise CorruptValue("an attempt's release does not exist")
         checks = s.scalars(
             select(CheckRow).where(CheckRow.attempt_id == a.id).order_by(CheckRow.id)
         ).all()
@@ -955,7 +969,8 @@ class ReleaseLedger:
             if a.status != "open":
                 return self._attempt_info(s, a)
             row = s.get(ReleaseRow, a.release_id, with_for_update=True, populate_existing=True)
-            assert row is not None
+            if row is None:
+                raise CorruptValue("an attempt's release does not exist")
             now = _now()
             if row.status == "published":  # another attempt of the same content published it
                 a.status, a.updated_at, a.decided_at = "already-published", now, now
@@ -1112,7 +1127,8 @@ class ReleaseLedger:
                 )
             self._refuse_pending(a)
             row = s.get(ReleaseRow, a.release_id)
-            assert row is not None
+            if row is None:
+                raise CorruptValue("an attempt's release does not exist")
             now = _now()
             if policies.active(s, row.dataset) is not None:
                 a.override = {
@@ -1190,7 +1206,8 @@ class ReleaseLedger:
                     "different person approves or rejects it (four eyes)"
                 )
             row = s.get(ReleaseRow, a.release_id, with_for_update=True, populate_existing=True)
-            assert row is not None
+            if row is None:
+                raise CorruptValue("an attempt's release does not exist")
             policy = policies.active(s, row.dataset)
             approvers = (
                 [str(x) for x in ((policy.policy or {}).get("approvers") or [])] if policy else []

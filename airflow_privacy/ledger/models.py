@@ -44,6 +44,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from airflow_privacy.ledger.integrity import CheckedInteger
+
 RELEASE_STATUSES = ("candidate", "published")
 ATTEMPT_STATUSES = (
     "open",
@@ -69,7 +71,7 @@ class DatasetRow(Base):
     __tablename__ = "ledger_datasets"
 
     name: Mapped[str] = mapped_column(String(255), primary_key=True)
-    next_version: Mapped[int] = mapped_column(Integer, nullable=False)
+    next_version: Mapped[int] = mapped_column(CheckedInteger, nullable=False)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 
 
@@ -94,9 +96,9 @@ class ReleaseRow(Base):
     criteria: Mapped[Any] = mapped_column(JSON, nullable=True)
     reasons: Mapped[Any] = mapped_column(JSON, nullable=False)
     content_hash: Mapped[str] = mapped_column(String(64), nullable=False)
-    n_records: Mapped[int] = mapped_column(Integer, nullable=False)
-    n_groups: Mapped[int] = mapped_column(Integer, nullable=False)
-    n_members: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    n_records: Mapped[int] = mapped_column(CheckedInteger, nullable=False)
+    n_groups: Mapped[int] = mapped_column(CheckedInteger, nullable=False)
+    n_members: Mapped[int | None] = mapped_column(CheckedInteger, nullable=True)
     key_fingerprint: Mapped[str | None] = mapped_column(String(128), nullable=True)
 
     __table_args__ = (
@@ -141,7 +143,7 @@ class AttemptRow(Base):
     #: ``sha256:HEX`` of the file the attempt was opened on (None: a table, or older ledgers)
     content_digest: Mapped[str | None] = mapped_column(String(80), nullable=True)
     #: the version of its dataset's policy the gate decided it under (None: no policy)
-    policy_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    policy_version: Mapped[int | None] = mapped_column(CheckedInteger, nullable=True)
     #: an override of its block: who asked, when, why; who decided, when, why, the outcome
     override: Mapped[Any] = mapped_column(JSON, nullable=True)
 
@@ -185,7 +187,7 @@ class GroupRow(Base):
     )
     position: Mapped[int] = mapped_column(Integer, primary_key=True)
     descriptor: Mapped[Any] = mapped_column(JSON, nullable=False)
-    size: Mapped[int] = mapped_column(Integer, nullable=False)
+    size: Mapped[int] = mapped_column(CheckedInteger, nullable=False)
     sensitive: Mapped[Any] = mapped_column(JSON, nullable=False)
     members: Mapped[Any] = mapped_column(JSON, nullable=True)
 
@@ -228,7 +230,7 @@ class PolicyRow(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     dataset: Mapped[str] = mapped_column(String(255), nullable=False)
-    version: Mapped[int] = mapped_column(Integer, nullable=False)
+    version: Mapped[int] = mapped_column(CheckedInteger, nullable=False)
     status: Mapped[str] = mapped_column(String(20), nullable=False)
     policy: Mapped[Any] = mapped_column(JSON, nullable=False)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
