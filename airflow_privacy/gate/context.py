@@ -168,12 +168,36 @@ class GateContext:
         from airflow_privacy.ledger import ReleaseLedger
 
         loc = self.ledger_location(explicit)
+        _refuse_memory(loc.url)
         if create:
             _make_parent(loc.url)
         return ReleaseLedger(loc.url, create=create, key_env=loc.key_env)
 
     def user(self) -> str:
         return str(self.origin.get("user") or self.origin.get("task_id") or "unknown")
+
+
+def _refuse_memory(url: str) -> None:
+    """A ledger in memory (``sqlite://``, ``sqlite:///:memory:``) ends with the command: a
+    policy, an attempt or a decision recorded there is gone before anyone can read it, so
+    the gate's front ends refuse it (the Python API keeps it, for tests)."""
+    from airflow_privacy.errors import InputError, opt
+    from airflow_privacy.ledger.engine import parse_url
+
+    parsed = parse_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return
+    db = parsed.database or ""
+    if (
+        not db
+        or db == ":memory:"
+        or db.startswith("file::memory:")
+        or (parsed.query.get("mode") == "memory")
+    ):
+        raise InputError(
+            f"{opt('ledger')} {url!r} is a database in memory: nothing recorded there outlives "
+            "the command; give a file (sqlite:///PATH) or a server"
+        )
 
 
 def _make_parent(url: str) -> None:

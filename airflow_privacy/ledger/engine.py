@@ -110,6 +110,13 @@ def parse_url(url: str | URL) -> URL:
             raise InputError("the ledger URL contains a NUL character")
         if "://" not in text:
             text = f"sqlite:///{Path(text).expanduser()}"
+        elif text.split("://", 1)[1].split("/", 1)[0].count("@") > 1:
+            # user:p@ss@host: where the password ends is a guess (and a wrong guess shows
+            # the rest of it as the host in every message): refused, the secret unquoted
+            raise InputError(
+                f"the ledger URL ({opt('ledger')}) has more than one '@' before its host: "
+                "percent-encode an '@' in the user name or password as %40"
+            )
         try:
             parsed = make_url(text)
             _ = parsed.port  # a malformed port raises here
