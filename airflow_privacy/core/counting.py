@@ -49,6 +49,10 @@ def _prepare(table: pa.Table, names: Sequence[str]) -> tuple[pa.Table, list[_Col
             if high - low <= 2 * len(col) + 1024:
                 columns.append(_Column(name, low, [str(v) for v in range(low, high + 1)]))
                 continue
+        if pa.types.is_floating(kind):
+            # every NaN is one value, whatever its sign bit or payload (all print "nan"; SQL
+            # and DuckDB group them as one): Arrow's hash would keep their bit patterns apart
+            col = pc.if_else(pc.is_nan(col), pa.scalar(float("nan"), kind), col)
         if not pa.types.is_dictionary(kind):
             encoded = pc.dictionary_encode(col)
             out = out.set_column(out.column_names.index(name), name, encoded)
