@@ -261,8 +261,16 @@ class DuckDBBackend:
             try:
                 table = _run(con, query, source.params, p, kind)
             except InputError:
-                _arrow_reason(p, spec, kind, delimiter)
-                raise
+                # one reading rule for both backends: a file the Arrow reader accepts (a
+                # backslash before a quote, line ends of both kinds) is counted as it reads
+                # it; one it refuses is refused with its message
+                read = _arrow_reason(p, spec, kind, delimiter)
+                if read is None:
+                    raise
+                if progress is not None:
+                    progress(f"DuckDB could not parse {p.name}; counted as the Arrow reader "
+                             "reads it")  # fmt: skip
+                table = _grouped(read, keys, ordered=ordered)
             table = _checked(table, spec, replacement, p, kind, con, source, keys)
             return table, keys
 
@@ -398,18 +406,37 @@ larger one keeps DuckDB's reason in our words, so a bad file never costs its siz
 memory."""
 
 
-def _arrow_reason(path: Path, spec: ReleaseSpec, kind: str, delimiter: str | None) -> None:
-    """Raise the Arrow reader's own :class:`InputError` for a file DuckDB refused, when the
-    file is small enough (:data:`ARROW_REASON_BYTES`) and Arrow refuses it too; return
-    otherwise (the caller raises DuckDB's reason)."""
+def _arrow_reason(
+    path: Path, spec: ReleaseSpec, kind: str, delimiter: str | None
+) -> pa.Table | None:
+    """For a file DuckDB refused, small enough to read again (:data:`ARROW_REASON_BYTES`):
+    raise the Arrow reader's own :class:`InputError` when it refuses the file too, or return
+    the columns it reads (the file is then valid by the project's reading rule). ``None``
+    for a larger file (the caller raises DuckDB's reason)."""
     from airflow_privacy.core.io import read_release
 
     try:
         if os.stat(path).st_size > ARROW_REASON_BYTES:
-            return
+            return None
     except OSError:
-        return
-    read_release(path, spec.required_columns(), kind, delimiter)  # type: ignore[arg-type]
+        return None
+    cols = spec.required_columns()
+    table: pa.Table = read_release(path, cols, kind, delimiter)  # type: ignore[arg-type]
+    return table
+
+
+def _grouped(table: pa.Table, keys: Sequence[str], *, ordered: bool) -> pa.Table:
+    """The Arrow reader's columns as DuckDB's ``(k0.., n)`` rows: each distinct tuple and its
+    records, sorted by the tuple when ``ordered``."""
+    import pyarrow as pa
+
+    renamed = table.rename_columns(list(keys))
+    out = renamed.group_by(list(keys), use_threads=False).aggregate([([], "count_all")])
+    out = out.rename_columns([*keys, "n"])
+    out = out.set_column(len(keys), "n", out.column("n").cast(pa.int64()))
+    if ordered:
+        out = out.sort_by([(k, "ascending") for k in keys])
+    return out
 
 
 def _total(counts: Any, mask: Any) -> int:
