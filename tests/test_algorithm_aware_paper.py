@@ -120,7 +120,7 @@ def test_lattice_sequence_is_the_papers_order(gen: Generalizer) -> None:
         ({"threshold": 1.5}, "threshold must be in"),
         ({"mode": "clever"}, "unknown disclosure mode 'clever'"),
         ({"confidence": 1.0}, "confidence must be in"),
-        ({"exact_limit": 0}, "exact limit"),
+        ({"exact_limit": 0}, "exact.limit"),
     ],
 )
 def test_bad_input_names_the_culprit(

@@ -122,6 +122,10 @@ REFUSED: list[tuple[type[BaseOperator], dict[str, Any], str]] = [
      r"^method_options\['suppression_limit'\] must be in \[0, 1\)"),
     (AnonymizeLatticeOperator, {"method_options": {"max_lattice_size": 0}},
      r"^method_options\['max_lattice_size'\] must be a whole number in \[1, "),
+    (AnonymizeLatticeOperator, {"method_options": {"max_lattice_size": 10**12}},
+     r"^method_options\['max_lattice_size'\] must be a whole number in \[1, 10000000\]"),
+    (AnonymizeLatticeOperator, {"method_options": {"disclosure_limit": 10**100}},
+     r"^method_options\['disclosure_limit'\] must be a whole number in \[1, 10000000\]"),
     (AnonymizeLatticeOperator, {"method_options": {"utility": "best"}},
      r"^method_options\['utility'\] must be one of loss, "),
     (AnonymizeLatticeOperator, {"method_options": {"bucket_column": "b"}},
@@ -322,7 +326,16 @@ def operator_arguments() -> set[str]:
 # parameters of the command line only: no operator passes them, so no operator shows them
 # (``input_format`` is named only when the command line is the front end in effect,
 # and ``identifiers`` belongs to ``ledger import``, which has no operator)
-CLI_ONLY = {"check", "delimiter", "qit", "st", "input_format", "identifiers"}
+CLI_ONLY = {
+    "check",
+    "delimiter",
+    "qit",
+    "st",
+    "input_format",
+    "identifiers",
+    "exact_limit",
+    "samples",
+}  # fmt: skip  (audit-algorithm has no operator)
 NAMED = re.compile(r"\bopt\(\s*['\"]([A-Za-z0-9_\-]+)['\"]\s*\)")
 # gate helpers that name their parameter through opt()
 NAMED_BY_HELPER = re.compile(

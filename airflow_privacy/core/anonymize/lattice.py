@@ -57,7 +57,7 @@ from airflow_privacy.core.anonymize.release import (
 from airflow_privacy.core.anonymize.search import Levels, search
 from airflow_privacy.core.anonymize.utility import check_metric
 from airflow_privacy.core.hierarchy import Hierarchy
-from airflow_privacy.errors import InputError, opt
+from airflow_privacy.errors import InputError, front_end, opt
 
 __all__ = [
     "DISCLOSURE_LIMIT",
@@ -84,13 +84,21 @@ MAX_LATTICE_CAP = 10_000_000
 DISCLOSURE_MODES = ("naive", "safe")
 
 
+def _option(key: str) -> str:
+    """A lattice option as the front end in effect names it: ``--max-lattice-size`` on the
+    command line, ``method_options['max_lattice_size']`` in Airflow."""
+    return f"method_options[{key!r}]" if front_end() == "airflow" else f"--{key.replace('_', '-')}"
+
+
 def check_disclosure_limit(limit: object) -> None:
     """``disclosure_limit``: a whole number from 1 to :data:`MAX_DISCLOSURE_LIMIT`."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InputError(f"{opt('disclosure_limit')} must be a whole number >= 1, got {limit!r}")
+        raise InputError(
+            f"{_option('disclosure_limit')} must be a whole number >= 1, got {limit!r}"
+        )
     if limit > MAX_DISCLOSURE_LIMIT:
         raise InputError(
-            f"{opt('disclosure_limit')} must be at most {MAX_DISCLOSURE_LIMIT:,} worlds "
+            f"{_option('disclosure_limit')} must be at most {MAX_DISCLOSURE_LIMIT:,} worlds "
             f"(enumerated in memory), got {limit:,}"
         )
 
@@ -99,7 +107,7 @@ def check_max_lattice_size(size: object) -> None:
     """``max_lattice_size``: a whole number from 1 to :data:`MAX_LATTICE_CAP`."""
     if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_LATTICE_CAP:
         raise InputError(
-            f"{opt('max_lattice_size')} must be a whole number from 1 to {MAX_LATTICE_CAP:,} "
+            f"{_option('max_lattice_size')} must be a whole number from 1 to {MAX_LATTICE_CAP:,} "
             f"(the search keeps 8 bytes per node and QI), got {size!r}"
         )
 

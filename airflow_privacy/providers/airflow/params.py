@@ -298,12 +298,25 @@ def _positive(value: Any, name: str) -> int:
     return out
 
 
+def _bounded(high: int) -> Any:
+    """A whole number from 1 to ``high`` (what memory can hold: the lattice's nodes, the
+    safe mode's worlds), checked when the DAG is parsed."""
+
+    def check(value: Any, name: str) -> int:
+        out = None if blank(value) else whole(value, name, 1, high)
+        if out is None:
+            raise InputError(f"{name} must be a whole number >= 1, got {value!r}")
+        return out
+
+    return check
+
+
 _OPTION_CHECKS: dict[str, Any] = {
     "utility": _metric,
     "suppression_limit": _fraction,
-    "max_lattice_size": _positive,
+    "max_lattice_size": _bounded(10_000_000),
     "disclosure": lambda v, n: choice(v, n, DISCLOSURE_MODES),
-    "disclosure_limit": _positive,
+    "disclosure_limit": _bounded(10_000_000),
     "bucket_column": column,
     "categorical_split": lambda v, n: choice(v, n, CATEGORICAL_SPLITS),
 }
