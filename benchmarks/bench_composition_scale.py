@@ -97,7 +97,9 @@ def peak():
     raise RuntimeError("no VmHWM")
 """
 
-OURS = PEAK + """
+OURS = (
+    PEAK
+    + """
 import json, sys, time
 from pathlib import Path
 from airflow_privacy.core.composition.attack import composition_audit
@@ -113,8 +115,11 @@ rss = peak()
 print(json.dumps({"seconds": wall, "peak_rss": rss, "overlap": res.overlap_size,
                   "pvp_100": res.pvp_c(1.0)}))
 """
+)
 
-FLOOR = PEAK + """
+FLOOR = (
+    PEAK
+    + """
 import json, sys, time
 from pathlib import Path
 import duckdb
@@ -131,6 +136,7 @@ wall = time.perf_counter() - t0
 rss = peak()
 print(json.dumps({"seconds": wall, "peak_rss": rss, "cells": n}))
 """
+)
 
 
 def measure(code: str, folder: Path) -> dict[str, Any]:
