@@ -393,12 +393,12 @@ class ReleaseLedger:
         except (ValueError, TypeError):
             # a value the ledger cannot read (text in an integer column, broken JSON, a
             # timestamp that is not one: airflow_privacy.ledger.integrity) is named, not a crash
-            from airflow_privacy.ledger.integrity import diagnose
+            from airflow_privacy.ledger.integrity import LedgerCorrupt, diagnose
 
             problem = diagnose(self.engine)
             if problem is None:
                 raise
-            raise InputError(
+            raise LedgerCorrupt(
                 f"the ledger {safe_url(self.url)!r} holds a value it cannot read: {problem}; "
                 "restore the ledger from a backup"
             ) from None

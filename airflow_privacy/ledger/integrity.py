@@ -23,12 +23,19 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import JSON, Boolean, DateTime, Integer
 from sqlalchemy.types import TypeDecorator
 
+from airflow_privacy.errors import InputError
+
 if TYPE_CHECKING:
     from sqlalchemy.engine import Dialect, Engine
 
 
 class CorruptValue(ValueError):
     """A value of the ledger that is not of its column's type."""
+
+
+class LedgerCorrupt(InputError):
+    """The ledger holds a value it cannot read (named by table, row and column): bad input,
+    exit 2, whatever was asked of it (a release looked up is not "not found")."""
 
 
 class CheckedInteger(TypeDecorator[int]):

@@ -471,9 +471,9 @@ def test_a_message_carrying_the_password_is_scrubbed(monkeypatch: pytest.MonkeyP
             assert "s3cret-pw" not in r.text and "qs-s3cret" not in r.text, path
 
 
-def _tampered_ledger(tmp_path: Path, seeded: Seeded) -> tuple[str, str]:
-    """A ledger whose release has a number replaced by markup (SQLite keeps text in an
-    INTEGER column) and whose stored report has markup where numbers belong."""
+def _tampered_ledger(tmp_path: Path, seeded: Seeded) -> tuple[str, str, Path]:
+    """A ledger whose stored report has markup where numbers belong (valid JSON, wrong
+    types): (URL, release uuid, the ledger file)."""
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
     release = PublishedRelease.from_groups(["age"], "disease", [(["3*"], {"flu": 2, "cold": 1})])
     with ReleaseLedger(seeded.url, create=False) as source:
@@ -481,33 +481,41 @@ def _tampered_ledger(tmp_path: Path, seeded: Seeded) -> tuple[str, str]:
     assert report is not None
     report["facts"]["release_id"] = "<script>window.pwned=2</script>"
     report["verdict"]["checks_run"] = "<img src=x onerror=alert(3)>"
+    report["facts"]["groups"] = "<script>window.pwned=4</script>"
     with ReleaseLedger(url) as ledger:
         info = ledger.record("clinic", release, status="published")
         (attempt,) = ledger.attempts(info.id)
         ledger.attach_report(attempt.uuid, report)
-    with sqlite3.connect(tmp_path / "ledger.db") as con:
-        con.execute(
-            "UPDATE ledger_releases SET n_records = ?, n_groups = ? WHERE id = ?",
-            ("<img src=x onerror=alert(1)>", "<script>window.pwned=4</script>", info.id),
-        )
-    con.close()
-    return url, info.uuid
+    return url, info.uuid, tmp_path / "ledger.db"
 
 
 def test_every_stored_value_is_escaped_numbers_included(tmp_path: Path, seeded: Seeded) -> None:
-    url, uuid = _tampered_ledger(tmp_path, seeded)
+    url, uuid, db = _tampered_ledger(tmp_path, seeded)
     client = TestClient(create_app(auth=False, location=lambda: url))
     for path in ("/", f"/releases/{uuid}"):
         r = client.get(path)
         assert r.status_code == 200, (path, r.text[:500])
         assert_plain_page(r.text)  # no <script>, no <img>, no event handler
         assert "<script>" not in r.text and "<img" not in r.text
-        assert esc("<img src=x onerror=alert(1)>") in r.text  # shown as text
     page = client.get(f"/releases/{uuid}").text
     # the stored report is refused (wrong types) and the facts page says why, escaped
     assert "could not be read" in page and "release_id" in page
     assert esc("<script>window.pwned=2</script>") in page
-    assert esc("<script>window.pwned=4</script>") in page  # the groups count, as text
+    # markup stored in a number column (SQLite keeps text in an INTEGER column): the ledger
+    # is named as corrupted (table, row, column), the markup never shown
+    with sqlite3.connect(db) as con:
+        con.execute(
+            "UPDATE ledger_releases SET n_records = ?, n_groups = ?",
+            ("<img src=x onerror=alert(1)>", "<script>window.pwned=4</script>"),
+        )
+    con.close()
+    for path in ("/", f"/releases/{uuid}", "/api/releases"):
+        r = client.get(path)
+        assert r.status_code == 400, (path, r.text[:500])
+        assert "table ledger_releases, row 1, column n_records" in r.text, path
+        assert "<script>" not in r.text and "<img" not in r.text and "pwned" not in r.text
+        if not path.startswith("/api"):
+            assert_plain_page(r.text)
 
 
 def test_every_route_requires_authentication_and_the_openapi_routes_are_off() -> None:

@@ -441,9 +441,12 @@ def create_app(auth: bool | None = None, location: Locate | None = None) -> Fast
 
     def find(db: ReleaseLedger, ref: str) -> ReleaseInfo:
         from airflow_privacy.errors import InputError
+        from airflow_privacy.ledger.integrity import LedgerCorrupt
 
         try:
             return db.resolve(ref)
+        except LedgerCorrupt:
+            raise  # 400, named: the ledger, not the reference, is at fault
         except InputError as exc:
             raise HTTPException(404, _one_line(str(exc))) from None
 
