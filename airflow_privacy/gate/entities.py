@@ -157,10 +157,10 @@ def _sql_entity_counts(
 ) -> list[tuple[Any, ...]]:
     """``SELECT entity, g.., s, COUNT(*) ... GROUP BY entity, g.., s``: quoted identifiers,
     a float zero's sign kept (the multisets are built here)."""
-    from airflow_privacy.gate.tables import sql_grouped_rows
+    from airflow_privacy.gate.tables import sql_group_counts
 
     ctx.progress(f"counting {ref.describe()} by entity in the database (GROUP BY)")
-    rows = sql_grouped_rows(ref, list(cols), ctx)
+    rows = sql_group_counts(ref, list(cols), ctx)
     if not rows:
         raise InputError("the release is empty (0 records)")
     return rows

@@ -34,7 +34,7 @@ def table_population(
     from airflow_privacy.gate.tables import _sql_columns, database_errors
 
     wanted = list(dict.fromkeys([*qis, *([id_column] if id_column else [])]))
-    engine, table = _sql_columns(ref, ctx, wanted)
+    engine, table, _ = _sql_columns(ref, ctx, wanted)
     where = ref.describe()
     selected = [table.c[q] for q in dict.fromkeys(qis)]
     with database_errors(ref), engine.connect() as conn:

@@ -248,26 +248,34 @@ def sql_target(ref: ReleaseRef, ctx: GateContext, *, write: bool = False) -> tup
 
 
 def sql_column_names(ref: ReleaseRef, ctx: GateContext) -> list[str]:
+    return list(_sql_column_types(ref, ctx))
+
+
+def _sql_column_types(ref: ReleaseRef, ctx: GateContext) -> dict[str, Any]:
+    """The reflected SQLAlchemy type of every column of a SQL table reference, in order."""
     import sqlalchemy as sa
 
     assert ref.sql_table is not None and ref.conn is not None
     engine = ctx.connections.sql_engine(ref.conn)
     schema, table = sql_name_parts(ref.sql_table)
     with database_errors(ref):
-        return [str(c["name"]) for c in sa.inspect(engine).get_columns(table, schema)]
+        return {str(c["name"]): c["type"] for c in sa.inspect(engine).get_columns(table, schema)}
 
 
-def _sql_columns(ref: ReleaseRef, ctx: GateContext, columns: Sequence[str]) -> tuple[Any, Any]:
+def _sql_columns(
+    ref: ReleaseRef, ctx: GateContext, columns: Sequence[str]
+) -> tuple[Any, Any, list[Any]]:
+    """The engine, a table clause of ``columns`` (each checked to exist) and their types."""
     import sqlalchemy as sa
 
     assert ref.sql_table is not None and ref.conn is not None
-    present = set(sql_column_names(ref, ctx))
+    present = _sql_column_types(ref, ctx)
     for c in columns:
         if c not in present:
             raise InputError(f"column {c!r} does not exist in table {ref.sql_table!r}")
     schema, name = sql_name_parts(ref.sql_table)
     table = sa.table(name, *[sa.column(c) for c in columns], schema=schema)
-    return ctx.connections.sql_engine(ref.conn), table
+    return ctx.connections.sql_engine(ref.conn), table, [present[c] for c in columns]
 
 
 def _sql_group_counts(
@@ -283,28 +291,17 @@ def sql_group_counts(
     ref: ReleaseRef, columns: Sequence[str], ctx: GateContext
 ) -> list[tuple[Any, ...]]:
     """``SELECT c..., COUNT(*) ... GROUP BY c...`` of a SQL table reference, in its
-    database (quoted identifiers, bound parameters only; every column checked to exist):
-    the rows as the driver returns them, the count last. Every step that reads a SQL table
-    reads it this way (only counts leave the database)."""
-    return sql_grouped_rows(ref, list(columns), ctx)
-
-
-def sql_grouped_rows(
-    ref: ReleaseRef, columns: Sequence[str], ctx: GateContext
-) -> list[tuple[Any, ...]]:
-    """The ``GROUP BY`` of :func:`sql_group_counts`, a float zero's sign kept as the file
-    backends keep it (:func:`airflow_privacy.core.backends.sql.grouped_rows`)."""
-    import sqlalchemy as sa
-
+    database (quoted identifiers, bound parameters only; every column checked to exist; a
+    float zero's sign kept as the file backends keep it:
+    :func:`airflow_privacy.core.backends.sql.grouped_rows`): the rows as the driver returns
+    them, the count last. Every step that reads a SQL table reads it this way (only counts
+    leave the database)."""
     from airflow_privacy.core.backends.sql import grouped_rows
 
     cols = list(columns)
-    engine, table = _sql_columns(ref, ctx, cols)
-    schema, name = sql_name_parts(str(ref.sql_table))
-    with database_errors(ref):
-        found = {str(c["name"]): c["type"] for c in sa.inspect(engine).get_columns(name, schema)}
+    engine, table, types = _sql_columns(ref, ctx, cols)
     with database_errors(ref), engine.connect() as conn:
-        return grouped_rows(conn, table, cols, [found[c] for c in cols])
+        return grouped_rows(conn, table, cols, types)
 
 
 def _sql_table(ref: ReleaseRef, columns: Sequence[str] | None, ctx: GateContext) -> pa.Table:
@@ -312,7 +309,7 @@ def _sql_table(ref: ReleaseRef, columns: Sequence[str] | None, ctx: GateContext)
     import sqlalchemy as sa
 
     cols = list(columns) if columns is not None else sql_column_names(ref, ctx)
-    engine, table = _sql_columns(ref, ctx, cols)
+    engine, table, _ = _sql_columns(ref, ctx, cols)
     with database_errors(ref), engine.connect() as conn:
         rows = conn.execute(sa.select(*[table.c[c] for c in cols])).all()
     return pa.table(

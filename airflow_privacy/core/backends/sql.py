@@ -167,20 +167,21 @@ def _why(exc: BaseException) -> str:
 
 def column_names(engine: Engine, table: str) -> list[str]:
     """The columns of ``table`` (``schema.table`` or ``table``), in order."""
+    return list(_column_types(engine, table))
+
+
+def _column_types(engine: Engine, table: str) -> dict[str, Any]:
+    """The reflected SQLAlchemy type of every column of ``table``, in order."""
     import sqlalchemy as sa
 
     schema, name = split_name(table)
     with _reading(engine, table):
-        return [str(c["name"]) for c in sa.inspect(engine).get_columns(name, schema)]
+        return {str(c["name"]): c["type"] for c in sa.inspect(engine).get_columns(name, schema)}
 
 
 def _columns(engine: Engine, table: str, wanted: Sequence[str]) -> dict[str, Any]:
     """The SQLAlchemy type of each wanted column (each checked to exist)."""
-    import sqlalchemy as sa
-
-    schema, name = split_name(table)
-    with _reading(engine, table):
-        found = {str(c["name"]): c["type"] for c in sa.inspect(engine).get_columns(name, schema)}
+    found = _column_types(engine, table)
     for c in wanted:
         if c not in found:
             raise InputError(f"column {c!r} does not exist in table {table!r}")
@@ -410,7 +411,8 @@ def histogram(
             f"column {sensitive!r} cannot be both the sensitive column and a quasi-identifier"
         )
     cols = [*qi_list, sensitive]
-    present = column_names(engine, table)
+    found = _column_types(engine, table)
+    present = list(found)
     for col in cols:
         if col not in present:
             kind = "sensitive column" if col == sensitive else "quasi-identifier"
@@ -418,7 +420,7 @@ def histogram(
                 f"{kind} {col!r} does not exist in table {table!r} (columns: {', '.join(present)})"
             )
     dropped = tuple(c for c in present if c not in cols)
-    types = _columns(engine, table, cols)
+    types = {c: found[c] for c in cols}
     t = _table(table, cols)
     c = [t.c[x] for x in cols]
     if progress is not None:
