@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
-from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -147,6 +146,30 @@ def _pct(x: float) -> str:
     return f"{x:.0%}" if abs(x * 100 - round(x * 100)) < 1e-9 else f"{x:.4g}"
 
 
+T = TypeVar("T")
+
+
+class _PerPerson(Generic[T]):
+    """An array of :attr:`CompositionResult.by_group` of the attribute's name, one entry per
+    person: expanded through ``group_of`` when first read and kept (as
+    ``functools.cached_property`` keeps a value); ``None`` stays ``None``."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> _PerPerson[T]: ...
+    @overload
+    def __get__(self, obj: CompositionResult, owner: type) -> T: ...
+    def __get__(self, obj: CompositionResult | None, owner: type) -> _PerPerson[T] | T:
+        if obj is None:
+            return self
+        group = obj.by_group.get(self.name)
+        value: T = None if group is None else group[obj.group_of]  # type: ignore[assignment]
+        obj.__dict__[self.name] = value  # read from the instance from now on
+        return value
+
+
 @dataclass(frozen=True)
 class CompositionResult:
     """Outcome of the intersection attack (Algorithm 1) on a candidate and its priors."""
@@ -175,73 +198,19 @@ class CompositionResult:
     same names are these per person, expanded when first read)."""
     benign: tuple[str, ...] = ()
 
-    def _person(self, name: str) -> Any:
-        return self.by_group[name][self.group_of]
-
     # the per-person views (Algorithm 1's quantities for every individual)
-    @cached_property
-    def in_overlap(self) -> BoolArray:
-        out: BoolArray = self._person("in_overlap")
-        return out
-
-    @cached_property
-    def used(self) -> BoolArray:
-        out: BoolArray = self._person("used")
-        return out
-
-    @cached_property
-    def ea(self) -> IntArray:
-        out: IntArray = self._person("ea")
-        return out
-
-    @cached_property
-    def ea_hat(self) -> IntArray:
-        out: IntArray = self._person("ea_hat")
-        return out
-
-    @cached_property
-    def anon_drop(self) -> IntArray:
-        out: IntArray = self._person("anon_drop")
-        return out
-
-    @cached_property
-    def confidence(self) -> FloatArray:
-        out: FloatArray = self._person("confidence")
-        return out
-
-    @cached_property
-    def posterior(self) -> FloatArray:
-        out: FloatArray = self._person("posterior")
-        return out
-
-    @cached_property
-    def posterior_value(self) -> IntArray:
-        out: IntArray = self._person("posterior_value")
-        return out
-
-    @cached_property
-    def intersections(self) -> BoolArray:
-        out: BoolArray = self._person("intersections")
-        return out
-
-    @cached_property
-    def posterior_alone(self) -> FloatArray:
-        out: FloatArray = self._person("posterior_alone")
-        return out
-
-    @cached_property
-    def sensitive_left(self) -> BoolArray | None:
-        if self.by_group.get("sensitive_left") is None:
-            return None
-        out: BoolArray = self._person("sensitive_left")
-        return out
-
-    @cached_property
-    def sensitive_left_alone(self) -> BoolArray | None:
-        if self.by_group.get("sensitive_left_alone") is None:
-            return None
-        out: BoolArray = self._person("sensitive_left_alone")
-        return out
+    in_overlap = _PerPerson[BoolArray]()
+    used = _PerPerson[BoolArray]()
+    ea = _PerPerson[IntArray]()
+    ea_hat = _PerPerson[IntArray]()
+    anon_drop = _PerPerson[IntArray]()
+    confidence = _PerPerson[FloatArray]()
+    posterior = _PerPerson[FloatArray]()
+    posterior_value = _PerPerson[IntArray]()
+    intersections = _PerPerson[BoolArray]()
+    posterior_alone = _PerPerson[FloatArray]()
+    sensitive_left = _PerPerson[BoolArray | None]()
+    sensitive_left_alone = _PerPerson[BoolArray | None]()
 
     # ------------------------------------------------------------- totals
     def vp_c(self, c: float, measure: Measure = "ganta", alone: bool = False) -> int:
