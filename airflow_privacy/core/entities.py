@@ -35,7 +35,7 @@ itself) and reads it as an exact fraction (a decimal text is its exact decimal v
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -43,6 +43,7 @@ from typing import Any
 from airflow_privacy.errors import InputError, opt
 
 Key = tuple[str | None, ...]
+Multiset = tuple[tuple[Key, int], ...]
 _ESCAPE = str.maketrans({"\\": "\\\\", ";": "\\;", "{": "\\{", "}": "\\}", "×": "\\×"})
 
 
@@ -118,46 +119,41 @@ def labels(
     distinct = list(dict.fromkeys(multisets))
     full = {m: full_label(m, width) for m in distinct}
     if by_column:
-        columns = [_column_labels(distinct, full, j) for j in range(width)]
+
+        def column(j: int) -> dict[Multiset, Any]:
+            return _disambiguated(distinct, lambda m: m[0][0][j], lambda m: full[m][j])
+
+        columns = [column(j) for j in range(width)]
         return [tuple(col[m] for col in columns) for m in multisets]
-    chosen: dict[tuple[tuple[Key, int], ...], Key] = {
-        m: (m[0][0] if len(m) == 1 else full[m]) for m in distinct
-    }
-    while True:
-        seen: dict[Key, list[tuple[tuple[Key, int], ...]]] = {}
-        for m, lab in chosen.items():
-            seen.setdefault(lab, []).append(m)
-        clash = [m for ms in seen.values() if len(ms) > 1 for m in ms if chosen[m] != full[m]]
-        if not clash:
-            break
-        for m in clash:
-            chosen[m] = full[m]
+    # the explicit labels are injective: two multisets that share a label clash
+    chosen = _disambiguated(distinct, lambda m: m[0][0], full.__getitem__)
     return [chosen[m] for m in multisets]
 
 
-def _column_labels(
-    distinct: Sequence[tuple[tuple[Key, int], ...]],
-    full: Mapping[tuple[tuple[Key, int], ...], Key],
-    j: int,
-) -> dict[tuple[tuple[Key, int], ...], str | None]:
-    """Column ``j``'s label of each multiset: its one tuple's value, or its explicit label
-    of the column wherever a shared short label would join different explicit ones."""
-    chosen = {m: (m[0][0][j] if len(m) == 1 else full[m][j]) for m in distinct}
+def _disambiguated(
+    distinct: Sequence[Multiset],
+    short: Callable[[Multiset], Any],
+    explicit: Callable[[Multiset], Any],
+) -> dict[Multiset, Any]:
+    """Each multiset's label: ``short`` for a multiset of one distinct tuple, ``explicit``
+    for the others and for every one whose shared label would join multisets of different
+    explicit labels (until no label does)."""
+    chosen = {m: (short(m) if len(m) == 1 else explicit(m)) for m in distinct}
     while True:
-        seen: dict[str | None, list[tuple[tuple[Key, int], ...]]] = {}
+        seen: dict[Any, list[Multiset]] = {}
         for m, lab in chosen.items():
             seen.setdefault(lab, []).append(m)
         switch = [
             m
             for ms in seen.values()
-            if len(ms) > 1 and len({full[m][j] for m in ms}) > 1
+            if len(ms) > 1 and len({explicit(m) for m in ms}) > 1
             for m in ms
-            if chosen[m] != full[m][j]
+            if chosen[m] != explicit(m)
         ]
         if not switch:
             return chosen
         for m in switch:
-            chosen[m] = full[m][j]
+            chosen[m] = explicit(m)
 
 
 def reduce_entities(
