@@ -69,7 +69,7 @@ def _prepare(table: pa.Table, names: Sequence[str]) -> tuple[pa.Table, list[_Col
     return out, resolved
 
 
-def _int_view(arr: pa.Array) -> npt.NDArray[np.integer]:
+def int_view(arr: pa.Array) -> npt.NDArray[np.integer]:
     """Zero-copy numpy view of a null-free integer Arrow array.
 
     (``Array.to_numpy`` imports pandas, which costs ~0.4 s of start-up for nothing.)
@@ -87,8 +87,8 @@ def _int_view(arr: pa.Array) -> npt.NDArray[np.integer]:
 def _codes(batch: pa.RecordBatch, column: _Column) -> IntArray:
     arr = batch.column(column.name)
     if column.offset is None:
-        return _int_view(arr.indices).astype(np.int64)
-    codes = _int_view(arr).astype(np.int64)
+        return int_view(arr.indices).astype(np.int64)
+    codes = int_view(arr).astype(np.int64)
     codes -= column.offset
     return codes
 
@@ -138,8 +138,8 @@ def count_groups(
         enc = pc.dictionary_encode(
             pa.Array.from_buffers(pa.int64(), n_rows, [None, pa.py_buffer(keys)])
         )
-        group_idx = _int_view(enc.indices).astype(np.int64)
-        group_codes = _int_view(enc.dictionary).astype(np.int64)
+        group_idx = int_view(enc.indices).astype(np.int64)
+        group_codes = int_view(enc.dictionary).astype(np.int64)
         s_codes = np.empty(n_rows, dtype=np.int64)
         start = 0
         for batch in prepared.to_batches(max_chunksize=_BATCH):

@@ -53,6 +53,7 @@ from airflow_privacy.core.composition.result import (
     ReleaseSummary,
     check_confidence,
 )
+from airflow_privacy.core.counting import int_view
 from airflow_privacy.core.hierarchy import check_hierarchy_columns
 from airflow_privacy.errors import InputError, opt
 
@@ -155,8 +156,9 @@ def composition_audit(
         members = [None, *given]
 
     covers = {q: hierarchy_covers(h) for q, h in (hierarchies or {}).items()}
-    known_full = np.zeros((n, n_rel), dtype=bool)
+    known_full: BoolArray | None = None  # who is in which release, per person
     if overlap == "known":
+        known_full = np.zeros((n, n_rel), dtype=bool)
         assert population.id_hashes is not None
         hashes = population.id_hashes
         for j in range(1, n_rel):
@@ -168,7 +170,7 @@ def composition_audit(
     # the same fate: the attack runs once per such group, weighted by its people
     wanted = dict.fromkeys(q for r in releases for q in r.qis)
     qcols = [q for q in wanted if q in population.columns]
-    inverse, first = _group_people(population, qcols, known_full if overlap == "known" else None)
+    inverse, first = _group_people(population, qcols, known_full)
     w = np.bincount(inverse, minlength=first.shape[0]).astype(np.int64)
     people = Population({q: _take(population.columns[q], first) for q in qcols}, first.shape[0])
     n_u = people.n
@@ -189,8 +191,9 @@ def composition_audit(
     located = np.stack([loc.located for loc in locs], axis=1)
 
     present = located.copy()
-    known_present = known_full[first]
-    if overlap == "known":
+    known_present = np.zeros((n_u, n_rel), dtype=bool)
+    if known_full is not None:
+        known_present = known_full[first]
         present = known_present & located
 
     used = present.copy()
@@ -330,16 +333,13 @@ def _group_people(
             key += codes
         # a hash pass (Arrow), not a sort: groups numbered in order of first appearance,
         # so a group's first person is where the running maximum of the numbers grows
-        idx = pc.dictionary_encode(pa.array(key)).indices
-        inverse = np.frombuffer(idx.buffers()[1], dtype=np.int32, count=len(idx),
-                                offset=idx.offset * 4).astype(np.int64)  # fmt: skip
+        inverse = int_view(pc.dictionary_encode(pa.array(key)).indices).astype(np.int64)
         grows = np.ones(n, dtype=bool)
         grows[1:] = inverse[1:] > np.maximum.accumulate(inverse)[:-1]
         return inverse, np.flatnonzero(grows).astype(np.int64)
-    else:
-        _, first, inverse = np.unique(
-            np.stack(parts, axis=1), axis=0, return_index=True, return_inverse=True
-        )
+    _, first, inverse = np.unique(
+        np.stack(parts, axis=1), axis=0, return_index=True, return_inverse=True
+    )
     inverse = inverse.reshape(-1).astype(np.int64)
     # groups renumbered in order of their first person
     order = np.argsort(first, kind="stable")

@@ -38,6 +38,7 @@ from airflow_privacy.core.composition.descriptors import (
     parse_numbers,
 )
 from airflow_privacy.core.composition.release import PublishedRelease
+from airflow_privacy.core.counting import int_view
 from airflow_privacy.errors import InputError
 
 if TYPE_CHECKING:
@@ -190,9 +191,7 @@ class Population:
             dictionary = enc.dictionary
             if dictionary.type != pa.string():
                 dictionary = pc.cast(dictionary, pa.string())
-            idx = enc.indices
-            raw = np.frombuffer(idx.buffers()[1], dtype=np.int32, count=len(idx),
-                                offset=idx.offset * 4)  # fmt: skip
+            raw = int_view(enc.indices)
             first: dict[str, int] = {}
             remap = np.fromiter(
                 (first.setdefault(str(v).strip(), len(first)) for v in dictionary.to_pylist()),
