@@ -455,7 +455,7 @@ def _sweep_snapshots(tmp: Path, now: float | None = None) -> None:
             os.kill(int(pid_text), 0)
         except ProcessLookupError:  # no such process: its copy is a leftover
             shutil.rmtree(entry, ignore_errors=True)
-        except (PermissionError, OverflowError, OSError):
+        except (OverflowError, OSError):
             continue  # alive (another user's), unreadable, or not a process number
 
 

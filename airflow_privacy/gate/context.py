@@ -182,18 +182,12 @@ def _refuse_memory(url: str) -> None:
     policy, an attempt or a decision recorded there is gone before anyone can read it, so
     the gate's front ends refuse it (the Python API keeps it, for tests)."""
     from airflow_privacy.errors import InputError, opt
-    from airflow_privacy.ledger.engine import parse_url
+    from airflow_privacy.ledger.engine import parse_url, sqlite_path
 
     parsed = parse_url(url)
     if parsed.get_backend_name() != "sqlite":
         return
-    db = parsed.database or ""
-    if (
-        not db
-        or db == ":memory:"
-        or db.startswith("file::memory:")
-        or (parsed.query.get("mode") == "memory")
-    ):
+    if sqlite_path(parsed) is None or parsed.query.get("mode") == "memory":
         raise InputError(
             f"{opt('ledger')} {url!r} is a database in memory: nothing recorded there outlives "
             "the command; give a file (sqlite:///PATH) or a server"

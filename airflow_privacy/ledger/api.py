@@ -313,6 +313,19 @@ class _Prepared:
     fingerprint: str | None
 
 
+def _release_of(s: Session, a: AttemptRow, *, lock: bool = False) -> ReleaseRow:
+    """The release of attempt ``a`` (``lock``: locked for update, read afresh); one that does
+    not exist is a corrupted ledger, named by the session (:mod:`.integrity`)."""
+    row = (
+        s.get(ReleaseRow, a.release_id, with_for_update=True, populate_existing=True)
+        if lock
+        else s.get(ReleaseRow, a.release_id)
+    )
+    if row is None:
+        raise CorruptValue("an attempt's release does not exist")
+    return row
+
+
 class ReleaseLedger:
     """The release ledger on a SQLAlchemy database.
 
@@ -794,9 +807,7 @@ class ReleaseLedger:
     def _attempt_info(
         self, s: Session, a: AttemptRow, row: ReleaseRow | None = None, created: bool = False
     ) -> AttemptInfo:
-        rel = row or s.get(ReleaseRow, a.release_id)
-        if rel is None:  # a row pointing nowhere: named by the session (integrity.diagnose)
-            raise CorruptValue("an attempt's release does not exist")
+        rel = row or _release_of(s, a)
         checks = s.scalars(
             select(CheckRow).where(CheckRow.attempt_id == a.id).order_by(CheckRow.id)
         ).all()
@@ -968,9 +979,7 @@ class ReleaseLedger:
                 )
             if a.status != "open":
                 return self._attempt_info(s, a)
-            row = s.get(ReleaseRow, a.release_id, with_for_update=True, populate_existing=True)
-            if row is None:
-                raise CorruptValue("an attempt's release does not exist")
+            row = _release_of(s, a, lock=True)
             now = _now()
             if row.status == "published":  # another attempt of the same content published it
                 a.status, a.updated_at, a.decided_at = "already-published", now, now
@@ -1126,9 +1135,7 @@ class ReleaseLedger:
                     f"attempt {a.uuid} is {a.status}: only a blocked attempt can be superseded"
                 )
             self._refuse_pending(a)
-            row = s.get(ReleaseRow, a.release_id)
-            if row is None:
-                raise CorruptValue("an attempt's release does not exist")
+            row = _release_of(s, a)
             now = _now()
             if policies.active(s, row.dataset) is not None:
                 a.override = {
@@ -1205,9 +1212,7 @@ class ReleaseLedger:
                     f"the {kind} of attempt {a.uuid} was asked by {asked}: a second, "
                     "different person approves or rejects it (four eyes)"
                 )
-            row = s.get(ReleaseRow, a.release_id, with_for_update=True, populate_existing=True)
-            if row is None:
-                raise CorruptValue("an attempt's release does not exist")
+            row = _release_of(s, a, lock=True)
             policy = policies.active(s, row.dataset)
             approvers = (
                 [str(x) for x in ((policy.policy or {}).get("approvers") or [])] if policy else []

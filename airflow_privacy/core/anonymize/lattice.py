@@ -87,7 +87,7 @@ DISCLOSURE_MODES = ("naive", "safe")
 def _option(key: str) -> str:
     """A lattice option as the front end in effect names it: ``--max-lattice-size`` on the
     command line, ``method_options['max_lattice_size']`` in Airflow."""
-    return f"method_options[{key!r}]" if front_end() == "airflow" else f"--{key.replace('_', '-')}"
+    return f"method_options[{key!r}]" if front_end() == "airflow" else opt(key)
 
 
 def check_disclosure_limit(limit: object) -> None:
