@@ -617,7 +617,6 @@ def check_utf8(
     Text columns are validated by Arrow in C++; a dictionary column through its
     dictionaries, which is all its text."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     for name in table.column_names:
         col = table.column(name)
@@ -630,26 +629,32 @@ def check_utf8(
             try:
                 text.validate(full=True)
             except pa.ArrowInvalid:
-                raw = text.view(pa.large_binary() if pa.types.is_large_string(kind)
-                                else pa.binary())  # fmt: skip
-                bad = [i for i, v in enumerate(raw.to_pylist()) if v is not None
-                       and not _is_utf8(v)]  # fmt: skip
-                where = ""
-                if not data_rows:
-                    pass
-                elif bad and not pa.types.is_dictionary(chunk.type):
-                    where = f" (data row {offset + bad[0] + 1:,} first)"
-                elif bad:
-                    rows = pc.index_in(chunk.indices, value_set=pa.array(bad, chunk.indices.type))
-                    first = pc.index(pc.is_valid(rows), True).as_py()
-                    if first is not None and first >= 0:
-                        where = f" (data row {offset + first + 1:,} first)"
                 shown = (names or {}).get(name, name)
+                where = _first_bad_row(chunk, text, kind, offset) if data_rows else ""
                 raise InputError(
                     f"column {shown!r} of {source} holds text that is not valid UTF-8"
                     f"{where}; re-encode it as UTF-8"
                 ) from None
             offset += len(chunk)
+
+
+def _first_bad_row(chunk: Any, text: Any, kind: Any, offset: int) -> str:
+    """`` (data row N first)``: the first row of ``chunk`` (rows before it: ``offset``)
+    whose text, or whose dictionary entry, is not UTF-8; empty when none is found."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    raw = text.view(pa.large_binary() if pa.types.is_large_string(kind) else pa.binary())
+    bad = [i for i, v in enumerate(raw.to_pylist()) if v is not None and not _is_utf8(v)]
+    if not bad:
+        return ""
+    first: int | None = bad[0]
+    if pa.types.is_dictionary(chunk.type):
+        rows = pc.index_in(chunk.indices, value_set=pa.array(bad, chunk.indices.type))
+        first = pc.index(pc.is_valid(rows), True).as_py()
+    if first is None or first < 0:
+        return ""
+    return f" (data row {offset + first + 1:,} first)"
 
 
 def _is_utf8(value: bytes) -> bool:

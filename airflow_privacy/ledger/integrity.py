@@ -45,9 +45,15 @@ class CheckedInteger(TypeDecorator[int]):
     cache_ok = True
 
     def process_result_value(self, value: Any, dialect: Dialect) -> int | None:
-        if value is None or (isinstance(value, int) and not isinstance(value, bool)):
-            return value
+        if value is None:
+            return None
+        if _whole(value):
+            return int(value)
         raise CorruptValue("not a whole number")
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _problem(value: Any, kind: Any) -> str | None:
@@ -72,9 +78,7 @@ def _problem(value: Any, kind: Any) -> str | None:
     if isinstance(kind, Boolean):
         return None if value in (0, 1) else "not true or false"
     if isinstance(kind, (Integer, CheckedInteger)):
-        if isinstance(value, int) and not isinstance(value, bool):
-            return None
-        return "not a whole number"
+        return None if _whole(value) else "not a whole number"
     return None
 
 
