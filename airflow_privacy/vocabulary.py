@@ -34,3 +34,7 @@ DISCLOSURE_MODES: tuple[str, ...] = ("naive", "safe")
 BACKENDS: tuple[str, ...] = ("auto", "arrow", "duckdb", "spark")
 # airflow_privacy.core.composition.release.KINDS (how a release publishes its QIs)
 RELEASE_KINDS: tuple[str, ...] = ("generalized", "bucketized", "microaggregated")
+# airflow_privacy.ledger.models.DP_KIND (a differentially private release: noisy marginals)
+DP_KIND = "dp-marginals"
+# airflow_privacy.core.dp.noise.MECHANISMS
+DP_MECHANISMS: tuple[str, ...] = ("gaussian", "laplace")

@@ -14,7 +14,8 @@ def test_the_word_sets_equal_the_engines_constants() -> None:
     from airflow_privacy.core.anonymize.dimensions import CATEGORICAL_SPLITS
     from airflow_privacy.core.backends import BACKENDS
     from airflow_privacy.core.composition.release import KINDS
-    from airflow_privacy.ledger.models import RELEASE_STATUSES, STATUSES
+    from airflow_privacy.core.dp.noise import MECHANISMS as DP_MECHANISMS
+    from airflow_privacy.ledger.models import DP_KIND, RELEASE_STATUSES, STATUSES
 
     assert vocabulary.LEDGER_STATUSES == STATUSES
     assert vocabulary.RELEASE_STATUSES == RELEASE_STATUSES
@@ -25,6 +26,8 @@ def test_the_word_sets_equal_the_engines_constants() -> None:
     assert vocabulary.DISCLOSURE_MODES == DISCLOSURE_MODES
     assert vocabulary.BACKENDS == BACKENDS
     assert vocabulary.RELEASE_KINDS == KINDS
+    assert vocabulary.DP_KIND == DP_KIND
+    assert vocabulary.DP_MECHANISMS == DP_MECHANISMS
 
 
 def test_the_vocabulary_imports_nothing() -> None:

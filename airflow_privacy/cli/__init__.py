@@ -45,6 +45,7 @@ COMMANDS = (
     "airflow_privacy.cli.attempt",
     "airflow_privacy.cli.publish",
     "airflow_privacy.cli.policy",
+    "airflow_privacy.cli.dp_release",
 )
 
 

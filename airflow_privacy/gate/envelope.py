@@ -43,6 +43,7 @@ STEPS = (
     "risk",
     "policy",
     "override",
+    "dp-release",
 )
 OUTCOMES = (
     "passed",  # a check whose every criterion holds

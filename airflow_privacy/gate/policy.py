@@ -13,6 +13,9 @@ A policy holds *minimums*:
 * the composition audit: its measure, and at most this confidence and share pinned
   (``max_pvp``), worst-case overlap unless the policy accepts a known one;
 * MaxEnt: at most this confidence ``c``;
+* the privacy budget of its differentially private releases (``dp``: a cap on the total
+  zCDP ``rho``, or on the total pure ``epsilon``, never reset: :mod:`airflow_privacy.ledger.
+  budget`); without it the dataset takes no DP release;
 * the sensitive values a check may declare benign (none unless listed);
 * who may approve a change that loosens it (default: any second person).
 
@@ -30,10 +33,12 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.errors import InputError, opt
 from airflow_privacy.gate.envelope import Envelope
+from airflow_privacy.vocabulary import DP_KIND
 
 if TYPE_CHECKING:
     from airflow_privacy.gate.context import GateContext
     from airflow_privacy.ledger import AttemptInfo, PolicyInfo
+    from airflow_privacy.ledger.budget import Cap
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,8 @@ class Policy:
     max_prosecutor_risk: float | None = None
     #: the kinds of check (steps) every release must have passed
     required_steps: list[str] = field(default_factory=list)
+    #: the DP budget: ``{"unit": "rho" | "epsilon", "cap": X}`` (None: no DP release)
+    dp: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -64,6 +71,7 @@ class Policy:
                 if self.max_prosecutor_risk is not None
                 else None
             ),
+            "dp": dict(self.dp) if self.dp else None,
         }
 
     @classmethod
@@ -83,6 +91,11 @@ class Policy:
                 else None
             ),
             required_steps=[str(x) for x in d.get("require") or []],
+            dp=(
+                {"unit": str(dp["unit"]), "cap": float(dp["cap"])}
+                if isinstance(dp := d.get("dp"), Mapping) and dp.get("unit") in ("rho", "epsilon")
+                else None
+            ),
         )
 
     def lines(self) -> list[str]:
@@ -98,6 +111,7 @@ class Policy:
             if self.max_prosecutor_risk is not None
             else "identity: disclosure of identity accepted (no limit)"
         )
+        out.append(dp_text(self.dp))
         out.append("benign values: " + (", ".join(self.benign) if self.benign else "none"))
         out.append("approvers: " + (", ".join(self.approvers) or "any second person"))
         return out
@@ -108,6 +122,25 @@ def composition_text(line: Mapping[str, Any]) -> str:
         f"composition: {line['measure']}, confidence <= {float(line['confidence']):g}, "
         f"max_pvp <= {float(line['max_pvp']):g}%, {line['overlap']} overlap"
     )
+
+
+def dp_text(line: Mapping[str, Any] | None) -> str:
+    if not line:
+        return "differential privacy: no DP release (no budget)"
+    return f"differential privacy: total {line['unit']} <= {float(line['cap']):g}, never reset"
+
+
+def dp_cap(held: PolicyInfo | None) -> Cap | None:
+    """The budget line of a dataset's policy in force, for the ledger (None: no policy,
+    or one that allows no DP release)."""
+    from airflow_privacy.ledger.budget import Cap
+
+    if held is None:
+        return None
+    line = Policy.from_dict(held.policy).dp
+    if not line:
+        return None
+    return Cap(unit=str(line["unit"]), cap=float(line["cap"]), policy_version=held.version)
 
 
 def criterion_text(name: str, params: Mapping[str, Any]) -> str:
@@ -140,6 +173,8 @@ def build_policy(
     approvers: Sequence[str] = (),
     max_prosecutor_risk: float | None = None,
     required_steps: Sequence[str] = (),
+    dp_rho_cap: float | None = None,
+    dp_epsilon_cap: float | None = None,
 ) -> Policy:
     """A policy from its front end's values (the option names in messages are the front
     end's: ``opt``). The ranges, choices and the composition line's rule are the policy
@@ -153,7 +188,8 @@ def build_policy(
         Known(
             {"composition_measure": measure, "confidence": confidence, "max_pvp": max_pvp,
              "overlap": overlap, "maxent_c": maxent_c,
-             "max_prosecutor_risk": max_prosecutor_risk}
+             "max_prosecutor_risk": max_prosecutor_risk, "dp_rho_cap": dp_rho_cap,
+             "dp_epsilon_cap": dp_epsilon_cap}
         )
     )  # fmt: skip
     lines = parse_criteria(list(criteria), "criterion") if criteria else []
@@ -172,13 +208,19 @@ def build_policy(
                 f"{opt('required_steps')}: {step!r} is not a kind of check (known: "
                 f"{', '.join(REQUIRABLE)})"
             )
+    dp = (
+        {"unit": "rho", "cap": float(dp_rho_cap)} if dp_rho_cap is not None
+        else {"unit": "epsilon", "cap": float(dp_epsilon_cap)} if dp_epsilon_cap is not None
+        else None
+    )  # fmt: skip
     if (
         not lines and not steps and composition is None and maxent_c is None
-        and max_prosecutor_risk is None
+        and max_prosecutor_risk is None and dp is None
     ):  # fmt: skip
         raise InputError(
             f"a policy needs at least one line: {opt('required_steps')}, {opt('criterion')}, "
-            f"the composition line, {opt('maxent_c')} or {opt('max_prosecutor_risk')}"
+            f"the composition line, {opt('maxent_c')}, {opt('max_prosecutor_risk')} or a DP "
+            f"budget ({opt('dp_rho_cap')} / {opt('dp_epsilon_cap')})"
         )
     return Policy(
         criteria=[(n, dict(p)) for n, p in lines],
@@ -188,6 +230,7 @@ def build_policy(
         approvers=sorted({str(a).strip() for a in approvers if str(a).strip()}),
         max_prosecutor_risk=float(max_prosecutor_risk) if max_prosecutor_risk is not None else None,
         required_steps=steps,
+        dp=dp,
     )
 
 
@@ -271,6 +314,12 @@ def loosened(old: Policy | None, new: Policy) -> list[str]:
         new.max_prosecutor_risk is None or new.max_prosecutor_risk > old.max_prosecutor_risk
     ):
         out.append(f"loosens identity: highest prosecutor risk <= {old.max_prosecutor_risk:g}")
+    if new.dp and (
+        not old.dp
+        or new.dp["unit"] != old.dp["unit"]
+        or float(new.dp["cap"]) > float(old.dp["cap"])
+    ):
+        out.append(f"allows more DP releases ({dp_text(old.dp)} -> {dp_text(new.dp)})")
     return out
 
 
@@ -280,12 +329,29 @@ def _benign_ok(row: Mapping[str, Any], policy: Policy) -> bool:
     return set(map(str, params.get("benign") or [])) <= set(policy.benign)
 
 
+def dp_reasons(info: AttemptInfo, held: PolicyInfo, policy: Policy) -> list[str]:
+    """Why a differentially private release may not be published under ``policy`` (empty:
+    it may). Its privacy is its spend, recorded with it under the dataset's budget when its
+    noise was drawn: it needs a passed ``dp-release`` check (the record of that spend) and
+    a policy that still allows DP releases. The lines about partitions (criteria, the
+    composition audit, MaxEnt, identity) say nothing about noisy counts and do not apply."""
+    head = f"policy v{held.version} of {held.dataset!r}"
+    out: list[str] = []
+    if not policy.dp:
+        out.append(f"{head} allows no differentially private release (it sets no DP budget)")
+    if not [c for c in info.checks if c.step == "dp-release" and c.safe is True]:
+        out.append(f"{head}: a DP release needs its dp-release record (its spend of the budget)")
+    return out
+
+
 def policy_reasons(info: AttemptInfo, held: PolicyInfo) -> list[str]:
     """Why the attempt's checks do not meet its dataset's policy (empty: they do), one
     reason per line missed, naming the strongest check recorded for it."""
     from airflow_privacy.gate.rules import check_problem
 
     policy = Policy.from_dict(held.policy)
+    if info.release.kind == DP_KIND:
+        return dp_reasons(info, held, policy)
     rows: list[tuple[str, Mapping[str, Any]]] = []
     failed: set[str] = set()  # criteria a recorded check measured and did not pass
     for c in info.checks:

@@ -28,6 +28,7 @@ take the write lock and never create a ledger (``create=False``).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import uuid as uuidlib
@@ -57,7 +58,8 @@ from airflow_privacy.errors import (
     PrivacyGateError,
     opt,
 )
-from airflow_privacy.ledger import policies
+from airflow_privacy.ledger import budget, policies
+from airflow_privacy.ledger.budget import Budget, Cap, Spend
 from airflow_privacy.ledger.engine import (
     MAX_ID,
     READ,
@@ -71,10 +73,12 @@ from airflow_privacy.ledger.engine import (
 from airflow_privacy.ledger.integrity import CorruptValue
 from airflow_privacy.ledger.migrate import ensure
 from airflow_privacy.ledger.models import (
+    DP_KIND,
     STATUSES,
     AttemptRow,
     CheckRow,
     DatasetRow,
+    DPSpendRow,
     GroupRow,
     MemberRow,
     ReleaseRow,
@@ -734,10 +738,14 @@ class ReleaseLedger:
         )
         with self._session(write=True) as s:
             ds = self._lock_dataset(s, dataset)
-            published = s.scalar(
+            published = s.scalar(  # a DP release is no earlier release to audit against
                 select(func.count())
                 .select_from(ReleaseRow)
-                .where(ReleaseRow.dataset == dataset, ReleaseRow.status == "published")
+                .where(
+                    ReleaseRow.dataset == dataset,
+                    ReleaseRow.status == "published",
+                    ReleaseRow.kind != DP_KIND,
+                )
             )
             row, created = self._content(s, ds, prep, version)
             now = _now()
@@ -783,6 +791,121 @@ class ReleaseLedger:
             s.add(attempt)
             s.flush()
             return self._attempt_info(s, attempt, row, created=created)
+
+    def open_dp_attempt(
+        self,
+        dataset: str,
+        *,
+        columns: Sequence[str],
+        spec: Mapping[str, Any],
+        mechanism: str,
+        rho: float,
+        epsilon: float | None,
+        cap: Callable[[PolicyInfo | None], Cap | None],
+        draw: Callable[[], str],
+        envelope: Callable[[AttemptInfo, Budget], Mapping[str, Any]],
+        name: str,
+        version: str | None = None,
+        origin: Mapping[str, Any] | None = None,
+    ) -> tuple[AttemptInfo | None, Budget]:
+        """A differentially private release (:mod:`airflow_privacy.ledger.budget`), in one
+        transaction under the dataset's lock: ``cap`` (the gate's reading of the dataset's
+        policy) and the spends recorded decide whether ``rho`` (or ``epsilon``, under a
+        pure-DP cap) fits; when it does not, nothing is recorded, ``draw`` is not called
+        (no noise is drawn) and the attempt is None. Otherwise ``draw()`` draws the noise
+        and returns the ``sha256:HEX`` digest of the file to publish; the release (kind
+        ``dp-marginals``: no groups, no records), an open attempt requiring check ``name``,
+        the spend and that check (``envelope(attempt, budget after)``, a pass) are recorded
+        together: a spend never exists without its release, nor a release without its
+        spend. Publishing it is the gate's, like any attempt."""
+        dataset = _check_text(dataset, "dataset name")
+        version = _check_text(str(version), "version") if version is not None else None
+        try:
+            return self._open_dp_attempt(
+                dataset, columns=columns, spec=spec, mechanism=mechanism, rho=rho,
+                epsilon=epsilon, cap=cap, draw=draw, envelope=envelope, name=name,
+                version=version, origin=origin,
+            )  # fmt: skip
+        except _Refused as refused:  # rolled back: not even the dataset's row is left
+            return None, refused.budget
+
+    def _open_dp_attempt(
+        self,
+        dataset: str,
+        *,
+        columns: Sequence[str],
+        spec: Mapping[str, Any],
+        mechanism: str,
+        rho: float,
+        epsilon: float | None,
+        cap: Callable[[PolicyInfo | None], Cap | None],
+        draw: Callable[[], str],
+        envelope: Callable[[AttemptInfo, Budget], Mapping[str, Any]],
+        name: str,
+        version: str | None,
+        origin: Mapping[str, Any] | None,
+    ) -> tuple[AttemptInfo | None, Budget]:
+        with self._session(write=True) as s:
+            ds = self._lock_dataset(s, dataset)
+            held = policies.active(s, dataset)
+            line = cap(policies.info(held) if held is not None else None)
+            before = budget.budget(s, dataset, line)
+            cost = rho if line is None or line.unit == "rho" else epsilon
+            if line is None or cost is None or before.spent + cost > line.cap * (1 + 1e-12):
+                raise _Refused(before)
+            digest = _check_digest(draw())
+            assert digest is not None
+            now = _now()
+            uuid = str(uuidlib.uuid4())
+            if version is not None:
+                clash = _published_under(s, dataset, version)
+                if clash is not None:
+                    raise InputError(
+                        f"{dataset!r} version {version!r} is already published (release "
+                        f"#{clash}); choose another version"
+                    )
+            row = ReleaseRow(
+                uuid=uuid, dataset=dataset, version=version or self._label(s, ds),
+                created_at=now, updated_at=now, published_at=None, status="candidate",
+                kind=DP_KIND, sensitive="", qis=list(columns),
+                spec=_plain(dict(spec), "spec"), manifest=None, criteria=None, reasons=[],
+                content_hash=hashlib.sha256(f"{digest} {uuid}".encode()).hexdigest(),
+                n_records=0, n_groups=0, n_members=None, key_fingerprint=None,
+            )  # fmt: skip
+            s.add(row)
+            s.flush()
+            a = AttemptRow(
+                uuid=str(uuidlib.uuid4()), release_id=row.id, status="open",
+                required=_required([name]), first_release=False,
+                origin=_plain(dict(origin or {}), "origin") or {}, reasons=[],
+                created_at=now, updated_at=now, content_digest=digest,
+            )  # fmt: skip
+            s.add(a)
+            s.flush()
+            budget.record(s, dataset=dataset, release_id=row.id, attempt_id=a.id,
+                          mechanism=mechanism, rho=rho, epsilon=epsilon, now=now)  # fmt: skip
+            after = budget.budget(s, dataset, line)
+            env = _plain(dict(envelope(self._attempt_info(s, a, row), after)), "the report")
+            s.add(
+                CheckRow(attempt_id=a.id, name=_check_text(name, "check name", limit=255),
+                         step=str(env["step"]), safe=env["safe"], outcome=str(env["outcome"]),
+                         envelope=env, created_at=now)
+            )  # fmt: skip
+            s.flush()
+            return self._attempt_info(s, a, row), after
+
+    def dp_budget(self, dataset: str, cap: Callable[[PolicyInfo | None], Cap | None]) -> Budget:
+        """``dataset``'s DP budget now (``cap``: the gate's reading of its policy)."""
+
+        def read(s: Session) -> Budget:
+            held = policies.active(s, dataset)
+            return budget.budget(s, dataset, cap(policies.info(held) if held else None))
+
+        return self._read(read)
+
+    def dp_spends(self, dataset: str) -> list[Spend]:
+        """Every DP release's spend of ``dataset``, oldest first."""
+        return self._read(lambda s: budget.history(s, dataset))
 
     def _attempt_row(self, s: Session, ref: str | int, lock: bool = False) -> AttemptRow:
         q = select(AttemptRow)
@@ -1027,8 +1150,9 @@ class ReleaseLedger:
         a release published since a declared first release was opened, or since a
         composition audit read the ledger (it was not audited against)."""
         reasons: list[str] = []
+        # a DP release composes by its budget, not by intersection: no audit reads it
         others = select(ReleaseRow.id, ReleaseRow.dataset, ReleaseRow.version).where(
-            ReleaseRow.status == "published", ReleaseRow.id != row.id
+            ReleaseRow.status == "published", ReleaseRow.id != row.id, ReleaseRow.kind != DP_KIND
         )
         if a.first_release:
             since = s.execute(others.where(ReleaseRow.dataset == row.dataset)).first()
@@ -1358,6 +1482,13 @@ class ReleaseLedger:
             s.refresh(row)
             if row.status == "published":
                 raise IllegalTransition(f"release #{release_id} is published; it cannot be deleted")
+            if s.scalar(select(func.count()).select_from(DPSpendRow).where(
+                DPSpendRow.release_id == row.id
+            )):  # fmt: skip
+                raise IllegalTransition(
+                    f"release #{release_id} spent privacy budget (a DP release): its spend and "
+                    "its release are kept for good; it cannot be deleted"
+                )
             ids = list(s.scalars(select(AttemptRow.id).where(AttemptRow.release_id == row.id)))
             if ids:
                 s.execute(delete(ReportRow).where(ReportRow.attempt_id.in_(ids)))
@@ -1645,6 +1776,15 @@ def _bulk_insert(
             insert(target),
             [dict(zip(columns, r, strict=True)) for r in rows[start : start + _BATCH]],
         )
+
+
+class _Refused(PrivacyGateError):
+    """A DP release the budget does not hold: raised inside its transaction to roll it
+    back, caught by :meth:`ReleaseLedger.open_dp_attempt`."""
+
+    def __init__(self, budget: Budget) -> None:
+        super().__init__("refused")
+        self.budget = budget
 
 
 def _sharing(s: Session, release_id: int) -> list[int]:

@@ -18,7 +18,10 @@ The lifecycle (docs/design.md):
 * ``ledger_checks``: the report envelope of every check of an attempt (one per name);
 * ``ledger_reports``: the release report of an attempt;
 * ``ledger_policies``: what every release of a dataset must pass, versioned (who, when,
-  why); a change that loosens anything is ``proposed`` until a second person approves it.
+  why); a change that loosens anything is ``proposed`` until a second person approves it;
+* ``ledger_dp_spends``: the privacy budget a differentially private release of a dataset
+  spent, recorded in the transaction that drew its noise, with its release and attempt;
+  never deleted (a dataset's budget never resets).
 
 Table names carry a ``ledger_`` prefix (the Alembic version table is
 ``ledger_alembic_version``) so the ledger can share a database with other applications.
@@ -34,6 +37,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -248,4 +252,36 @@ class PolicyRow(Base):
         ),
         UniqueConstraint("dataset", "version", name="uq_ledger_policies_dataset_version"),
         Index("ix_ledger_policies_dataset", "dataset"),
+    )
+
+
+DP_KIND = "dp-marginals"
+"""The kind of a differentially private release (noisy marginals, no groups; also
+:data:`airflow_privacy.vocabulary.DP_KIND`)."""
+
+
+class DPSpendRow(Base):
+    """The privacy loss one DP release spent (models module doc): recorded with its release
+    and attempt in the transaction that drew the noise; its release cannot be deleted."""
+
+    __tablename__ = "ledger_dp_spends"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    dataset: Mapped[str] = mapped_column(String(255), nullable=False)
+    release_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("ledger_releases.id", ondelete="RESTRICT"), nullable=False
+    )
+    attempt_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("ledger_attempts.id", ondelete="RESTRICT"), nullable=False
+    )
+    mechanism: Mapped[str] = mapped_column(String(16), nullable=False)
+    #: the loss in zero-concentrated DP (every release has one)
+    rho: Mapped[float] = mapped_column(Float, nullable=False)
+    #: the loss in pure DP (None: a Gaussian release has no finite one)
+    epsilon: Mapped[float | None] = mapped_column(Float, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+    __table_args__ = (
+        CheckConstraint("rho >= 0", name="ck_ledger_dp_spends_rho"),
+        Index("ix_ledger_dp_spends_dataset", "dataset"),
     )

@@ -65,7 +65,8 @@ def init_parameters(cls: type[BaseOperator]) -> list[str]:
 
 
 def snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+    # an acronym stays one word: DPReleaseOperator -> dp_release_operator
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
 
 
 def page(cls: type[Any]) -> Path:

@@ -591,3 +591,58 @@ def _first_blank(
     found = _run(con, query, [*source.params, blank_values], path, kind)
     value = found.column(0)[0].as_py()
     return int(value) if value is not None else 1
+
+
+def bounded_counts(
+    path: Path,
+    columns: Sequence[str],
+    *,
+    entity: str | None = None,
+    bound: int = 1,
+    fmt: Any = None,
+    delimiter: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[pa.Table, np.ndarray]:
+    """``SELECT columns..., count(*) ... GROUP BY columns`` over the file with each person's
+    records bounded: with ``entity``, at most ``bound`` records of each of its values (the
+    first ones in the order of ``columns``' values, a choice that depends on that person's
+    records only), in the same query. The values as text (a Parquet integer 17 is ``17``);
+    the rows sorted by them; a blank cell is null (in no key set). The input of a DP
+    release (:mod:`airflow_privacy.core.dp`): only counts leave DuckDB."""
+    import pyarrow as pa
+
+    from airflow_privacy.core.io import _existing_file, column_names, detect_format
+
+    p = _existing_file(path)
+    kind = fmt or detect_format(p)
+    wanted = [*columns, *([entity] if entity is not None else [])]
+    have = set(column_names(p, kind, delimiter))
+    for name in wanted:
+        if name not in have:
+            raise InputError(
+                f"column {name!r} is not in {p.name} (columns: {', '.join(sorted(have))})"
+            )
+    if progress is not None:
+        progress(f"counting {p.name} (DuckDB)")
+    with _private_link(p, kind) as link, _connection() as con:
+        source = (
+            _parquet_source(p, link, wanted)
+            if kind == "parquet"
+            else _csv_source(p, link, wanted, delimiter)
+        )
+        text = [f"nullif(CAST({e} AS VARCHAR), '')" for e in source.exprs]
+        keys = [f"k{i}" for i in range(len(columns))]
+        select = ", ".join(f"{e} AS {k}" for e, k in zip(text, keys, strict=False))
+        group = ", ".join(keys)
+        if entity is None:
+            query = f"SELECT {select}, count(*) AS n FROM {source.clause} GROUP BY ALL ORDER BY ALL"
+        else:
+            query = (
+                f"SELECT {group}, count(*) AS n FROM (SELECT {select}, row_number() OVER "
+                f"(PARTITION BY {text[-1]} ORDER BY {group}) AS r FROM {source.clause}) "
+                f"WHERE r <= {int(bound)} GROUP BY ALL ORDER BY ALL"
+            )
+        table = _run(con, query, source.params, p, kind)
+    counts = np.asarray(table.column("n").to_numpy(), dtype=np.int64)
+    out = table.select(keys).rename_columns(list(columns))
+    return pa.table({c: out.column(c).cast(pa.string()) for c in columns}), counts

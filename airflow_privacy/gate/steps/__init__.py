@@ -22,6 +22,7 @@ DECLARATIONS: tuple[tuple[str, str], ...] = (
     ("audit_algorithm", "AUDIT_ALGORITHM"),
     ("check", "CHECK"),
     ("disclosure", "DISCLOSURE"),
+    ("dp_release", "DP_RELEASE"),
     ("maxent", "MAXENT"),
     ("policy", "POLICY"),
     ("publish", "PUBLISH"),

@@ -629,9 +629,17 @@ def _collect(
 ) -> Envelope | None:
     """The ledger's earlier releases; an envelope when the candidate is already published."""
     from airflow_privacy.gate.envelope import Envelope, ReleaseFacts
+    from airflow_privacy.ledger.models import DP_KIND
 
     known = set(ledger.datasets())
-    published = ledger.list(status="published")
+    everything = ledger.list(status="published")
+    # a DP release composes by its budget (the ledger keeps it), not by intersection
+    published = [i for i in everything if i.kind != DP_KIND]
+    if len(published) < len(everything):
+        notes.append(
+            f"{len(everything) - len(published)} differentially private release(s) left out: "
+            "they compose by their privacy budget, not by intersection"
+        )
     with_history = {i.dataset for i in published}
     if req.against:
         infos = [ledger.resolve(ref) for ref in req.against]

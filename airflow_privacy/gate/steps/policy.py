@@ -33,6 +33,8 @@ class PolicyRequest:
     approvers: list[str] = field(default_factory=list)
     max_prosecutor_risk: float | None = None
     required_steps: list[str] = field(default_factory=list)
+    dp_rho_cap: float | None = None
+    dp_epsilon_cap: float | None = None
     new_dataset: str | None = None
     by: str | None = None
     ledger: str | None = None
@@ -47,11 +49,11 @@ class PolicyStep(Step):
     description = (
         "Record what every release of --dataset must pass: the kinds of check it must have "
         "passed, criteria with their minimum parameters, the composition audit's limits, "
-        "MaxEnt's, the benign values a check may declare, who approves changes. In force "
-        "at once when it keeps or tightens every line of the policy in force; a change "
-        "that loosens anything is proposed and waits for a second, different person "
-        "(policy approve / reject). Exit 0 = in force, 1 = proposed, 2 = bad input, "
-        "5 = a proposal is already waiting."
+        "MaxEnt's, its DP budget, the benign values a check may declare, who approves "
+        "changes. In force at once when it keeps or tightens every line of the policy in "
+        "force; a change that loosens anything is proposed and waits for a second, "
+        "different person (policy approve / reject). Exit 0 = in force, 1 = proposed, "
+        "2 = bad input, 5 = a proposal is already waiting."
     )  # fmt: skip
     operator = "airflow_privacy.providers.airflow.operators.policy.DatasetPolicyOperator"
     fields = (
@@ -89,6 +91,13 @@ class PolicyStep(Step):
               "whatever its DAG names it: check, maxent, audit (the composition audit), risk "
               "(with limits) or validate", cli="--require", metavar="STEP",
               type_hint="Sequence[str] | None"),
+        Field("dp_rho_cap", "number", "the privacy budget of the dataset's differentially "
+              "private releases: their total zero-concentrated DP loss rho, never reset "
+              "(default: no DP release)", low=0, high=100, open_low=True, metavar="RHO",
+              exclusive="dp-cap", type_hint="float | str | None"),
+        Field("dp_epsilon_cap", "number", "the budget as a total pure-DP epsilon instead "
+              "(its DP releases use the Laplace mechanism)", low=0, high=100, open_low=True,
+              metavar="EPS", exclusive="dp-cap", type_hint="float | str | None"),
         Field("new_dataset", "label", "confirm a new dataset whose name is close to one the "
               "ledger knows by repeating its name", metavar="NAME", type_hint="str | None"),
         Field("by", "label", "who sets it (default: the user, or the task)", metavar="NAME",
@@ -124,6 +133,8 @@ class PolicyStep(Step):
             approvers=list(values.get("approvers") or []),
             max_prosecutor_risk=values.get("max_prosecutor_risk"),
             required_steps=list(values.get("required_steps") or []),
+            dp_rho_cap=values.get("dp_rho_cap"),
+            dp_epsilon_cap=values.get("dp_epsilon_cap"),
             new_dataset=values.get("new_dataset"),
             by=values.get("by"),
             ledger=values.get("ledger"),
@@ -138,6 +149,7 @@ class PolicyStep(Step):
             max_pvp=req.max_pvp, overlap=req.overlap, maxent_c=req.maxent_c,
             benign=req.benign, approvers=req.approvers,
             max_prosecutor_risk=req.max_prosecutor_risk, required_steps=req.required_steps,
+            dp_rho_cap=req.dp_rho_cap, dp_epsilon_cap=req.dp_epsilon_cap,
         )  # fmt: skip
         return set_policy(
             req.dataset, policy, by=req.by, reason=req.reason, ctx=ctx, ledger=req.ledger,

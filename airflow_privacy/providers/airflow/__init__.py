@@ -29,6 +29,7 @@ OPERATOR_MODULES = [
     "airflow_privacy.providers.airflow.operators.report",
     "airflow_privacy.providers.airflow.operators.policy",
     "airflow_privacy.providers.airflow.operators.override",
+    "airflow_privacy.providers.airflow.operators.dp_release",
 ]
 HOOK_MODULES = ["airflow_privacy.providers.airflow.hooks.ledger"]
 CONNECTION_TYPES: list[dict[str, Any]] = [

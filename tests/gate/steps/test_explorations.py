@@ -28,8 +28,9 @@ PATIENTS = [
     ("Fen", "old", "M", "Flu"),
 ]
 #: the steps whose parity CLI vs operators tests/gate/test_parity.py checks
+# dp-release: tests/gate/test_dp_release.py::test_cli_and_operator_agree
 WITH_OPERATOR_PARITY = {"anonymize", "attempt", "check", "maxent", "audit", "risk", "publish",
-                        "report", "policy"}  # fmt: skip
+                        "report", "policy", "dp-release"}  # fmt: skip
 EXPLORATIONS = {"disclosure", "skyline", "audit-algorithm"}
 
 

@@ -43,6 +43,11 @@ class DatasetPolicyOperator(LedgerOperator):
     :param required_steps: kinds of check every release must have passed, whatever the DAG
         names them (``["audit"]``: a composition audit; also ``check``, ``maxent``, ``risk``,
         ``validate``)
+    :param dp_rho_cap: the privacy budget of the dataset's differentially private releases,
+        their total zCDP loss rho, never reset (default: no DP release; raising it, or
+        setting it where there was none, loosens the policy)
+    :param dp_epsilon_cap: instead of ``dp_rho_cap``, the budget as a total pure-DP epsilon
+        (its DP releases use the Laplace mechanism)
     :param new_dataset: the dataset's name again, for a new name close to a known one
     :param by: who sets or decides it (a person's name)
     Also ``privacy_ledger_conn_id``.
@@ -73,6 +78,8 @@ class DatasetPolicyOperator(LedgerOperator):
         approvers: Sequence[str] | None = None,
         max_prosecutor_risk: float | str | None = None,
         required_steps: Sequence[str] | None = None,
+        dp_rho_cap: float | str | None = None,
+        dp_epsilon_cap: float | str | None = None,
         new_dataset: str | None = None,
         by: str | None = None,
         **kwargs: Any,
@@ -101,6 +108,8 @@ class DatasetPolicyOperator(LedgerOperator):
         self.approvers = approvers
         self.max_prosecutor_risk = max_prosecutor_risk
         self.required_steps = required_steps
+        self.dp_rho_cap = dp_rho_cap
+        self.dp_epsilon_cap = dp_epsilon_cap
         self.new_dataset = new_dataset
         self.by = by
         self._check_at_parse_time()

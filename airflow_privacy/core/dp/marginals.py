@@ -1,0 +1,110 @@
+"""Marginals over a public key set (the count vectors a DP release adds noise to).
+
+A marginal is a tuple of columns; its cells are every combination of the columns' *public*
+values (declared, never read from the data: a key set read from the data would itself
+disclose which values occur). A record whose value of a column is outside the column's key
+set is not counted in the marginals over that column; dropping records never raises the
+sensitivity.
+
+Sensitivity: when each person contributes at most ``bound`` records (the reading bounds
+them), adding or removing one person changes each marginal's count vector by a vector of
+non-negative integers summing to at most ``bound``: its L1 and its L2 norms are at most
+``bound`` (the L2 norm is largest when all of them fall in one cell).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from airflow_privacy.errors import InputError
+
+MAX_CELLS = 10_000_000
+"""The most cells one release may hold over all its marginals (every cell is drawn, held
+and written: a bound on memory and time whatever the key sets declare)."""
+
+
+@dataclass(frozen=True)
+class Marginal:
+    """The columns of one marginal (a 1-way marginal has one)."""
+
+    columns: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return " x ".join(self.columns)
+
+
+def check_marginals(
+    marginals: Sequence[Marginal], keys: Mapping[str, Sequence[str]], what: str = "marginal"
+) -> int:
+    """The number of cells of ``marginals`` over ``keys``; refuses a column without a key
+    set, an empty key set, a marginal given twice and more than :data:`MAX_CELLS` cells."""
+    if not marginals:
+        raise InputError(f"name at least one {what}")
+    seen: set[frozenset[str]] = set()
+    total = 0
+    for m in marginals:
+        if not m.columns:
+            raise InputError(f"a {what} names no column")
+        if len(set(m.columns)) != len(m.columns):
+            raise InputError(f"{what} {m.name!r} names a column twice")
+        if frozenset(m.columns) in seen:
+            raise InputError(f"{what} {m.name!r} is given twice")
+        seen.add(frozenset(m.columns))
+        for c in m.columns:
+            if c not in keys:
+                raise InputError(f"{what} {m.name!r}: column {c!r} has no declared key set")
+            if not keys[c]:
+                raise InputError(f"the key set of column {c!r} is empty")
+        total += math.prod(len(keys[c]) for c in m.columns)
+        if total > MAX_CELLS:
+            raise InputError(
+                f"the {what}s hold more than {MAX_CELLS:,} cells over their key sets: "
+                "declare fewer or coarser ones"
+            )
+    return total
+
+
+def cells(marginal: Marginal, keys: Mapping[str, Sequence[str]]) -> list[tuple[str, ...]]:
+    """The cells of ``marginal`` in the order of its count vector (the first column varies
+    slowest)."""
+    import itertools
+
+    return list(itertools.product(*(list(keys[c]) for c in marginal.columns)))
+
+
+def count_vectors(
+    table: pa.Table,
+    counts: np.ndarray,
+    marginals: Sequence[Marginal],
+    keys: Mapping[str, Sequence[str]],
+) -> list[np.ndarray]:
+    """Each marginal's count vector (int64, in :func:`cells` order) from ``table`` (one row
+    per distinct combination of the marginals' columns, as text) and ``counts`` (the records
+    of each row, already bounded per person)."""
+    import pyarrow.compute as pc
+
+    codes: dict[str, np.ndarray] = {}
+    for column in {c for m in marginals for c in m.columns}:
+        values = table.column(column).cast(pa.string())
+        index = pc.index_in(values, value_set=pa.array(list(keys[column]), pa.string()))
+        codes[column] = np.asarray(index.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
+    weights = np.asarray(counts, dtype=np.int64)
+    out: list[np.ndarray] = []
+    for m in marginals:
+        flat = np.zeros(len(weights), dtype=np.int64)
+        valid = np.ones(len(weights), dtype=bool)
+        for column in m.columns:
+            code = codes[column]
+            valid &= code >= 0
+            flat = flat * len(keys[column]) + np.where(code >= 0, code, 0)
+        size = math.prod(len(keys[c]) for c in m.columns)
+        vector = np.zeros(size, dtype=np.int64)
+        np.add.at(vector, flat[valid], weights[valid])
+        out.append(vector)
+    return out

@@ -1,0 +1,150 @@
+"""Marginal count vectors and the bounded counting behind them, against brute force: every
+record placed in its cell by hand (exhaustively, on small random tables), each person's
+first ``bound`` records kept in the order of their values, values outside a key set left
+out; and the sensitivity claim itself: removing any one person changes each marginal's
+vector by non-negative integers summing to at most ``bound``."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+
+from airflow_privacy.core.backends.duck import bounded_counts
+from airflow_privacy.core.dp.marginals import (
+    MAX_CELLS,
+    Marginal,
+    cells,
+    check_marginals,
+    count_vectors,
+)
+from airflow_privacy.errors import InputError
+
+KEYS = {"a": ["x", "y", "z"], "b": ["1", "2"], "c": ["p", "q", "r", "s"]}
+
+
+def brute(
+    rows: list[dict[str, str | None]], marginal: Marginal, keys: dict[str, list[str]]
+) -> list[int]:
+    out = []
+    for cell in itertools.product(*(keys[c] for c in marginal.columns)):
+        out.append(sum(all(r[c] == v for c, v in zip(marginal.columns, cell, strict=True))
+                       for r in rows))  # fmt: skip
+    return out
+
+
+def bounded(rows: list[dict[str, str | None]], columns: list[str], entity: str | None,
+            bound: int) -> list[dict[str, str | None]]:  # fmt: skip
+    if entity is None:
+        return rows
+    by: dict[str | None, list[dict[str, str | None]]] = {}
+    for r in rows:
+        by.setdefault(r[entity], []).append(r)
+    kept = []
+    for mine in by.values():
+        mine.sort(key=lambda r: tuple((r[c] is None, r[c] or "") for c in columns))
+        kept += mine[:bound]
+    return kept
+
+
+def table(rng: random.Random, n: int, people: int) -> list[dict[str, str | None]]:
+    values = {"a": ["x", "y", "z", "w"], "b": ["1", "2", "3"], "c": ["p", "q", "r", "s"]}
+    return [
+        {c: rng.choice([*vs, None]) if rng.random() < 0.1 else rng.choice(vs)
+         for c, vs in values.items()} | {"who": f"p{rng.randrange(people)}"}
+        for _ in range(n)
+    ]  # fmt: skip
+
+
+MARGINALS = [Marginal(("a",)), Marginal(("a", "b")), Marginal(("c", "a")),
+             Marginal(("a", "b", "c"))]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_vectors_equal_brute_force(tmp_path: Path, seed: int, fmt: str) -> None:
+    rng = random.Random(seed)
+    rows = table(rng, rng.randrange(1, 60), rng.randrange(1, 12))
+    path = tmp_path / f"t.{fmt}"
+    t = pa.table({c: pa.array([r[c] for r in rows], pa.string()) for c in ("a", "b", "c", "who")})
+    (pq.write_table if fmt == "parquet" else pacsv.write_csv)(t, path)
+    columns = ["a", "b", "c"]
+    for entity, bound in ((None, 1), ("who", 1), ("who", 2), ("who", 5)):
+        got_t, got_n = bounded_counts(path, columns, entity=entity, bound=bound)
+        vectors = count_vectors(got_t, got_n, MARGINALS, KEYS)
+        kept = bounded(rows, columns, entity, bound)
+        if fmt == "csv":  # a blank CSV cell is the empty text, read as null: in no key set
+            kept = [{k: (v or None) for k, v in r.items()} for r in kept]
+        for m, v in zip(MARGINALS, vectors, strict=True):
+            assert v.tolist() == brute(kept, m, KEYS), (seed, entity, bound, m)
+            assert len(v) == len(cells(m, KEYS))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_one_person_moves_each_marginal_by_at_most_the_bound(tmp_path: Path, seed: int) -> None:
+    rng = random.Random(100 + seed)
+    rows = table(rng, rng.randrange(2, 50), rng.randrange(1, 8))
+    bound = rng.choice([1, 2, 3])
+    t = pa.table({c: pa.array([r[c] for r in rows], pa.string()) for c in ("a", "b", "c", "who")})
+    full = tmp_path / "full.parquet"
+    pq.write_table(t, full)
+    whole = count_vectors(*bounded_counts(full, ["a", "b", "c"], entity="who", bound=bound),
+                          MARGINALS, KEYS)  # fmt: skip
+    for person in sorted({str(r["who"]) for r in rows}):
+        rest = t.filter(pa.compute.not_equal(t.column("who"), person))
+        path = tmp_path / f"without-{person}.parquet"
+        pq.write_table(rest, path)
+        if rest.num_rows:
+            fewer = count_vectors(
+                *bounded_counts(path, ["a", "b", "c"], entity="who", bound=bound), MARGINALS, KEYS
+            )
+        else:
+            fewer = [np.zeros_like(v) for v in whole]
+        for a, b in zip(whole, fewer, strict=True):
+            diff = a - b
+            assert (diff >= 0).all() and diff.sum() <= bound
+            assert float(np.sqrt((diff.astype(float) ** 2).sum())) <= bound
+
+
+def test_typed_parquet_values_are_matched_as_text(tmp_path: Path) -> None:
+    path = tmp_path / "typed.parquet"
+    pq.write_table(pa.table({"age": [17, 17, 30, None], "x": [1.5, -0.0, 0.0, 2.0]}), path)
+    t, n = bounded_counts(path, ["age"])
+    (v,) = count_vectors(t, n, [Marginal(("age",))], {"age": ["17", "30", "99"]})
+    assert v.tolist() == [2, 1, 0]
+    t, n = bounded_counts(path, ["x"])
+    (v,) = count_vectors(t, n, [Marginal(("x",))], {"x": ["0.0", "-0.0", "1.5"]})
+    assert v.tolist() == [1, 1, 1]  # a float zero keeps its sign, as everywhere
+
+
+def test_bad_marginals_are_refused() -> None:
+    with pytest.raises(InputError, match="at least one"):
+        check_marginals([], KEYS)
+    with pytest.raises(InputError, match="no declared key set"):
+        check_marginals([Marginal(("nope",))], KEYS)
+    with pytest.raises(InputError, match="twice"):
+        check_marginals([Marginal(("a", "b")), Marginal(("b", "a"))], KEYS)
+    with pytest.raises(InputError, match="twice"):
+        check_marginals([Marginal(("a", "a"))], KEYS)
+    with pytest.raises(InputError, match="empty"):
+        check_marginals([Marginal(("a",))], {"a": []})
+    big = {c: [str(i) for i in range(1000)] for c in "abc"}
+    with pytest.raises(InputError, match=f"{MAX_CELLS:,}"):
+        check_marginals([Marginal(("a", "b", "c"))], big)
+    assert check_marginals(MARGINALS, KEYS) == 3 + 6 + 12 + 24
+
+
+def test_a_missing_column_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\nx,1\n")
+    with pytest.raises(InputError, match=r"'zz' is not in t\.csv"):
+        bounded_counts(path, ["a", "zz"])
+    counted = Counter(bounded_counts(path, ["a", "b"])[1].tolist())
+    assert counted == {1: 1}

@@ -1,0 +1,280 @@
+"""The DP release step end to end (``airflow-privacy dp-release``, ``DPReleaseOperator``):
+the budget in the dataset's policy, the spend recorded with the release, the refusal that
+draws, records and writes nothing, publishing through the attempt, the gate's rule for DP
+releases, the composition audit leaving them out, and CLI/operator parity."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from airflow_privacy.cli import main
+from tests.gate.test_parity import FakeTI, normal
+
+
+def cli(*argv: str) -> tuple[int, dict[str, Any]]:
+    out = io.StringIO()
+    code = main([*argv, "--format", "json", "--quiet"], out)
+    return code, json.loads(out.getvalue()) if out.getvalue().strip() else {}
+
+
+def counts(url: str) -> dict[str, int]:
+    engine = create_engine(url)
+    with engine.connect() as conn:
+        return {
+            t: int(conn.execute(text(f"SELECT count(*) FROM {t}")).scalar_one())
+            for t in ("ledger_datasets", "ledger_releases", "ledger_attempts", "ledger_checks",
+                      "ledger_dp_spends")
+        }  # fmt: skip
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    data = tmp_path / "survey.csv"
+    rows = ["age,sex,disease,who"]
+    for i in range(400):
+        rows.append(f"{20 + i % 5},{'MF'[i % 2]},{['flu', 'cold', 'hiv'][i % 3]},p{i // 2}")
+    data.write_text("\n".join(rows) + "\n")
+    keys = {}
+    for col, vals in {"age": [str(a) for a in range(20, 26)], "sex": ["M", "F"],
+                      "disease": ["flu", "cold", "hiv"]}.items():  # fmt: skip
+        keys[col] = tmp_path / f"{col}.csv"
+        keys[col].write_text("\n".join(vals) + "\n")
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    monkeypatch.setenv("AIRFLOW_PRIVACY_LEDGER_URL", url)
+    return {"data": data, "keys": keys, "url": url, "tmp": tmp_path}
+
+
+def release_args(w: dict[str, Any], out: str, *extra: str) -> list[str]:
+    k = w["keys"]
+    return ["dp-release", str(w["data"]), "--dataset", "survey", "--marginal", "age,sex",
+            "--marginal", "disease", "--keys", f"age={k['age']}", "--keys", f"sex={k['sex']}",
+            "--keys", f"disease={k['disease']}", "--out", str(w["tmp"] / out), *extra]  # fmt: skip
+
+
+def set_cap(*flags: str, by: str = "alice") -> tuple[int, dict[str, Any]]:
+    return cli("policy", "set", "--dataset", "survey", *flags, "--reason", "budget", "--by", by)
+
+
+def test_a_release_spends_the_budget_and_publishes(world: dict[str, Any]) -> None:
+    assert set_cap("--dp-rho-cap", "1")[0] == 0
+    code, env = cli(*release_args(world, "m1.csv", "--rho", "0.4"))
+    assert code == 0 and env["safe"] is True and env["step"] == "dp-release"
+    d = env["details"]
+    assert d["budget"]["spent"] == pytest.approx(0.4) and d["budget"]["left"] == pytest.approx(0.6)
+    assert d["cells"] == 6 * 2 + 3 and d["mechanism"]["mechanism"] == "gaussian"
+    # two marginals at rho 0.4 in total: sigma = sqrt(2 / (2 * 0.4)) per cell
+    assert d["mechanism"]["scale"] == pytest.approx(math.sqrt(2 / 0.8), rel=1e-9)
+    assert "statistical distance" in d["loss"]["text"] or "bounds nothing" in d["loss"]["text"]
+    written = (world["tmp"] / "m1.csv").read_text().splitlines()
+    assert written[0] == '"marginal","age","sex","disease","count","noisy_count","low95","high95"'
+    assert len(written) == 1 + 15
+    uuid = env["attempt"]["uuid"]
+    pub = world["tmp"] / "pub"
+    pub.mkdir()
+    code, gate = cli("publish", "--attempt", uuid, "--to", str(pub), str(world["tmp"] / "m1.csv"))
+    assert code == 0 and gate["outcome"] == "published"
+    assert (pub / "m1.csv").read_bytes() == (world["tmp"] / "m1.csv").read_bytes()
+    # a second release spends the rest; the third is refused with nothing drawn or written
+    assert cli(*release_args(world, "m2.csv", "--rho", "0.6"))[0] == 0
+    before = counts(world["url"])
+    code, env = cli(*release_args(world, "m3.csv", "--rho", "0.01"))
+    assert code == 1 and env["safe"] is False and env["outcome"] == "blocked"
+    assert "would exceed the budget" in env["reasons"][0] and "left 0" in env["reasons"][0]
+    assert not (world["tmp"] / "m3.csv").exists()
+    assert counts(world["url"]) == before
+    assert before["ledger_dp_spends"] == 2
+
+
+def test_publishing_other_bytes_is_blocked(world: dict[str, Any]) -> None:
+    set_cap("--dp-rho-cap", "1")
+    code, env = cli(*release_args(world, "m1.csv", "--rho", "0.1"))
+    out = world["tmp"] / "m1.csv"
+    out.write_text(out.read_text().replace(",0,", ",9,", 1) + "\n")
+    pub = world["tmp"] / "pub"
+    pub.mkdir()
+    code, gate = cli("publish", "--attempt", env["attempt"]["uuid"], "--to", str(pub), str(out))
+    assert code == 1 and gate["outcome"] == "blocked"
+    assert not list(pub.iterdir())
+
+
+def test_without_a_budget_nothing_is_recorded(world: dict[str, Any]) -> None:
+    assert set_cap("--criterion", "k-anonymity:k=2")[0] == 0
+    before = counts(world["url"])
+    code, env = cli(*release_args(world, "m.csv", "--rho", "0.1"))
+    assert code == 1 and "allows no differentially private release" in env["reasons"][0]
+    assert counts(world["url"]) == before and not (world["tmp"] / "m.csv").exists()
+    # a dataset the ledger has never seen is not created by a refusal either
+    args = release_args(world, "m.csv", "--rho", "0.1")
+    args[args.index("survey")] = "surve"
+    code, env = cli(*args)
+    assert code == 1 and counts(world["url"]) == before
+
+
+def test_an_epsilon_cap_takes_laplace_releases(world: dict[str, Any]) -> None:
+    set_cap("--dp-epsilon-cap", "1")
+    code, env = cli(*release_args(world, "g.csv", "--rho", "0.1"))
+    assert code == 1 and "unbounded" in env["reasons"][0]
+    code, env = cli(*release_args(world, "l.csv", "--epsilon", "0.5"))
+    assert code == 0 and env["details"]["mechanism"]["mechanism"] == "laplace"
+    assert env["details"]["budget"]["spent"] == pytest.approx(0.5)
+    assert "Theorem 15" in env["details"]["loss"]["text"]
+
+
+def test_raising_the_cap_waits_for_a_second_person(world: dict[str, Any]) -> None:
+    set_cap("--dp-rho-cap", "0.5")
+    code, env = set_cap("--dp-rho-cap", "2", by="bob")
+    assert code == 1 and env["outcome"] == "proposed"
+    assert "allows more DP releases" in json.dumps(env)
+    assert set_cap("--dp-rho-cap", "0.2", by="bob")[0] == 5  # one proposal waits
+    code, env = cli("policy", "approve", "--dataset", "survey", "--version", "2", "--by", "carol",
+                    "--reason", "ok")  # fmt: skip
+    assert code == 0
+    code, env = cli(*release_args(world, "m.csv", "--rho", "1.5"))
+    assert code == 0 and env["details"]["budget"]["cap"] == 2.0
+
+
+def test_a_policy_that_drops_the_budget_blocks_an_open_dp_attempt(world: dict[str, Any]) -> None:
+    set_cap("--dp-rho-cap", "1")
+    code, env = cli(*release_args(world, "m.csv", "--rho", "0.1"))
+    # dropping the DP line tightens the policy (no DP release any more): in force at once
+    assert set_cap("--criterion", "k-anonymity:k=5", by="bob")[0] == 0
+    pub = world["tmp"] / "pub"
+    pub.mkdir()
+    code, gate = cli("publish", "--attempt", env["attempt"]["uuid"], "--to", str(pub),
+                     str(world["tmp"] / "m.csv"))  # fmt: skip
+    assert code == 1 and "allows no differentially private release" in json.dumps(gate)
+    assert not list(pub.iterdir())
+    # the spend stays: the noise was drawn
+    assert counts(world["url"])["ledger_dp_spends"] == 1
+    from airflow_privacy.errors import IllegalTransition
+    from airflow_privacy.ledger import ReleaseLedger
+
+    with ReleaseLedger(world["url"]) as db, pytest.raises(IllegalTransition, match="budget"):
+        db.delete(1)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--rho", "0.1", "--max-rows-per-person", "3"], "needs --entity"),
+        ([], "--rho or --epsilon"),
+        (["--rho", "0.1", "--epsilon", "0.1"], "not allowed with"),
+        (["--rho", "0"], "--rho"),
+        (["--rho", "101"], "--rho"),
+        (["--rho", "0.1", "--entity", "age"], "also a column of a marginal"),
+        (["--rho", "0.1", "--entity", "nope"], "'nope' is not in"),
+        (["--rho", "0.1", "--max-rows-per-person", "0", "--entity", "who"], "max-rows-per-person"),
+    ],
+)
+def test_bad_input_is_refused_with_exit_2(
+    world: dict[str, Any], extra: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    set_cap("--dp-rho-cap", "1")
+    before = counts(world["url"])
+    out = io.StringIO()
+    code = main([*release_args(world, "m.csv", *extra), "--quiet"], out)
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert counts(world["url"]) == before and not (world["tmp"] / "m.csv").exists()
+
+
+def test_a_key_set_is_declared_never_read(world: dict[str, Any], capsys: Any) -> None:
+    set_cap("--dp-rho-cap", "1")
+    args = release_args(world, "m.csv", "--rho", "0.1")
+    i = args.index(f"disease={world['keys']['disease']}")
+    del args[i - 1 : i + 1]
+    assert main([*args, "--quiet"], io.StringIO()) == 2
+    assert "column 'disease' has no public key set" in capsys.readouterr().err
+
+
+def test_entity_bounds_rows_per_person(world: dict[str, Any]) -> None:
+    set_cap("--dp-rho-cap", "10")
+    code, env = cli(*release_args(world, "m.csv", "--rho", "1", "--entity", "who",
+                                  "--max-rows-per-person", "2"))  # fmt: skip
+    assert code == 0
+    # sensitivity 2 per marginal: sigma = 2 * sqrt(2 / (2 * 1))
+    assert env["details"]["mechanism"]["scale"] == pytest.approx(2.0, rel=1e-9)
+    assert env["details"]["mechanism"]["bound"] == 2
+
+
+def test_the_audit_leaves_dp_releases_out(world: dict[str, Any]) -> None:
+    """A published DP release is not an earlier release to intersect with."""
+    from airflow_privacy.ledger import ReleaseLedger
+
+    set_cap("--dp-rho-cap", "1")
+    code, env = cli(*release_args(world, "m.csv", "--rho", "0.1"))
+    pub = world["tmp"] / "pub"
+    pub.mkdir()
+    assert cli("publish", "--attempt", env["attempt"]["uuid"], "--to", str(pub),
+               str(world["tmp"] / "m.csv"))[0] == 0  # fmt: skip
+    with ReleaseLedger(world["url"]) as db:
+        (info,) = db.list(status="published")
+        assert info.kind == "dp-marginals" and info.groups == 0
+    release = world["tmp"] / "r.csv"
+    release.write_text("age,sex,disease\n" + "20,M,flu\n20,M,cold\n21,F,flu\n21,F,hiv\n")
+    code, env = cli("audit", str(release), "--sensitive", "disease", "--qi", "age", "--qi",
+                    "sex", "--population", str(release), "--ledger", world["url"],
+                    "--dataset", "survey", "--first-release")  # fmt: skip
+    # its only published release is a DP one: a first release of partitions, nothing to
+    # intersect with, said so
+    assert code == 0 and "left out" in json.dumps(env)
+    assert env["details"]["ledger_scope"]["seen"] == []
+
+
+def test_cli_and_operator_agree(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    from airflow_privacy.providers.airflow.operators.dp_release import DPReleaseOperator
+
+    set_cap("--dp-rho-cap", "1")
+    code, a = cli(*release_args(world, "cli.csv", "--rho", "0.2", "--entity", "who",
+                                "--max-rows-per-person", "2", "--version", "7"))  # fmt: skip
+    assert code == 0
+    k = world["keys"]
+    ti = FakeTI()
+    op = DPReleaseOperator(
+        task_id="dp-release", source=str(world["data"]), dataset="survey",
+        marginals=["age,sex", "disease"],
+        key_files={"age": str(k["age"]), "sex": str(k["sex"]), "disease": str(k["disease"])},
+        output_file=str(world["tmp"] / "cli.csv"), rho=0.2, entity_column="who",
+        max_rows_per_person=2, version="8",
+    )  # fmt: skip
+    (world["tmp"] / "cli.csv").unlink()
+    b = op.execute({"ti": ti})
+    for env in (a, b):
+        env["details"]["budget"].pop("spent"), env["details"]["budget"].pop("left")
+        env["details"]["budget"].pop("releases")
+        env["details"].pop("loss")
+        env["attempt"].pop("version"), env["attempt"].pop("release_id")
+        env.pop("summary")
+    assert normal(a) == normal(b)
+    with pytest.raises(Exception, match="would exceed the budget"):
+        DPReleaseOperator(
+            task_id="dp-release",
+            source=str(world["data"]),
+            dataset="survey",
+            marginals=["disease"],
+            key_files={"disease": str(k["disease"])},
+            output_file=str(world["tmp"] / "x.csv"),
+            rho=0.7,
+        ).execute({"ti": FakeTI()})
+    assert not (world["tmp"] / "x.csv").exists()
+
+
+def test_operator_arguments_are_checked_when_the_dag_is_parsed(world: dict[str, Any]) -> None:
+    from airflow_privacy.errors import InputError
+    from airflow_privacy.providers.airflow.operators.dp_release import DPReleaseOperator
+
+    with pytest.raises(InputError, match="max_rows_per_person 3 needs entity_column"):
+        DPReleaseOperator(task_id="t", source="x.csv", dataset="d", marginals=["a"],
+                          key_files={"a": "a.csv"}, output_file="o.csv", rho=0.1,
+                          max_rows_per_person=3)  # fmt: skip
+    with pytest.raises(InputError, match="rho, epsilon"):
+        DPReleaseOperator(task_id="t", source="x.csv", dataset="d", marginals=["a"],
+                          key_files={"a": "a.csv"}, output_file="o.csv", rho=0.1,
+                          epsilon=1)  # fmt: skip
