@@ -59,7 +59,7 @@ def _ledger(target: str) -> dict[str, Any]:
                     "(SELECT count(*) FROM ledger_checks k WHERE k.attempt_id = a.id) "
                     "FROM ledger_dp_spends s JOIN ledger_releases r ON r.id = s.release_id "
                     "JOIN ledger_attempts a ON a.id = s.attempt_id"
-                )  # fmt: skip
+                )
             ).all()
             dp = c.execute(
                 text("SELECT count(*) FROM ledger_releases WHERE kind = 'dp-marginals'")
