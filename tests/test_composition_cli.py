@@ -651,3 +651,30 @@ def test_ledger_cli(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) 
     # content is recorded as candidate or published; a block is never recorded by import
     code, _, err = run([*imp, "--status", "blocked"], capsys)
     assert code == 2 and "invalid choice: 'blocked'" in err
+
+
+@pytest.mark.parametrize("cap", [None, 0.5])
+def test_a_blocked_audit_offers_the_dp_path(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], cap: float | None
+) -> None:
+    """Ganta et al.'s remedy as the way forward: the budget left and the error it buys."""
+    from airflow_privacy.gate.policy import Policy
+    from tests.policy_setup import record_policy
+
+    db = str(files["db"])
+    policy = Policy(max_prosecutor_risk=1.0, dp={"unit": "rho", "cap": cap} if cap else None)
+    record_policy(f"sqlite:///{db}", "hospital", policy=policy)
+    code, _, _ = run(["ledger", "import", str(files["h2"]), "--dataset", "hospital", *columns(),
+                      "--status", "published", "--ledger", db, "--quiet"], capsys)  # fmt: skip
+    assert code == 0
+    code, out, _ = run(["audit", str(files["h1"]), *columns(), "--population",
+                        str(files["people"]), "--ledger", db, "--dataset", "hospital",
+                        "--format", "json", "--quiet"], capsys)  # fmt: skip
+    assert code == 1
+    (dp,) = [a for a in json.loads(out)["advice"] if a["kind"] == "dp-release"]
+    if cap is None:
+        assert "sets no DP budget yet" in dp["text"] and dp["passes_at"] == 0
+    else:
+        # ten marginals at rho 0.5, one record per person: sigma = sqrt(10 / 1) per cell
+        assert "rho 0.5 of 0.5 is left" in dp["text"] and "3.16" in dp["text"]
+        assert dp["passes_at"] == 0.5 and dp["rechecked"] is False

@@ -102,8 +102,8 @@ def report_target(
 
 def run_report(req: ReportRequest, ctx: GateContext) -> Envelope:
     """Build, write and store the report (module doc)."""
-    from airflow_privacy.gate.tables import local_copy, write_outputs
-    from airflow_privacy.report import build_release_report, render_html
+    from airflow_privacy.gate.tables import write_outputs
+    from airflow_privacy.report import render_html
 
     out = report_target(req.release, req.out)
     info = None
@@ -122,34 +122,13 @@ def run_report(req: ReportRequest, ctx: GateContext) -> Envelope:
         failed = [c for c in checks if c.safe is not True and c.outcome != "already-published"]
         status = "checked"
         reasons = [r for c in failed for r in (c.reasons or [f"{c.name}: {c.summary}"])]
-    with contextlib.ExitStack() as stack:
-        table_args: dict[str, Any] = {}
-        if req.release.is_table:
-            table_args = _table_report_args(req, ctx)
-            path: Any = req.release.describe()
-        else:
-            path = stack.enter_context(local_copy(req.release, ctx))
-            table_args = {"counts": _file_counts(path, req, ctx)}
-        report = build_release_report(
-            path,
-            **table_args,
-            sensitive=req.sensitive,
-            group_columns=list(req.group_columns) if req.group_columns else None,
-            dataset=dataset,
-            version=version,
-            release_id=release_id,
-            status=status,
-            reasons=reasons,
-            checks=checks,
-            c=req.c,
-            k_max=req.k_max,
-            skyline_c=req.skyline_c,
-            progress=ctx.progress,
-            missing_as=req.missing_as,
-            fmt=req.fmt,
-            delimiter=req.delimiter,
-            identity=(info.release.spec or {}).get("identity") if info is not None else None,
-        )
+    from airflow_privacy.vocabulary import DP_KIND
+
+    if info is not None and info.release.kind == DP_KIND:
+        report = _dp_report(req, info, checks, status, reasons, ctx)
+    else:
+        report = _partition_report(req, info, checks, status, reasons, dataset, version,
+                                   release_id, ctx)  # fmt: skip
     report = _with_path(report, req.release.describe())
     html = render_html(report)
     targets = [out]
@@ -192,6 +171,113 @@ def run_report(req: ReportRequest, ctx: GateContext) -> Envelope:
             **({"published_report": targets[1].describe()} if len(targets) > 1 else {}),
         },
     )
+
+
+def _partition_report(
+    req: ReportRequest,
+    info: AttemptInfo | None,
+    checks: Sequence[Envelope],
+    status: str,
+    reasons: Sequence[str],
+    dataset: str | None,
+    version: str | None,
+    release_id: int | None,
+    ctx: GateContext,
+) -> Any:
+    """The report of a partition release (its groups read where it lives)."""
+    from airflow_privacy.gate.tables import local_copy
+    from airflow_privacy.report import build_release_report
+
+    with contextlib.ExitStack() as stack:
+        table_args: dict[str, Any] = {}
+        if req.release.is_table:
+            table_args = _table_report_args(req, ctx)
+            path: Any = req.release.describe()
+        else:
+            path = stack.enter_context(local_copy(req.release, ctx))
+            table_args = {"counts": _file_counts(path, req, ctx)}
+        report = build_release_report(
+            path,
+            **table_args,
+            sensitive=req.sensitive,
+            group_columns=list(req.group_columns) if req.group_columns else None,
+            dataset=dataset,
+            version=version,
+            release_id=release_id,
+            status=status,
+            reasons=reasons,
+            checks=checks,
+            c=req.c,
+            k_max=req.k_max,
+            skyline_c=req.skyline_c,
+            progress=ctx.progress,
+            missing_as=req.missing_as,
+            fmt=req.fmt,
+            delimiter=req.delimiter,
+            identity=(info.release.spec or {}).get("identity") if info is not None else None,
+        )
+    return report
+
+
+def _dp_report(
+    req: ReportRequest,
+    info: AttemptInfo,
+    checks: Sequence[Envelope],
+    status: str,
+    reasons: Sequence[str],
+    ctx: GateContext,
+) -> Any:
+    """The report of a DP release (:mod:`airflow_privacy.report.dp`): its record, the
+    dataset's spends and the released cells (the file, which is the release)."""
+    from datetime import UTC, datetime
+
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    from airflow_privacy.core.io import detect_format
+    from airflow_privacy.gate.policy import dp_cap
+    from airflow_privacy.gate.tables import local_copy
+    from airflow_privacy.report.build import _verdict, _version
+    from airflow_privacy.report.dp import dp_section
+    from airflow_privacy.report.model import ReleaseFacts as Facts
+    from airflow_privacy.report.model import ReleaseReport, UtilitySection
+
+    record = next((c for c in checks if c.step == "dp-release"), None)
+    if record is None:
+        raise InputError(f"attempt {info.uuid} is a DP release without its dp-release record")
+    with ctx.open_ledger(req.ledger) as db:
+        budget = db.dp_budget(info.release.dataset, dp_cap)
+        spends = db.dp_spends(info.release.dataset)
+    if req.release.is_table:
+        raise InputError("a DP release is a file: give the file dp-release wrote")
+    with local_copy(req.release, ctx) as path:
+        table = (
+            pq.read_table(path)
+            if detect_format(path) == "parquet"
+            else pacsv.read_csv(
+                path, convert_options=pacsv.ConvertOptions(strings_can_be_null=True)
+            )
+        )
+    d = record.details
+    section = dp_section(record.to_dict(), spends, budget.unit or str(d.get("unit") or "rho"),
+                         budget.cap, table.slice(0, 200).to_pylist())  # fmt: skip
+    rel = info.release
+    facts = Facts(
+        path=req.release.describe(), dataset=rel.dataset, version=rel.version,
+        release_id=rel.id, records=0, groups=int(d.get("cells") or 0), sensitive="",
+        sensitive_values=0, group_columns=[], qis=list(rel.qis),
+        method=f"differential privacy ({section.mechanism})",
+        generated=datetime.now(UTC).replace(microsecond=0).isoformat(), tool_version=_version(),
+    )  # fmt: skip
+    utility = UtilitySection(
+        method=facts.method, records_in=None, records_out=0, suppressed=None,
+        groups=facts.groups, min_size=0, median_size=0.0, mean_size=0.0, max_size=0,
+        histogram=[], metrics=[], dropped_columns=[],
+    )  # fmt: skip
+    return ReleaseReport(
+        facts=facts, verdict=_verdict(status, reasons, []), criteria=[], curve=None,
+        skyline=None, composition=None, maxent=None, utility=utility, dp=section,
+    )  # fmt: skip
 
 
 def _with_path(report: Any, ref: str) -> Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from airflow_privacy.report import svg
+from airflow_privacy.report.dp import render_dp
 from airflow_privacy.report.model import (
     CompositionSection,
     CriterionRow,
@@ -74,16 +75,22 @@ def render_html(report: ReleaseReport) -> str:
         "</header>",
         "<main>",
         _verdict(report),
-        _facts(report),
-        _criteria(report.criteria),
-        _curve(report.curve, report.notes.get("curve")),
-        _skyline(report.skyline, report.notes.get("skyline")),
-        _composition(report.composition, report.notes.get("composition")),
-        _maxent(report.maxent, report.notes.get("maxent")),
-        *([render_risk(report.risk)] if report.risk is not None else []),
-        _utility(report.utility),
-        _reading(),
-        "</main>",
+        *([render_dp(report.dp), "</main>"] if report.dp is not None else []),
+    ]
+    if report.dp is None:
+        body += [
+            _facts(report),
+            _criteria(report.criteria),
+            _curve(report.curve, report.notes.get("curve")),
+            _skyline(report.skyline, report.notes.get("skyline")),
+            _composition(report.composition, report.notes.get("composition")),
+            _maxent(report.maxent, report.notes.get("maxent")),
+            *([render_risk(report.risk)] if report.risk is not None else []),
+            _utility(report.utility),
+            _reading(),
+            "</main>",
+        ]
+    body += [
         f"<footer><p>Generated {e(f.generated)} by airflow-privacy {e(f.tool_version)}. "
         "This document is self-contained: it loads nothing from the network.</p></footer>",
     ]

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from airflow_privacy.report.dp import DPSection
 from airflow_privacy.report.risk import RiskSection
 
 SCHEMA_VERSION = 1
@@ -258,6 +259,7 @@ class ReleaseReport:
     notes: dict[str, str] = field(default_factory=dict)
     schema: int = SCHEMA_VERSION
     risk: RiskSection | None = None  # the re-identification risk section (report/risk.py)
+    dp: DPSection | None = None  # a differentially private release (report/dp.py)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe plain data (no NaN, no tuples)."""

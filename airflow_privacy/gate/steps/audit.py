@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from airflow_privacy.gate.envelope import Envelope
     from airflow_privacy.gate.refs import ReleaseRef
     from airflow_privacy.ledger import AttemptInfo, ReleaseLedger
+    from airflow_privacy.ledger.budget import Budget
 
 OVERLAPS = ("worst-case", "known")
 MEASURES = ("ganta", "posterior")
@@ -404,6 +405,7 @@ class AuditStep(MeasuringStep):
         # what the gate compares with the ledger when it decides: a release published in this
         # scope after the audit read the ledger was not audited against (the attempt is blocked)
         scope: dict[str, Any] | None = None
+        dp_budget: Budget | None = None
         if req.use_ledger:
             scope = {
                 "datasets": list(req.datasets) if req.datasets else None,
@@ -419,6 +421,7 @@ class AuditStep(MeasuringStep):
                                        members, sources, notes, scope, ctx)  # fmt: skip
                     if already is not None:
                         return already
+                    dp_budget = _dp_budget(req, ledger, attempt)
             else:
                 notes.append("no ledger yet: declared first release")
         elif req.id_column:
@@ -517,6 +520,8 @@ class AuditStep(MeasuringStep):
                 req.measure, hierarchies,  # type: ignore[arg-type]
             )  # fmt: skip
             advice = [a.to_dict() for a in ([suppressed] if suppressed else []) + found]
+            if dp_budget is not None:
+                advice.append(dp_advice(dp_budget))
             for a in advice:
                 ctx.progress(f"advice: {a['text']}")
         ctx.progress(f"composition: {'PASS' if verdict.safe else 'BLOCKED'}")
@@ -712,3 +717,61 @@ def _collect(
     if not priors:
         notes.append("the ledger holds no earlier published release of these datasets")
     return None
+
+
+def _dp_budget(
+    req: AuditRequest, ledger: ReleaseLedger, attempt: AttemptInfo | None
+) -> Budget | None:
+    """The DP budget of the audited dataset (its attempt's, or the one dataset named), for
+    the way forward of a block."""
+    from airflow_privacy.gate.policy import dp_cap
+
+    if attempt is not None:
+        dataset = attempt.release.dataset
+    elif req.datasets and len(req.datasets) == 1:
+        dataset = req.datasets[0]
+    else:
+        return None
+    return ledger.dp_budget(dataset, dp_cap)
+
+
+def dp_advice(budget: Budget, marginals: int = 10) -> dict[str, Any]:
+    """The differentially private way forward of a blocked composition audit (Ganta,
+    Kasiviswanathan and Smith, KDD 2008, section 4: DP composes where partitions do not):
+    the budget left and the error it buys, one person per record, on ``marginals``
+    marginals."""
+    import math
+
+    from airflow_privacy.core.advice import Advice
+
+    if budget.cap is None:
+        text = (
+            f"release noisy marginals with differential privacy instead (dp-release): they "
+            f"compose where k-anonymous releases do not; the policy of {budget.dataset!r} sets "
+            f"no DP budget yet (an officer sets one: {opt('dp_rho_cap')}, approved by a "
+            "second person)"
+        )
+        left = 0.0
+    elif budget.left <= 0:
+        text = (
+            f"the DP budget of {budget.dataset!r} is spent ({budget.unit} {budget.cap:g}, "
+            "never reset): no differentially private release is left either"
+        )
+        left = 0.0
+    else:
+        left = budget.left
+        if budget.unit == "rho":  # discrete Gaussian: sigma = sqrt(marginals / (2 rho))
+            sigma = math.sqrt(marginals / (2 * left))
+        else:  # discrete Laplace of scale b = marginals / epsilon: about sqrt(2) b
+            sigma = math.sqrt(2) * marginals / left
+        text = (
+            f"release noisy marginals with differential privacy instead (dp-release): they "
+            f"compose where k-anonymous releases do not; {budget.unit} {left:.4g} of "
+            f"{budget.cap:g} is left for {budget.dataset!r}: spent on {marginals} marginals "
+            f"it gives each cell a standard deviation of about {sigma:.3g} (one record per "
+            "person; more records per person scale it)"
+        )
+    return Advice(
+        kind="dp-release", criterion="composition", text=text, parameter=budget.unit or "rho",
+        passes_at=left, rechecked=False,
+    ).to_dict()  # fmt: skip
