@@ -278,3 +278,25 @@ def test_operator_arguments_are_checked_when_the_dag_is_parsed(world: dict[str, 
         DPReleaseOperator(task_id="t", source="x.csv", dataset="d", marginals=["a"],
                           key_files={"a": "a.csv"}, output_file="o.csv", rho=0.1,
                           epsilon=1)  # fmt: skip
+
+
+def test_a_sql_table_is_counted_in_its_database(world: dict[str, Any]) -> None:
+    import pyarrow.csv as pacsv
+    import sqlalchemy as sa
+
+    set_cap("--dp-rho-cap", "10")
+    db = f"sqlite:///{world['tmp'] / 'data.db'}"
+    engine = sa.create_engine(db)
+    pacsv.read_csv(world["data"]).to_pandas().astype(str).to_sql("survey", engine, index=False)
+    engine.dispose()
+    k = world["keys"]
+    code, env = cli("dp-release", "table:survey", "--conn", db, "--dataset", "survey",
+                    "--marginal", "age,sex", "--keys", f"age={k['age']}", "--keys",
+                    f"sex={k['sex']}", "--rho", "1", "--entity", "who",
+                    "--max-rows-per-person", "2", "--out", str(world["tmp"] / "t.csv"))  # fmt: skip
+    assert code == 0 and env["details"]["cells"] == 12
+    # the sum of the 12 noisy cells is the 400 records within six standard deviations
+    # (every person has 2 rows here: nothing is left out)
+    rows = (world["tmp"] / "t.csv").read_text().splitlines()[1:]
+    total = sum(int(r.split(",")[5]) for r in rows)
+    assert abs(total - 400) <= 6 * math.sqrt(12) * env["details"]["mechanism"]["stddev"]

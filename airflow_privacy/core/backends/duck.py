@@ -606,9 +606,11 @@ def bounded_counts(
     """``SELECT columns..., count(*) ... GROUP BY columns`` over the file with each person's
     records bounded: with ``entity``, at most ``bound`` records of each of its values (the
     first ones in the order of ``columns``' values, a choice that depends on that person's
-    records only), in the same query. The values as text (a Parquet integer 17 is ``17``);
-    the rows sorted by them; a blank cell is null (in no key set). The input of a DP
-    release (:mod:`airflow_privacy.core.dp`): only counts leave DuckDB."""
+    records only; which of a person's records are kept may differ between backends that
+    order text differently, which the guarantee allows), in the same query. The values as
+    text (a Parquet integer 17 is ``17``); the rows sorted by them; a blank cell is null (in
+    no key set). The input of a DP release (:mod:`airflow_privacy.core.dp`): only counts
+    leave DuckDB."""
     import pyarrow as pa
 
     from airflow_privacy.core.io import _existing_file, column_names, detect_format
@@ -634,12 +636,19 @@ def bounded_counts(
         keys = [f"k{i}" for i in range(len(columns))]
         select = ", ".join(f"{e} AS {k}" for e, k in zip(text, keys, strict=False))
         group = ", ".join(keys)
+        # a person's records in the order of their values (typed, as a database orders them)
+        typed = [
+            e if kind is not None and not pa.types.is_string(kind) and not
+            pa.types.is_large_string(kind) else t
+            for e, t, kind in zip(source.exprs, text, source.types, strict=False)
+        ][: len(columns)]  # fmt: skip
+        order = ", ".join(f"{e} NULLS LAST" for e in typed)
         if entity is None:
             query = f"SELECT {select}, count(*) AS n FROM {source.clause} GROUP BY ALL ORDER BY ALL"
         else:
             query = (
                 f"SELECT {group}, count(*) AS n FROM (SELECT {select}, row_number() OVER "
-                f"(PARTITION BY {text[-1]} ORDER BY {group}) AS r FROM {source.clause}) "
+                f"(PARTITION BY {text[-1]} ORDER BY {order}) AS r FROM {source.clause}) "
                 f"WHERE r <= {int(bound)} GROUP BY ALL ORDER BY ALL"
             )
         table = _run(con, query, source.params, p, kind)

@@ -958,3 +958,51 @@ def _drop_quietly(conn: Connection, table: sa.Table) -> None:
 
     with contextlib.suppress(SQLAlchemyError), conn.begin():
         table.drop(conn, checkfirst=True)
+
+
+# ------------------------------------------------------------------------ DP counts
+def bounded_counts(
+    engine: Engine,
+    table: str,
+    columns: Sequence[str],
+    *,
+    entity: str | None = None,
+    bound: int = 1,
+) -> tuple[pa.Table, npt.NDArray[np.int64]]:
+    """``SELECT columns..., COUNT(*) ... GROUP BY columns`` in the database with each
+    person's records bounded as :func:`airflow_privacy.core.backends.duck.bounded_counts`
+    bounds them (``row_number()`` over ``entity``, in the order of the values, at most
+    ``bound``), in one query; a float zero's sign kept (:func:`negative_zero_flags`). The
+    values as text (Python's ``str`` of what the driver returns: an integer 17 is ``17``,
+    a float 17.5 is ``17.5``); a null or empty value is null (in no key set). Only counts
+    leave the database."""
+    import pyarrow as pa
+    import sqlalchemy as sa
+
+    cols = list(columns)
+    wanted = [*cols, *([entity] if entity is not None else [])]
+    types = _columns(engine, table, wanted)
+    t = _table(table, wanted)
+    with _reading(engine, table), engine.connect() as conn:
+        c = [t.c[x] for x in cols]
+        flags = negative_zero_flags(conn, c, [types[x] for x in cols])
+        keys = [*c, *flags.values()]
+        if entity is None:
+            query = sa.select(*keys, sa.func.count()).select_from(t).group_by(*keys)
+        else:
+            labelled = [k.label(f"k{i}") for i, k in enumerate(keys)]
+            order = [sa.nulls_last(x) for x in c]  # DuckDB's order: nulls last
+            rank = sa.func.row_number().over(partition_by=t.c[entity], order_by=order)
+            inner = sa.select(*labelled, rank.label("r")).select_from(t).subquery()
+            outer = [inner.c[f"k{i}"] for i in range(len(keys))]
+            query = (
+                sa.select(*outer, sa.func.count()).where(inner.c.r <= int(bound)).group_by(*outer)
+            )
+        rows = with_zero_signs(list(conn.execute(query)), len(c), list(flags))
+    out = {
+        name: pa.array([None if r[i] is None or r[i] == "" else str(r[i]) for r in rows],
+                       pa.string())
+        for i, name in enumerate(cols)
+    }  # fmt: skip
+    counts = np.asarray([int(r[-1]) for r in rows], dtype=np.int64)
+    return pa.table(out), counts

@@ -101,7 +101,10 @@ class DPReleaseStep(Step):
     operator = "airflow_privacy.providers.airflow.operators.dp_release.DPReleaseOperator"
     fields = (
         Field("source", "ref", "the data to count: a CSV or Parquet file (counted by "
-              "DuckDB; only counts come back)", cli="INPUT", required=True, type_hint="str"),
+              "DuckDB) or a SQL table (counted in its database); only counts come back",
+              cli="INPUT", required=True, type_hint="str | None", variants=("sql_table",),
+              cli_note="table:SCHEMA.NAME with --conn URL",
+              airflow_note="exactly one of source and sql_table (with conn_id)"),
         Field("dataset", "label", "the dataset whose budget the release spends (its policy "
               "sets the cap)", required=True, metavar="NAME", type_hint="str"),
         Field("marginals", "values", "a marginal to release, its columns joined by commas "
@@ -134,7 +137,7 @@ class DPReleaseStep(Step):
         Field("version", "label", "the version label (default: the dataset's next number)",
               metavar="LABEL", type_hint="str | None"),
     )  # fmt: skip
-    cli_groups = ("ledger", "input-files", "output")
+    cli_groups = ("ledger", "input", "output")
 
     def rules(self, known: Known) -> None:
         if known.has("rho", "epsilon") and known["rho"] is None and known["epsilon"] is None:
@@ -227,12 +230,22 @@ def _count(
     from airflow_privacy.core.dp.marginals import count_vectors
     from airflow_privacy.gate.tables import local_copy
 
-    if req.source.is_table or req.source.is_spark:
+    if req.source.is_spark:
         raise InputError(
-            f"{req.source.describe()}: a DP release counts a CSV or Parquet file (a SQL or "
-            "Spark table is not supported yet)"
+            f"{req.source.describe()}: a DP release counts a CSV or Parquet file or a SQL "
+            "table (a Spark table is not supported yet)"
         )
     columns = list(dict.fromkeys(c for m in marginals for c in m.columns))
+    if req.source.is_table:
+        from airflow_privacy.core.backends import sql
+        from airflow_privacy.gate.tables import sql_target
+
+        engine, name = sql_target(req.source, ctx)
+        ctx.progress(f"counting {req.source.describe()} in the database")
+        table, counts = sql.bounded_counts(
+            engine, name, columns, entity=req.entity, bound=req.max_rows_per_person
+        )
+        return count_vectors(table, counts, marginals, keys)
     with local_copy(req.source, ctx) as path:
         table, counts = bounded_counts(
             path, columns, entity=req.entity, bound=req.max_rows_per_person, fmt=req.fmt,

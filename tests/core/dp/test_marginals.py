@@ -26,6 +26,7 @@ from airflow_privacy.core.dp.marginals import (
     count_vectors,
 )
 from airflow_privacy.errors import InputError
+from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)
 
 KEYS = {"a": ["x", "y", "z"], "b": ["1", "2"], "c": ["p", "q", "r", "s"]}
 
@@ -148,3 +149,48 @@ def test_a_missing_column_is_named(tmp_path: Path) -> None:
         bounded_counts(path, ["a", "zz"])
     counted = Counter(bounded_counts(path, ["a", "b"])[1].tolist())
     assert counted == {1: 1}
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def sql_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'db.sqlite'}"
+    return str(request.getfixturevalue("pg_url"))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_sql_table_counts_as_the_file_does(tmp_path: Path, sql_url: str, seed: int) -> None:
+    """The same records in a SQL table (text columns and an integer one) and in a Parquet
+    file: the same vectors, bounded per person or not."""
+    import sqlalchemy as sa
+
+    from airflow_privacy.core.backends import sql
+
+    rng = random.Random(300 + seed)
+    rows = table(rng, rng.randrange(1, 80), rng.randrange(1, 10))
+    for r in rows:
+        r["n"] = str(rng.choice([3, 17, 100]))  # numbers: ordered as numbers in both
+    columns = ["a", "b", "n"]
+    keys = {**KEYS, "n": ["3", "17", "100"]}
+    ms = [Marginal(("a",)), Marginal(("a", "n")), Marginal(("n", "b"))]
+    t = pa.table({c: pa.array([r[c] for r in rows], pa.string()) for c in ("a", "b", "who")}
+                 | {"n": pa.array([int(str(r["n"])) for r in rows], pa.int64())})  # fmt: skip
+    path = tmp_path / "t.parquet"
+    pq.write_table(t, path)
+    engine = sa.create_engine(sql_url)
+    meta = sa.MetaData()
+    st = sa.Table("people", meta, sa.Column("a", sa.Text), sa.Column("b", sa.Text),
+                  sa.Column("who", sa.Text), sa.Column("n", sa.Integer))  # fmt: skip
+    meta.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(st.insert(), [{"a": r["a"], "b": r["b"], "who": r["who"],
+                                    "n": int(str(r["n"]))} for r in rows])  # fmt: skip
+    for entity, bound in ((None, 1), ("who", 1), ("who", 3)):
+        from_file = count_vectors(*bounded_counts(path, columns, entity=entity, bound=bound),
+                                  ms, keys)  # fmt: skip
+        from_sql = count_vectors(
+            *sql.bounded_counts(engine, "people", columns, entity=entity, bound=bound), ms, keys
+        )
+        for m, a, b in zip(ms, from_file, from_sql, strict=True):
+            assert a.tolist() == b.tolist(), (seed, entity, bound, m)
+    engine.dispose()

@@ -20,6 +20,8 @@ class DPReleaseOperator(LedgerOperator):
     spending ``rho`` (or ``epsilon``) of the dataset's budget.
 
     :param source: path/URI of the data (CSV or Parquet), counted by DuckDB
+    :param sql_table: instead of ``source``, a table (``schema.name``) on the SQL connection
+        ``conn_id``, counted in its database (one query; only counts leave it)
     :param dataset: the dataset whose budget the release spends (its policy sets the cap:
         ``DatasetPolicyOperator(dp_rho_cap=...)``)
     :param marginals: the marginals, each its columns joined by commas:
@@ -36,7 +38,7 @@ class DPReleaseOperator(LedgerOperator):
         sensitivity of each marginal)
     :param delta: the delta of the report's (epsilon, delta) statement (default 1e-6)
     :param version: the version label (default: the dataset's next number)
-    :param conn_id: the connection of a URI ``source``
+    :param conn_id: the connection of a URI ``source``, or of ``sql_table``
     Also ``privacy_ledger_conn_id`` (see :class:`LedgerOperator`).
 
     Returns (XCom) the report envelope (step ``dp-release``; ``attempt.uuid`` is the attempt
@@ -53,11 +55,12 @@ class DPReleaseOperator(LedgerOperator):
     def __init__(
         self,
         *,
-        source: str,
         dataset: str,
         marginals: Sequence[str],
         key_files: Mapping[str, str],
         output_file: str,
+        source: str | None = None,
+        sql_table: str | None = None,
         rho: float | str | None = None,
         epsilon: float | str | None = None,
         entity_column: str | None = None,
@@ -69,6 +72,7 @@ class DPReleaseOperator(LedgerOperator):
     ) -> None:
         super().__init__(**kwargs)
         self.source = source
+        self.sql_table = sql_table
         self.dataset = dataset
         self.marginals = marginals
         self.key_files = key_files
