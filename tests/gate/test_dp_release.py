@@ -297,6 +297,8 @@ def test_a_sql_table_is_counted_in_its_database(world: dict[str, Any]) -> None:
     assert code == 0 and env["details"]["cells"] == 12
     # the sum of the 12 noisy cells is the 400 records within six standard deviations
     # (every person has 2 rows here: nothing is left out)
-    rows = (world["tmp"] / "t.csv").read_text().splitlines()[1:]
-    total = sum(int(r.split(",")[5]) for r in rows)
+    import csv
+
+    with (world["tmp"] / "t.csv").open(newline="") as fh:
+        total = sum(int(r["noisy_count"]) for r in csv.DictReader(fh))
     assert abs(total - 400) <= 6 * math.sqrt(12) * env["details"]["mechanism"]["stddev"]
