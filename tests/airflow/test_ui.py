@@ -839,3 +839,41 @@ def test_every_attempt_has_its_own_report_and_a_rerun_never_hides_the_deciding_o
         open_one = db.attempts(seeded.candidate)[-1]
     moved = client.get(f"/attempts/{open_one.uuid}", follow_redirects=False)
     assert moved.status_code == 303 and moved.headers["location"].endswith("?view=ledger")
+
+
+def test_a_dp_release_is_shown_with_its_report(tmp_path: Path) -> None:
+    """A differentially private release (no groups) on the ledger pages: its page, its
+    stored report (the budget, the cells) and the JSON API; nothing of it crashes a page."""
+    from airflow_privacy.gate.context import GateContext
+    from airflow_privacy.gate.policy import Policy
+    from airflow_privacy.gate.refs import ReleaseRef
+    from airflow_privacy.gate.steps.dp_release import DP_RELEASE
+    from airflow_privacy.gate.steps.report import REPORT
+    from tests.policy_setup import record_policy
+
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    record_policy(url, "survey", policy=Policy(dp={"unit": "rho", "cap": 1.0}))
+    data = tmp_path / "d.csv"
+    data.write_text("sex\n" + "M\nF\n" * 50)
+    keys = tmp_path / "sex.csv"
+    keys.write_text(f"M\nF\n{EVIL}\n")
+    out = tmp_path / "noisy.csv"
+    env = DP_RELEASE.run(DP_RELEASE.request({
+        "source": ReleaseRef(path=str(data)), "dataset": "survey", "marginals": ["sex"],
+        "keys": {"sex": str(keys)}, "rho": 0.5, "out": str(out), "ledger": url,
+    }), GateContext())  # fmt: skip
+    assert env.attempt is not None
+    asked = {"release": ReleaseRef(path=str(out)), "attempt": env.attempt.uuid, "ledger": url}
+    REPORT.run(REPORT.request(asked), GateContext())
+    client = TestClient(create_app(auth=False, location=lambda: url))
+    page = client.get(f"/releases/{env.attempt.release_uuid}")
+    assert page.status_code == 200
+    assert_plain_page(page.text)
+    assert "Differential privacy" in page.text and "never reset" in page.text
+    assert EVIL not in page.text and esc(EVIL) in page.text  # a key value is escaped
+    ledger_view = client.get(f"/releases/{env.attempt.release_uuid}", params={"view": "ledger"})
+    assert ledger_view.status_code == 200
+    assert_plain_page(ledger_view.text)
+    assert "dp-marginals" in ledger_view.text
+    listed = client.get("/api/releases").json()
+    assert [r["kind"] for r in listed] == ["dp-marginals"]
