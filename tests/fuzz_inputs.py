@@ -26,6 +26,7 @@ import contextlib
 import gzip
 import io
 import json
+import math
 import os
 import random
 import re
@@ -887,6 +888,11 @@ def build_workspace(root: Path) -> Workspace:
     from tests.policy_setup import record_policy
 
     record_policy(f"sqlite:///{ws.led / 'policies.db'}", *POLICY_DATASETS)
+    record_policy(f"sqlite:///{ws.led / 'policies.db'}", DP_DATASET, policy=_dp_policy())
+    (ws.inputs / "keys_disease.csv").write_text("flu\ncold\ncancer\naids\n", encoding="utf-8")
+    (ws.inputs / "keys_age.csv").write_text(
+        "".join(f"{a}\n" for a in range(15, 80)), encoding="utf-8"
+    )
     # the odd names a first release may be tried under: those the ledger accepts as names
     # get a policy, so the case reaches the attempt (a name it refuses stays without one)
     for name in TEXTS:
@@ -899,6 +905,13 @@ def build_workspace(root: Path) -> Workspace:
     os.symlink("loop2.db", ws.led / "loop.db")
     os.symlink("loop.db", ws.led / "loop2.db")
     return ws
+
+
+def _dp_policy() -> Any:
+    """A DP budget no case spends (each case runs on its own copy of the ledger)."""
+    from airflow_privacy.gate.policy import Policy
+
+    return Policy(dp={"unit": "rho", "cap": 100.0})
 
 
 def _build_ledger(ws: Workspace) -> None:
@@ -934,6 +947,7 @@ def _build_ledger(ws: Workspace) -> None:
     from tests.policy_setup import record_policy
 
     record_policy(f"sqlite:///{ledger}", *POLICY_DATASETS)
+    record_policy(f"sqlite:///{ledger}", DP_DATASET, policy=_dp_policy())
     first = cli(
         "attempt",
         str(ws.inputs / "plain.csv"),
@@ -1731,8 +1745,13 @@ COLS = (
 V = "{in}/valid.csv"
 COMMANDS = frozenset({
     "check", "anonymize", "audit", "maxent", "attempt", "publish", "ledger", "report",
-    "disclosure", "skyline", "risk",
+    "disclosure", "skyline", "risk", "dp-release",
 })  # fmt: skip
+# a DP release of the fuzz files' columns, spending 0.5 of the dataset DP_DATASET's budget
+DP_DATASET = "dpsurvey"
+DP = ("--dataset", DP_DATASET, "--marginal", "disease", "--marginal", "age,disease",
+      "--keys", "disease={in}/keys_disease.csv", "--keys", "age={in}/keys_age.csv",
+      "--out", "{out}/dp.csv")  # fmt: skip
 RISK = ("--qi", "age", "--qi", "zip")  # the risk step's quasi-identifiers
 
 
@@ -1745,12 +1764,15 @@ class Slot:
     core_only: bool = False  # only the core files
     ledger: str | None = None
     reads: frozenset[str] | None = None  # the columns read (None: every column)
+    accepts: frozenset[str] = frozenset()  # files valid here whatever their kind
 
     def expect(self, spec: FileSpec) -> frozenset[int]:
         """A file whose only defect is in a column this slot does not read is valid here."""
         kind = spec.kind
         if spec.unparsable:
             return BAD
+        if spec.name in self.accepts:
+            return self.valid
         if spec.damaged is not None and self.reads is not None and not spec.damaged & self.reads:
             kind = "valid"
         if kind == "valid":
@@ -1955,6 +1977,15 @@ SLOTS = (
         OK,
         core_only=True,
         reads=GROUPED | {"id"},
+    ),
+    Slot(
+        "dp-release",
+        ("dp-release", "{F}", *DP, "--rho", "0.5", "--ledger", "{L}"),
+        OK,
+        ledger="real",
+        reads=frozenset({"age", "disease"}),
+        # a blank cell is a value outside the key sets (not counted), not bad input
+        accepts=frozenset({"blank_sensitive.csv"}),
     ),
     Slot(
         "publish",
@@ -2691,12 +2722,38 @@ def _numeric_options() -> list[NumericOption]:
             "report", (*rp, "--skyline-c", "{N}"), float, _declared("report", "--skyline-c"), OK
         ),
         NumericOption("disclosure", (*ds, "{N}"), int, _between(0, 100_000), OK),
+        *_dp_numeric_options(),
         NumericOption("skyline", (*sk, "--c", "{N}"), float, _between(0, 1, True), OK),
         NumericOption("skyline", (*sk, "--c", "0.9", "--max-l", "{N}"), int, _between(0, 1000), OK),
         NumericOption("skyline", (*sk, "--c", "0.9", "--max-k", "{N}"), int, _between(0, 1000), OK),
         NumericOption("skyline", (*sk, "--c", "0.9", "--max-m", "{N}"), int, _between(0, 1000), OK),
         *_new_numeric_options(),
     ]
+
+
+def _dp_numeric_options() -> list[NumericOption]:
+    """dp-release's numbers, as its step declares them; a budget so small that the noise's
+    scale would pass 100,000 (sigma = 1 / sqrt(2 rho / 2) for two marginals) is refused."""
+    dp = ("dp-release", V, *DP, "--ledger", "{out}/new-ledger.db")
+    return [
+        NumericOption(
+            "dp-release", (*dp, "--rho", "{N}"), float,
+            _declared("dp-release", "--rho", lambda v: 1 / math.sqrt(float(v)) <= 100_000), OK,
+            True,
+        ),
+        NumericOption(
+            "dp-release", (*dp, "--epsilon", "{N}"), float,
+            _declared("dp-release", "--epsilon", lambda v: 2 / float(v) <= 100_000), OK, True,
+        ),
+        NumericOption(
+            "dp-release", (*dp, "--rho", "0.5", "--entity", "zip", "--max-rows-per-person", "{N}"),
+            int, _declared("dp-release", "--max-rows-per-person"), OK, True,
+        ),
+        NumericOption(
+            "dp-release", (*dp, "--rho", "0.5", "--delta", "{N}"), float,
+            _declared("dp-release", "--delta"), OK, True,
+        ),
+    ]  # fmt: skip
 
 
 def _new_numeric_options() -> list[NumericOption]:

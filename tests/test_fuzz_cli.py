@@ -135,6 +135,7 @@ def test_enough_inputs_for_every_command() -> None:
         "disclosure",
         "skyline",
         "risk",
+        "dp-release",
     ):
         assert counts.get(command, 0) >= 20, (command, counts)
     assert sum(c.isolate for c in CASES) >= 50

@@ -302,3 +302,14 @@ def test_a_sql_table_is_counted_in_its_database(world: dict[str, Any]) -> None:
     with (world["tmp"] / "t.csv").open(newline="") as fh:
         total = sum(int(r["noisy_count"]) for r in csv.DictReader(fh))
     assert abs(total - 400) <= 6 * math.sqrt(12) * env["details"]["mechanism"]["stddev"]
+
+
+def test_an_empty_extract_is_refused_before_any_spend(
+    world: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    set_cap("--dp-rho-cap", "1")
+    world["data"].write_text("age,sex,disease,who\n")
+    before = counts(world["url"])
+    assert main([*release_args(world, "m.csv", "--rho", "0.1"), "--quiet"], io.StringIO()) == 2
+    assert "holds no records" in capsys.readouterr().err
+    assert counts(world["url"]) == before and not (world["tmp"] / "m.csv").exists()

@@ -245,12 +245,14 @@ def _count(
         table, counts = sql.bounded_counts(
             engine, name, columns, entity=req.entity, bound=req.max_rows_per_person
         )
-        return count_vectors(table, counts, marginals, keys)
-    with local_copy(req.source, ctx) as path:
-        table, counts = bounded_counts(
-            path, columns, entity=req.entity, bound=req.max_rows_per_person, fmt=req.fmt,
-            delimiter=req.delimiter, progress=ctx.progress,
-        )  # fmt: skip
+    else:
+        with local_copy(req.source, ctx) as path:
+            table, counts = bounded_counts(
+                path, columns, entity=req.entity, bound=req.max_rows_per_person, fmt=req.fmt,
+                delimiter=req.delimiter, progress=ctx.progress,
+            )  # fmt: skip
+    if not int(counts.sum()):  # an empty extract: a mistake, never worth a spend
+        raise InputError(f"{req.source.describe()} holds no records: nothing to release")
     return count_vectors(table, counts, marginals, keys)
 
 
