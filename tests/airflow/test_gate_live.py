@@ -17,7 +17,9 @@ operator does around the gate never makes a run green or publishes.
 * an audit scoped away from its own dataset (``audit_datasets=["elsewhere"]``): red;
 * a side task that failed, then recovered: "Clear failed tasks" re-runs the gate, which says
   the attempt is decided and what to clear; clearing ``open_attempt`` and what follows opens
-  a new attempt, which publishes: green.
+  a new attempt, which publishes: green;
+* DP releases (``privacy_live_dp``): two spend the dataset's budget and publish (green); the
+  third is refused before any noise is drawn: red, nothing published, the spend unchanged.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Airflow, Pa
     # the organization's part: each dataset's policy, before its first release
     record_policy(url, "live", policy=Policy(criteria=[("k-anonymity", {"k": 3})]))
     record_policy(url, "wards", "audited", "elsewhere", "sidecar")
+    record_policy(url, "dpsurvey", policy=Policy(dp={"unit": "rho", "cap": 1.0}))
     with running_airflow(
         tmp, "gate", HERE / "live_dags", DAG, env_extra=env, users=("steward",)
     ) as af:
@@ -368,3 +371,23 @@ def _finished_again(af: Airflow, dag: str, run: str) -> str:
     wait_for(f"run {run} to start again", lambda: _run(af, dag, run)["state"] != "failed", af,
              RUN_TIMEOUT_S)  # fmt: skip
     return _finished(af, dag, run)
+
+
+def test_dp_releases_stop_when_the_budget_is_spent(live: tuple[Airflow, Path, str]) -> None:
+    af, out, url = live
+    runs = []
+    for _ in range(3):  # one after the other: each spends after the last one's commit
+        run = _trigger(af, "privacy_live_dp", {"rho": 0.5})
+        runs.append((run, _finished(af, "privacy_live_dp", run)))
+    (first, s1), (second, s2), (third, s3) = runs
+    assert (s1, s2, s3) == ("success", "success", "failed")
+    for run in (first, second):
+        assert (out / "published" / _safe(run) / "marginals.csv").is_file()
+    assert _task_state(af, "privacy_live_dp", third, "dp_release") == "failed"
+    assert not _published(out, third)
+    assert not (out / _safe(third) / "marginals.csv").exists()
+    refusal = _xcom(af, "privacy_live_dp", third, "dp_release", "privacy_report")
+    assert refusal["safe"] is False and "would exceed the budget" in refusal["reasons"][0]
+    with ReleaseLedger(url) as db:
+        spends = db.dp_spends("dpsurvey")
+    assert [s.rho for s in spends] == [0.5, 0.5]

@@ -1,0 +1,55 @@
+"""A DP release in a running Airflow (tests/airflow/test_gate_live.py): prepare (an Adult
+slice) -> dp_release (noisy marginals, ``rho`` of the dataset ``dpsurvey``'s budget) ->
+publish -> report (teardown)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pendulum
+from airflow.sdk import DAG, Param, get_current_context, task
+
+from airflow_privacy.core.datasets import adult_hierarchy_path
+from airflow_privacy.providers.airflow.operators.dp_release import DPReleaseOperator
+from airflow_privacy.providers.airflow.operators.publish import PublishReleaseOperator
+from airflow_privacy.providers.airflow.operators.report import ReleaseReportOperator
+
+MARGINALS = "{{ ti.xcom_pull(task_ids='prepare')['marginals'] }}"
+
+with DAG(
+    dag_id="privacy_live_dp", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False, params={"rho": Param(0.5, type="number", description="the spend")},
+) as dag:  # fmt: skip
+
+    @task
+    def prepare(params: dict[str, Any] | None = None) -> dict[str, str]:
+        import pyarrow.parquet as pq
+
+        from airflow_privacy.core.datasets import load_adult
+
+        run = str(get_current_context()["run_id"]).replace(":", "_").replace("+", "_")
+        folder = Path(os.environ["AIRFLOW_PRIVACY_OUTPUT_DIR"]) / run
+        folder.mkdir(parents=True, exist_ok=True)
+        pq.write_table(load_adult().slice(0, 2000), folder / "input.parquet")
+        return {
+            "input": str(folder / "input.parquet"),
+            "marginals": str(folder / "marginals.csv"),
+            "published": str(folder.parent / "published" / run),
+        }
+
+    dp = DPReleaseOperator(
+        task_id="dp_release", source="{{ ti.xcom_pull(task_ids='prepare')['input'] }}",
+        dataset="dpsurvey", marginals=["age,sex", "race"],
+        key_files={c: str(adult_hierarchy_path(c)) for c in ("age", "sex", "race")},
+        output_file=MARGINALS, rho="{{ params.rho }}",
+    )  # fmt: skip
+    publish = PublishReleaseOperator(
+        task_id="publish", attempt_task_id="dp_release", release=MARGINALS,
+        publish_to="{{ ti.xcom_pull(task_ids='prepare')['published'] }}",
+    )  # fmt: skip
+    report = ReleaseReportOperator(task_id="report", attempt_task_id="dp_release",
+                                   release=MARGINALS)  # fmt: skip
+    prepare() >> dp >> publish
+    publish >> report.as_teardown()
