@@ -4,8 +4,9 @@ its utility against the k-anonymous release of the same data.
 Data: UCI Adult's 30,162 records resampled with replacement to each size, each value taken
 from another record 3 times in 10 (Parquet; each column's distribution is Adult's, and the
 combinations keep growing with the size, as real data's do: a plain resample would only
-repeat Adult's records, which k-anonymity passes without generalizing anything). Queries: every 1- and 2-way marginal over the 8 QIs and the
-sensitive column (occupation): 9 + 36 = 45 marginals over the bundled hierarchies' values.
+repeat Adult's records, which k-anonymity passes without generalizing anything). Queries:
+every 1- and 2-way marginal over the 8 QIs and the sensitive column (occupation): 9 + 36 =
+45 marginals over the bundled hierarchies' values.
 
 * **ours**: ``dp-release`` through the gate layer (``DP_RELEASE.run``): the bounded count in
   DuckDB, the count vectors, OpenDP's discrete Gaussian at rho = 1 over all 45 marginals,

@@ -23,6 +23,7 @@ BENCHMARKS = (
     "benchmarks.bench_maxent_accuracy",
     "benchmarks.bench_algorithm_aware",
     "benchmarks.bench_backends",
+    "benchmarks.bench_dp_release",
 )
 
 
