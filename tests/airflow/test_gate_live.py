@@ -390,4 +390,4 @@ def test_dp_releases_stop_when_the_budget_is_spent(live: tuple[Airflow, Path, st
     assert refusal["safe"] is False and "would exceed the budget" in refusal["reasons"][0]
     with ReleaseLedger(url) as db:
         spends = db.dp_spends("dpsurvey")
-    assert [s.rho for s in spends] == [0.5, 0.5]
+    assert [s.rho for s in spends] == pytest.approx([0.5, 0.5], rel=1e-12)
