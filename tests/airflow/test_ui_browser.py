@@ -406,6 +406,53 @@ def test_trigger_form_submits_the_sample_dag_with_its_defaults(
     browser.save_screenshot(str(out / "airflow-triggered-run.png"))
 
 
+# ----------------------------------------------------------------------- a DP release
+def test_a_dp_release_in_the_airflow_ui(
+    session: Any, airflow: Airflow, seeded: Seeded, tmp_path: Path
+) -> None:
+    """A differentially private release (recorded last: the tests above count the seeded
+    releases) as Airflow serves its page: the budget, its meaning, the plot, the cells."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    from airflow_privacy.gate.context import GateContext
+    from airflow_privacy.gate.policy import Policy
+    from airflow_privacy.gate.refs import ReleaseRef
+    from airflow_privacy.gate.steps.dp_release import DP_RELEASE
+    from airflow_privacy.gate.steps.report import REPORT
+    from tests.policy_setup import record_policy
+
+    record_policy(seeded.url, "survey-dp", policy=Policy(dp={"unit": "rho", "cap": 1.0}))
+    data = tmp_path / "survey.csv"
+    data.write_text("sex,age\n" + "".join(f"{'MF'[i % 2]},{20 + i % 9}\n" for i in range(900)))
+    (tmp_path / "sex.csv").write_text(f"M\nF\n{EVIL}\n")
+    (tmp_path / "age.csv").write_text("".join(f"{a}\n" for a in range(20, 30)))
+    uuid = ""
+    for i in range(2):  # two releases: the plot shows the budget spent over time
+        out = tmp_path / f"noisy-{i}.csv"
+        env = DP_RELEASE.run(DP_RELEASE.request({
+            "source": ReleaseRef(path=str(data)), "dataset": "survey-dp",
+            "marginals": ["sex", "age,sex"],
+            "keys": {"sex": str(tmp_path / "sex.csv"), "age": str(tmp_path / "age.csv")},
+            "rho": 0.3, "out": str(out), "ledger": seeded.url,
+        }), GateContext())  # fmt: skip
+        assert env.attempt is not None
+        asked = {"release": ReleaseRef(path=str(out)), "attempt": env.attempt.uuid,
+                 "ledger": seeded.url}  # fmt: skip
+        REPORT.run(REPORT.request(asked), GateContext())
+        uuid = env.attempt.release_uuid
+    browser = session
+    browser.get(f"{airflow.base}/privacy/releases/{uuid}")
+    _wait(browser, ec.presence_of_element_located((By.ID, "dp")))
+    text = browser.find_element(By.ID, "dp").text
+    assert "cap 1, spent 0.6 over 2 DP release(s), 0.4 left" in text
+    assert "never reset" in text and "95% interval" in text
+    plot = browser.find_element(By.CSS_SELECTOR, "#dp svg")
+    assert plot.is_displayed() and plot.size["width"] > 50
+    assert EVIL in text and browser.execute_script("return window.pwned === undefined")
+    _full_page(browser, artifacts_dir() / "ui-report-dp.png")
+
+
 # --------------------------------------------------------------------------- no browser
 @pytest.mark.parametrize("ci", [False, True])
 def test_missing_chromium_skips_locally_and_fails_under_ci(
