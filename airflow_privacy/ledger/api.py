@@ -807,6 +807,7 @@ class ReleaseLedger:
         name: str,
         version: str | None = None,
         origin: Mapping[str, Any] | None = None,
+        member_hashes: Iterable[str] | None = None,
     ) -> tuple[AttemptInfo | None, Budget]:
         """A differentially private release (:mod:`airflow_privacy.ledger.budget`), in one
         transaction under the dataset's lock: ``cap`` (the gate's reading of the dataset's
@@ -817,14 +818,19 @@ class ReleaseLedger:
         ``dp-marginals``: no groups, no records), an open attempt requiring check ``name``,
         the spend and that check (``envelope(attempt, budget after)``, a pass) are recorded
         together: a spend never exists without its release, nor a release without its
-        spend. Publishing it is the gate's, like any attempt."""
+        spend. Publishing it is the gate's, like any attempt. ``member_hashes``: the keyed
+        hashes of its people, stored with it; the spend must then also fit the cap for each
+        of them, over every DP release that recorded them (:func:`budget.people_spent`)."""
         dataset = _check_text(dataset, "dataset name")
         version = _check_text(str(version), "version") if version is not None else None
+        hashes = sorted({str(h) for h in member_hashes}) if member_hashes is not None else None
+        key = self.hash_key() if hashes else None
         try:
             return self._open_dp_attempt(
                 dataset, columns=columns, spec=spec, mechanism=mechanism, rho=rho,
                 epsilon=epsilon, cap=cap, draw=draw, envelope=envelope, name=name,
-                version=version, origin=origin,
+                version=version, origin=origin, hashes=hashes,
+                fingerprint=key_fingerprint(key) if key is not None else None,
             )  # fmt: skip
         except _Refused as refused:  # rolled back: not even the dataset's row is left
             return None, refused.budget
@@ -844,8 +850,14 @@ class ReleaseLedger:
         name: str,
         version: str | None,
         origin: Mapping[str, Any] | None,
+        hashes: list[str] | None,
+        fingerprint: str | None,
     ) -> tuple[AttemptInfo | None, Budget]:
+        from dataclasses import replace
+
         with self._session(write=True) as s:
+            if hashes:  # a person's spends span datasets: every dataset's row, in name order
+                self._lock_datasets(s)
             ds = self._lock_dataset(s, dataset)
             held = policies.active(s, dataset)
             line = cap(policies.info(held) if held is not None else None)
@@ -853,8 +865,6 @@ class ReleaseLedger:
             cost = rho if line is None or line.unit == "rho" else epsilon
             if line is None or cost is None or before.spent + cost > line.cap * (1 + 1e-12):
                 raise _Refused(before)
-            digest = _check_digest(draw())
-            assert digest is not None
             now = _now()
             uuid = str(uuidlib.uuid4())
             if version is not None:
@@ -869,11 +879,21 @@ class ReleaseLedger:
                 created_at=now, updated_at=now, published_at=None, status="candidate",
                 kind=DP_KIND, sensitive="", qis=list(columns),
                 spec=_plain(dict(spec), "spec"), manifest=None, criteria=None, reasons=[],
-                content_hash=hashlib.sha256(f"{digest} {uuid}".encode()).hexdigest(),
-                n_records=0, n_groups=0, n_members=None, key_fingerprint=None,
+                content_hash=hashlib.sha256(f"pending {uuid}".encode()).hexdigest(),
+                n_records=0, n_groups=0, n_members=len(hashes) if hashes else None,
+                key_fingerprint=fingerprint if hashes else None,
             )  # fmt: skip
             s.add(row)
             s.flush()
+            if hashes:
+                _bulk_insert(s, MemberRow.__tablename__, _MEMBER_COLUMNS,
+                             [(row.id, h) for h in hashes])  # fmt: skip
+                before = replace(before, people=budget.people_spent(s, row.id, line.unit))
+                if before.people is not None and before.people + cost > line.cap * (1 + 1e-12):
+                    raise _Refused(before)
+            digest = _check_digest(draw())  # the noise: only now, and only when it fits
+            assert digest is not None
+            row.content_hash = hashlib.sha256(f"{digest} {uuid}".encode()).hexdigest()
             a = AttemptRow(
                 uuid=str(uuidlib.uuid4()), release_id=row.id, status="open",
                 required=_required([name]), first_release=False,
@@ -885,6 +905,8 @@ class ReleaseLedger:
             budget.record(s, dataset=dataset, release_id=row.id, attempt_id=a.id,
                           mechanism=mechanism, rho=rho, epsilon=epsilon, now=now)  # fmt: skip
             after = budget.budget(s, dataset, line)
+            if before.people is not None:
+                after = replace(after, people=before.people + cost)
             env = _plain(dict(envelope(self._attempt_info(s, a, row), after)), "the report")
             s.add(
                 CheckRow(attempt_id=a.id, name=_check_text(name, "check name", limit=255),

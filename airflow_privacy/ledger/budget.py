@@ -8,6 +8,10 @@
   releases are serialized and cannot together overspend; a writer killed before the commit
   leaves nothing (its noise was never seen), one killed after leaves its spend *and* its
   release; a spend is never deleted (a budget never resets, whatever the calendar says);
+* with the identifier hashes of its people (the ``--entity`` column, hashed with the
+  ledger's key), a release is also held to the cap per person: the most any one of its
+  people has spent over every DP release that recorded them, whatever its dataset, plus
+  this spend (every dataset's row is locked, as a composition audit's gate locks them);
 * the spent budget is the sum of the losses (sequential composition: zCDP rhos add, pure
   epsilons add; Bun and Steinke, TCC 2016, Lemma 2.3). Under a pure-epsilon cap a Gaussian
   release's loss is unbounded, so it exhausts the budget.
@@ -48,20 +52,29 @@ class Budget:
     spent: float
     releases: int
     policy_version: int | None
+    #: the most any one person of the release has spent over every DP release that recorded
+    #: them (any dataset), before this one (None: the release recorded no people)
+    people: float | None = None
+
+    @property
+    def binding(self) -> float:
+        """What the cap is compared with: the dataset's spend, or one person's if larger."""
+        return max(self.spent, self.people or 0.0)
 
     @property
     def left(self) -> float:
         if self.cap is None:
             return 0.0
-        left = self.cap - self.spent
+        left = self.cap - self.binding
         # what rounding leaves of a spent budget (0.4 + 0.6 < 1.0 by 2e-16) is nothing
         return left if left > self.cap * 1e-12 else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["left"] = self.left
-        if math.isinf(self.spent):
-            out["spent"] = None  # JSON has no infinity: "unbounded"
+        for key in ("spent", "people"):
+            if out[key] is not None and math.isinf(out[key]):
+                out[key] = None  # JSON has no infinity: "unbounded"
         return out
 
 
@@ -90,6 +103,32 @@ def spent(s: Session, dataset: str, unit: str) -> tuple[float, int]:
     if any(r[1] is None for r in rows):
         return math.inf, len(rows)
     return math.fsum(float(r[1] or 0.0) for r in rows), len(rows)
+
+
+def people_spent(s: Session, release_id: int, unit: str) -> float:
+    """The most any one person of release ``release_id`` (by its identifier hashes) has
+    spent over the DP releases that recorded them, in ``unit`` (0 when none did)."""
+    from sqlalchemy import case, func
+
+    from airflow_privacy.ledger.models import MemberRow
+
+    mine = select(MemberRow.id_hash).where(MemberRow.release_id == release_id)
+    cost = DPSpendRow.rho if unit == "rho" else DPSpendRow.epsilon
+    per_person = (
+        select(
+            MemberRow.id_hash,
+            func.sum(func.coalesce(cost, 0.0)).label("total"),
+            func.sum(case((cost.is_(None), 1), else_=0)).label("unbounded"),
+        )
+        .join(DPSpendRow, DPSpendRow.release_id == MemberRow.release_id)
+        .where(MemberRow.id_hash.in_(mine), MemberRow.release_id != release_id)
+        .group_by(MemberRow.id_hash)
+        .subquery()
+    )
+    worst = s.execute(select(func.max(per_person.c.total), func.max(per_person.c.unbounded))).one()
+    if worst[1]:
+        return math.inf
+    return float(worst[0] or 0.0)
 
 
 def budget(s: Session, dataset: str, cap: Cap | None) -> Budget:

@@ -313,3 +313,49 @@ def test_an_empty_extract_is_refused_before_any_spend(
     assert main([*release_args(world, "m.csv", "--rho", "0.1"), "--quiet"], io.StringIO()) == 2
     assert "holds no records" in capsys.readouterr().err
     assert counts(world["url"]) == before and not (world["tmp"] / "m.csv").exists()
+
+
+def test_the_budget_holds_per_person_across_datasets(
+    world: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the people's identifier hashes (the entity column, the ledger's key), a person's
+    spends add up over every DP release that recorded them, whatever its dataset."""
+    monkeypatch.setenv("AIRFLOW_PRIVACY_LEDGER_KEY", "tests-only-key-0123456789abcdefghijklmnopq")
+    for dataset in ("survey", "clinic", "elsewhere"):
+        cli("policy", "set", "--dataset", dataset, "--dp-rho-cap", "1", "--reason", "b",
+            "--by", "alice")  # fmt: skip
+
+    def release(dataset: str, rho: str, data: Path | None = None) -> tuple[int, dict[str, Any]]:
+        args = release_args(world, f"{dataset}-{rho}.csv", "--rho", rho, "--entity", "who",
+                            "--max-rows-per-person", "2")  # fmt: skip
+        args[args.index("survey")] = dataset
+        if data is not None:
+            args[1] = str(data)
+        return cli(*args)
+
+    code, env = release("survey", "0.6")
+    assert code == 0 and env["details"]["per_person"] is True
+    assert env["details"]["budget"]["people"] == pytest.approx(0.6)
+    # the same people in another dataset: its own budget is untouched, theirs is not
+    code, env = release("clinic", "0.6")
+    assert code == 1 and "for some of its people" in env["reasons"][0]
+    assert (
+        "already spent 0.6" in env["reasons"][0] and not (world["tmp"] / "clinic-0.6.csv").exists()
+    )
+    code, env = release("clinic", "0.4")
+    assert code == 0 and env["details"]["budget"]["people"] == pytest.approx(1.0)
+    # other people: nothing shared, their own budget
+    other = world["tmp"] / "others.csv"
+    other.write_text(world["data"].read_text().replace(",p", ",q"))
+    code, env = release("elsewhere", "0.9", other)
+    assert code == 0 and env["details"]["budget"]["people"] == pytest.approx(0.9)
+
+
+def test_without_a_key_the_budget_is_per_dataset(
+    world: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AIRFLOW_PRIVACY_LEDGER_KEY", raising=False)
+    set_cap("--dp-rho-cap", "1")
+    code, env = cli(*release_args(world, "m.csv", "--rho", "0.5", "--entity", "who",
+                                  "--max-rows-per-person", "2"))  # fmt: skip
+    assert code == 0 and env["details"]["per_person"] is False

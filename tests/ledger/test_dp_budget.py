@@ -27,21 +27,30 @@ __all__ = ["url"]
 
 def _inputs(tmp: Path) -> list[str]:
     data = tmp / "people.csv"
-    data.write_text("age,sex\n" + "".join(f"{20 + i % 7},{'MF'[i % 2]}\n" for i in range(500)))
+    data.write_text(
+        "age,sex,who\n" + "".join(f"{20 + i % 7},{'MF'[i % 2]},p{i // 2}\n" for i in range(500))
+    )
     (tmp / "age.csv").write_text("".join(f"{a}\n" for a in range(20, 27)))
     (tmp / "sex.csv").write_text("M\nF\n")
     return [str(data), "--dataset", "survey", "--marginal", "age,sex", "--marginal", "sex",
             "--keys", f"age={tmp / 'age.csv'}", "--keys", f"sex={tmp / 'sex.csv'}"]  # fmt: skip
 
 
-def _policy(target: str, cap: float) -> None:
+def _policy(target: str, cap: float, *datasets: str) -> None:
     from airflow_privacy.gate.policy import Policy
 
-    record_policy(target, "survey", policy=Policy(dp={"unit": "rho", "cap": cap}))
+    for dataset in datasets or ("survey",):
+        record_policy(target, dataset, policy=Policy(dp={"unit": "rho", "cap": cap}))
 
 
-def _start(target: str, args: list[str], out: Path) -> subprocess.Popen[bytes]:
+KEY = "tests-only-key-0123456789abcdefghijklmnopqrst"
+
+
+def _start(target: str, args: list[str], out: Path, key: bool = False) -> subprocess.Popen[bytes]:
     env = dict(os.environ, AIRFLOW_PRIVACY_LEDGER_URL=target, PYTHONPATH=str(ROOT))
+    env.pop("AIRFLOW_PRIVACY_LEDGER_KEY", None)
+    if key:
+        env["AIRFLOW_PRIVACY_LEDGER_KEY"] = KEY
     return subprocess.Popen(
         [sys.executable, "-m", "airflow_privacy.cli", "dp-release", *args, "--rho", "0.1",
          "--out", str(out), "--quiet"],
@@ -77,7 +86,8 @@ def _consistent(state: dict[str, Any], cap: float) -> None:
     assert all(kind == "dp-marginals" and digest and checks == 1
                for _, _, _, kind, digest, checks in spends)  # fmt: skip
     assert state["dp_releases"] == len(spends) == state["attempts"]
-    assert sum(float(s[0]) for s in spends) <= cap * (1 + 1e-12)
+    assert sum(float(s[0]) for s in spends) <= cap * (1 + 1e-12)  # per dataset, and per person
+    # (every release here holds the same people)
 
 
 def test_concurrent_releases_never_overspend(url: str, tmp_path: Path) -> None:
@@ -119,3 +129,28 @@ def test_kill_9_leaves_no_spend_without_its_release(tmp_path: Path, backend: str
         _consistent(_ledger(target), 100.0)
     state = _ledger(target)
     print(f"\n{trials} DP releases, {killed} killed with SIGKILL, {len(state['spends'])} spent")
+
+
+def test_concurrent_releases_of_the_same_people_never_overspend_them(
+    url: str,
+    tmp_path: Path,
+) -> None:
+    """16 releases at once, alternating between two datasets of the same people (their
+    identifier hashes recorded): each person's spends add up over both datasets."""
+    _policy(url, 1.0, "survey", "clinic")
+    args = _inputs(tmp_path)
+    procs = []
+    for i in range(16):
+        mine = [*args, "--entity", "who", "--max-rows-per-person", "2"]
+        mine[mine.index("survey")] = ("survey", "clinic")[i % 2]
+        procs.append(_start(url, mine, tmp_path / f"out-{i}.csv", key=True))
+    codes = []
+    for p in procs:
+        _, err = p.communicate(timeout=600)
+        codes.append(p.returncode)
+        assert p.returncode in (0, 1, 4), err.decode()[-2000:]
+    state = _ledger(url)
+    _consistent(state, 1.0)
+    if 4 not in codes:
+        assert codes.count(0) == 10 and codes.count(1) == 6
+    print(f"\n16 concurrent DP releases of the same people in 2 datasets: {sorted(codes)}")

@@ -256,6 +256,17 @@ def _count(
     return count_vectors(table, counts, marginals, keys)
 
 
+def _people(req: DPReleaseRequest, ledger: Any, ctx: GateContext) -> list[str] | None:
+    """The keyed hashes of the release's people (the ``entity`` column), when there is one
+    and the ledger has its identifier key: the budget then holds per person too
+    (:mod:`airflow_privacy.ledger.budget`). Never the identifiers."""
+    if req.entity is None or ledger.hash_key(required=False) is None:
+        return None
+    from airflow_privacy.gate.attempts import member_hashes
+
+    return member_hashes(req.source, req.entity, ledger.key_env, ctx)
+
+
 def _table(
     marginals: Sequence[Marginal],
     keys: Mapping[str, Sequence[str]],
@@ -325,10 +336,11 @@ def _release(
         "marginals": [list(m.columns) for m in marginals], "entity": req.entity,
     }  # fmt: skip
     with ledger:
+        people = _people(req, ledger, ctx)
         info, budget = ledger.open_dp_attempt(
             req.dataset, columns=columns, spec=spec, mechanism=noise.mechanism, rho=noise.rho,
             epsilon=noise.epsilon, cap=dp_cap, draw=drawn, envelope=record, name=req.name,
-            version=req.version, origin=ctx.origin,
+            version=req.version, origin=ctx.origin, member_hashes=people,
         )  # fmt: skip
     if info is None:
         return _envelope(req, marginals, noise, n_cells, budget, None, spent=False)
@@ -370,6 +382,44 @@ def _loss_words(noise: NoisePlan, budget: Budget, delta: float) -> dict[str, Any
     return {"epsilon": eps, "delta": d, "factor": factor, "semantic": bound, "text": text}
 
 
+def _refusal(
+    dataset: str, budget: Budget, unit: str, cost: float | None
+) -> tuple[str, list[dict[str, Any]]]:
+    """Why a release the budget does not hold is refused, and the way forward."""
+    if budget.cap is None:
+        why = (
+            f"the policy of {dataset!r} allows no differentially private release (it sets no "
+            "DP budget)"
+        )
+        return why, [{
+            "kind": "policy", "criterion": "dp",
+            "text": f"an officer sets a budget in the policy of {dataset!r} "
+                    f"({opt('dp_rho_cap')} or {opt('dp_epsilon_cap')}; a second person "
+                    "approves it)",
+        }]  # fmt: skip
+    asked = f"spending {unit}={cost if cost is not None else 'unbounded'} would exceed the budget"
+    if budget.people is not None and budget.people > budget.spent:
+        shown = "unbounded" if math.isinf(budget.people) else f"{budget.people:.6g}"
+        why = (
+            f"{asked} of {dataset!r} for some of its people: cap {budget.cap:g}, and a person "
+            f"of this release already spent {shown} in other DP releases (by their identifier "
+            f"hashes), left {budget.left:.6g}"
+        )
+    else:
+        shown = "unbounded" if math.isinf(budget.spent) else f"{budget.spent:.6g}"
+        why = (
+            f"{asked} of {dataset!r}: cap {budget.cap:g}, spent {shown} over "
+            f"{budget.releases} release(s), left {budget.left:.6g}"
+        )
+    if budget.left <= 0:
+        return why, []
+    return why, [{
+        "kind": "budget", "criterion": "dp",
+        "text": f"at most {unit}={budget.left:.6g} is left: spend {opt(unit)} "
+                f"{budget.left:.6g} or less (more noise), or release fewer marginals",
+    }]  # fmt: skip
+
+
 def _envelope(
     req: DPReleaseRequest,
     marginals: Sequence[Marginal],
@@ -391,33 +441,13 @@ def _envelope(
         "unit": unit,
         "cost": cost,
         "budget": budget.to_dict(),
+        # whether the cap held per person too (the entity's identifier hashes were recorded)
+        "per_person": budget.people is not None,
         "confidence": 0.95,
     }
     facts = ReleaseFacts(ref=req.source.describe(), group_columns=[], kind="dp-marginals")
     if not spent:
-        if budget.cap is None:
-            why = (
-                f"the policy of {req.dataset!r} allows no differentially private release (it "
-                "sets no DP budget)"
-            )
-            advice = [{
-                "kind": "policy", "criterion": "dp",
-                "text": f"an officer sets a budget in the policy of {req.dataset!r} "
-                        f"({opt('dp_rho_cap')} or {opt('dp_epsilon_cap')}; a second person "
-                        "approves it)",
-            }]  # fmt: skip
-        else:
-            shown = "unbounded" if math.isinf(budget.spent) else f"{budget.spent:.6g}"
-            why = (
-                f"spending {unit}={cost if cost is not None else 'unbounded'} would exceed the "
-                f"budget of {req.dataset!r}: cap {budget.cap:g}, spent {shown} over "
-                f"{budget.releases} release(s), left {budget.left:.6g}"
-            )
-            advice = [{
-                "kind": "budget", "criterion": "dp",
-                "text": f"at most {unit}={budget.left:.6g} is left: spend {opt(unit)} "
-                        f"{budget.left:.6g} or less (more noise), or release fewer marginals",
-            }] if budget.left > 0 else []  # fmt: skip
+        why, advice = _refusal(req.dataset, budget, unit, cost)
         return Envelope(
             step="dp-release", name=req.name, outcome="blocked", safe=False,
             summary=f"refused: {why}; nothing was drawn, recorded or written",
