@@ -880,7 +880,7 @@ class ReleaseLedger:
                 kind=DP_KIND, sensitive="", qis=list(columns),
                 spec=_plain(dict(spec), "spec"), manifest=None, criteria=None, reasons=[],
                 content_hash=hashlib.sha256(f"pending {uuid}".encode()).hexdigest(),
-                n_records=0, n_groups=0, n_members=len(hashes) if hashes else None,
+                n_records=0, n_groups=0, n_members=None,  # how many people: not published
                 key_fingerprint=fingerprint if hashes else None,
             )  # fmt: skip
             s.add(row)

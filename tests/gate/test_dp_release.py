@@ -69,6 +69,8 @@ def test_a_release_spends_the_budget_and_publishes(world: dict[str, Any]) -> Non
     d = env["details"]
     assert d["budget"]["spent"] == pytest.approx(0.4) and d["budget"]["left"] == pytest.approx(0.6)
     assert d["cells"] == 6 * 2 + 3 and d["mechanism"]["mechanism"] == "gaussian"
+    # no exact count of the data leaves in the report: only the noisy cells, in the file
+    assert env["release"]["records"] is None and env["release"]["groups"] is None
     # two marginals at rho 0.4 in total: sigma = sqrt(2 / (2 * 0.4)) per cell
     assert d["mechanism"]["scale"] == pytest.approx(math.sqrt(2 / 0.8), rel=1e-9)
     assert "statistical distance" in d["loss"]["text"] or "bounds nothing" in d["loss"]["text"]
@@ -335,6 +337,10 @@ def test_the_budget_holds_per_person_across_datasets(
 
     code, env = release("survey", "0.6")
     assert code == 0 and env["details"]["per_person"] is True
+    from airflow_privacy.ledger import ReleaseLedger
+
+    with ReleaseLedger(world["url"]) as db:  # how many people: recorded as hashes, not shown
+        assert db.info(env["attempt"]["release_id"]).members is None
     assert env["details"]["budget"]["people"] == pytest.approx(0.6)
     # the same people in another dataset: its own budget is untouched, theirs is not
     code, env = release("clinic", "0.6")
