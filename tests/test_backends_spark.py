@@ -579,3 +579,36 @@ def test_no_value_leaks_in_errors(spark: Any, tmp_path: Path) -> None:
         spark_backend().histogram(path, ["q"], "s", spark=spark)
     assert "SECRET" not in str(err.value) and "cancer" not in str(err.value)
     assert "column 'q' has 1 missing value(s)" in str(err.value)
+
+
+# ------------------------------------------------------------------------ DP counts
+@pytest.mark.parametrize("seed", range(3))
+def test_dp_counts_by_spark_equal_duckdbs(spark: Any, tmp_path: Path, seed: int) -> None:
+    """A DP release's bounded counts (each person's first records, in the order of their
+    values) by Spark and by DuckDB over one Parquet file: the same marginal vectors; a float
+    zero keeps its sign."""
+    import random
+
+    from airflow_privacy.core.backends.duck import bounded_counts
+    from airflow_privacy.core.dp.marginals import Marginal, count_vectors
+
+    rng = random.Random(seed)
+    n = rng.randrange(5, 60)
+    t = pa.table({
+        "a": pa.array([rng.choice(["x", "y", "z", None]) for _ in range(n)], pa.string()),
+        "f": pa.array([rng.choice([1.5, 0.0, -0.0, None]) for _ in range(n)], pa.float64()),
+        "k": pa.array([rng.choice([3, 17, 100]) for _ in range(n)], pa.int64()),
+        "who": pa.array([f"p{rng.randrange(8)}" for _ in range(n)], pa.string()),
+    })  # fmt: skip
+    path = tmp_path / "t.parquet"
+    pq.write_table(t, path)
+    keys = {"a": ["x", "y", "z"], "f": ["1.5", "0.0", "-0.0"], "k": ["3", "17", "100"]}
+    ms = [Marginal(("a",)), Marginal(("f", "a")), Marginal(("k", "f"))]
+    for entity, bound in ((None, 1), ("who", 1), ("who", 2)):
+        columns = ["a", "f", "k"]
+        table, counts = spark_backend().bounded_counts(path, columns, entity=entity,
+                                                       bound=bound, spark=spark)  # fmt: skip
+        ours = count_vectors(table, counts, ms, keys)
+        duck = count_vectors(*bounded_counts(path, columns, entity=entity, bound=bound), ms, keys)
+        for m, a, b in zip(ms, ours, duck, strict=True):
+            assert a.tolist() == b.tolist(), (seed, entity, bound, m)

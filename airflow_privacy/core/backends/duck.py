@@ -642,7 +642,8 @@ def bounded_counts(
             pa.types.is_large_string(kind) else t
             for e, t, kind in zip(source.exprs, text, source.types, strict=False)
         ][: len(columns)]  # fmt: skip
-        order = ", ".join(f"{e} NULLS LAST" for e in typed)
+        # then by the text: -0.0 before 0.0, equal as numbers (every backend breaks the tie so)
+        order = ", ".join(f"{e} NULLS LAST" for e in [*typed, *text[: len(columns)]])
         if entity is None:
             query = f"SELECT {select}, count(*) AS n FROM {source.clause} GROUP BY ALL ORDER BY ALL"
         else:

@@ -49,6 +49,7 @@ from airflow_privacy.core.io import check_utf8
 from airflow_privacy.errors import InputError, opt
 
 if TYPE_CHECKING:
+    import numpy.typing as npt
     import pyarrow as pa
 
     from airflow_privacy.core.anonymize.plan import Recoding
@@ -710,3 +711,57 @@ def _remove(session: Any, target: str, mode: WriteMode) -> bool:
         return False
     shutil.rmtree(path, ignore_errors=True)
     return not os.path.exists(path)
+
+
+def bounded_counts(
+    source: Any,
+    columns: Sequence[str],
+    *,
+    entity: str | None = None,
+    bound: int = 1,
+    spark: Any = None,
+    progress: Progress = None,
+) -> tuple[pa.Table, npt.NDArray[np.int64]]:
+    """The input of a DP release counted by Spark, as
+    :func:`airflow_privacy.core.backends.duck.bounded_counts` counts a file: with ``entity``,
+    each person's first ``bound`` records (``row_number`` over the person, in the order of
+    the values, nulls last) in the same job as the ``groupBy``; a float zero's sign kept;
+    the values as text (Python's ``str`` of each: an integer 17 is ``17``), a null or empty
+    value null. Only counts leave Spark."""
+    import pyarrow as pa
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    frame = _frame(source, spark)
+    wanted = [*columns, *([entity] if entity is not None else [])]
+    for name in wanted:
+        if name not in frame.position:
+            raise InputError(f"column {name!r} is not in {frame.name}")
+    _check_types(frame, wanted)
+    df = frame.df
+    cols = [F.col(f"c{frame.position[c]}") for c in columns]
+    if entity is not None:
+        # then by the text: -0.0 before 0.0 (equal as numbers), as every backend orders them
+        window = Window.partitionBy(F.col(f"c{frame.position[entity]}")).orderBy(
+            *[c.asc_nulls_last() for c in cols],
+            *[c.cast("string").asc_nulls_last() for c in cols],
+        )
+        df = df.withColumn("_r", F.row_number().over(window)).where(F.col("_r") <= int(bound))
+    keys = []
+    for i, name in enumerate(columns):
+        keys.append(cols[i].alias(f"k{i}"))
+        if _is_float(frame, name):
+            keys.append(_negative_zero(cols[i]).alias(f"z{i}"))
+    if progress is not None:
+        progress(f"counting {frame.name} (Spark)")
+    table: pa.Table = df.groupBy(*keys).agg(F.count(F.lit(1)).alias("n")).toArrow()
+    table = _as_declared(table, columns, frame)
+    out = {
+        name: pa.array(
+            [None if v is None or v == "" else str(v) for v in table.column(f"k{i}").to_pylist()],
+            pa.string(),
+        )
+        for i, name in enumerate(columns)
+    }
+    counts = np.asarray(table.column("n").to_numpy(), dtype=np.int64)
+    return pa.table(out), counts

@@ -991,7 +991,8 @@ def bounded_counts(
             query = sa.select(*keys, sa.func.count()).select_from(t).group_by(*keys)
         else:
             labelled = [k.label(f"k{i}") for i, k in enumerate(keys)]
-            order = [sa.nulls_last(x) for x in c]  # DuckDB's order: nulls last
+            # DuckDB's order: nulls last; -0.0 before 0.0 (equal as numbers)
+            order = [sa.nulls_last(x) for x in c] + [f.desc() for f in flags.values()]
             rank = sa.func.row_number().over(partition_by=t.c[entity], order_by=order)
             inner = sa.select(*labelled, rank.label("r")).select_from(t).subquery()
             outer = [inner.c[f"k{i}"] for i in range(len(keys))]

@@ -101,9 +101,10 @@ class DPReleaseStep(Step):
     operator = "airflow_privacy.providers.airflow.operators.dp_release.DPReleaseOperator"
     fields = (
         Field("source", "ref", "the data to count: a CSV or Parquet file (counted by "
-              "DuckDB) or a SQL table (counted in its database); only counts come back",
-              cli="INPUT", required=True, type_hint="str | None", variants=("sql_table",),
-              cli_note="table:SCHEMA.NAME with --conn URL",
+              "DuckDB), a SQL table (counted in its database) or a Spark table; only counts "
+              "come back", cli="INPUT", required=True, type_hint="str | None",
+              variants=("sql_table",),
+              cli_note="table:SCHEMA.NAME with --conn URL; spark:DB.NAME",
               airflow_note="exactly one of source and sql_table (with conn_id)"),
         Field("dataset", "label", "the dataset whose budget the release spends (its policy "
               "sets the cap)", required=True, metavar="NAME", type_hint="str"),
@@ -230,13 +231,16 @@ def _count(
     from airflow_privacy.core.dp.marginals import count_vectors
     from airflow_privacy.gate.tables import local_copy
 
-    if req.source.is_spark:
-        raise InputError(
-            f"{req.source.describe()}: a DP release counts a CSV or Parquet file or a SQL "
-            "table (a Spark table is not supported yet)"
-        )
     columns = list(dict.fromkeys(c for m in marginals for c in m.columns))
-    if req.source.is_table:
+    if req.source.is_spark:
+        from airflow_privacy.core.backends import spark
+        from airflow_privacy.gate.pushdown import _spark_source, spark_session
+
+        table, counts = spark.bounded_counts(
+            _spark_source(req.source), columns, entity=req.entity,
+            bound=req.max_rows_per_person, spark=spark_session(ctx), progress=ctx.progress,
+        )  # fmt: skip
+    elif req.source.is_table:
         from airflow_privacy.core.backends import sql
         from airflow_privacy.gate.tables import sql_target
 
