@@ -34,7 +34,7 @@ import math
 import uuid as uuidlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -826,95 +826,82 @@ class ReleaseLedger:
         hashes = sorted({str(h) for h in member_hashes}) if member_hashes is not None else None
         key = self.hash_key() if hashes else None
         try:
-            return self._open_dp_attempt(
-                dataset, columns=columns, spec=spec, mechanism=mechanism, rho=rho,
-                epsilon=epsilon, cap=cap, draw=draw, envelope=envelope, name=name,
-                version=version, origin=origin, hashes=hashes,
-                fingerprint=key_fingerprint(key) if key is not None else None,
-            )  # fmt: skip
+            with self._session(write=True) as s:
+                if hashes:  # a person's spends span datasets: every dataset's row, in name order
+                    self._lock_datasets(s)
+                ds = self._lock_dataset(s, dataset)
+                held = policies.active(s, dataset)
+                line = cap(policies.info(held) if held is not None else None)
+                before = budget.budget(s, dataset, line)
+                cost = rho if line is None or line.unit == "rho" else epsilon
+                if line is None or cost is None or not budget.fits(before.spent, cost, line):
+                    raise _Refused(before)
+                now = _now()
+                row = self._dp_row(s, ds, version, columns, spec, now)
+                if hashes:
+                    assert key is not None
+                    row.key_fingerprint = key_fingerprint(key)
+                    _bulk_insert(s, MemberRow.__tablename__, _MEMBER_COLUMNS,
+                                 [(row.id, h) for h in hashes])  # fmt: skip
+                    before = replace(before, people=budget.people_spent(s, row.id, line.unit))
+                    if not budget.fits(before.people or 0.0, cost, line):
+                        raise _Refused(before)
+                digest = _check_digest(draw())  # the noise: only now, and only when it fits
+                assert digest is not None
+                row.content_hash = hashlib.sha256(f"{digest} {row.uuid}".encode()).hexdigest()
+                a = AttemptRow(
+                    uuid=str(uuidlib.uuid4()), release_id=row.id, status="open",
+                    required=_required([name]), first_release=False,
+                    origin=_plain(dict(origin or {}), "origin") or {}, reasons=[],
+                    created_at=now, updated_at=now, content_digest=digest,
+                )  # fmt: skip
+                s.add(a)
+                s.flush()
+                budget.record(s, dataset=dataset, release_id=row.id, attempt_id=a.id,
+                              mechanism=mechanism, rho=rho, epsilon=epsilon, now=now)  # fmt: skip
+                after = budget.budget(s, dataset, line)
+                if before.people is not None:
+                    after = replace(after, people=before.people + cost)
+                env = _plain(dict(envelope(self._attempt_info(s, a, row), after)), "the report")
+                s.add(
+                    CheckRow(attempt_id=a.id, name=_check_text(name, "check name", limit=255),
+                             step=str(env["step"]), safe=env["safe"], outcome=str(env["outcome"]),
+                             envelope=env, created_at=now)
+                )  # fmt: skip
+                s.flush()
+                return self._attempt_info(s, a, row), after
         except _Refused as refused:  # rolled back: not even the dataset's row is left
             return None, refused.budget
 
-    def _open_dp_attempt(
+    def _dp_row(
         self,
-        dataset: str,
-        *,
+        s: Session,
+        ds: DatasetRow,
+        version: str | None,
         columns: Sequence[str],
         spec: Mapping[str, Any],
-        mechanism: str,
-        rho: float,
-        epsilon: float | None,
-        cap: Callable[[PolicyInfo | None], Cap | None],
-        draw: Callable[[], str],
-        envelope: Callable[[AttemptInfo, Budget], Mapping[str, Any]],
-        name: str,
-        version: str | None,
-        origin: Mapping[str, Any] | None,
-        hashes: list[str] | None,
-        fingerprint: str | None,
-    ) -> tuple[AttemptInfo | None, Budget]:
-        from dataclasses import replace
-
-        with self._session(write=True) as s:
-            if hashes:  # a person's spends span datasets: every dataset's row, in name order
-                self._lock_datasets(s)
-            ds = self._lock_dataset(s, dataset)
-            held = policies.active(s, dataset)
-            line = cap(policies.info(held) if held is not None else None)
-            before = budget.budget(s, dataset, line)
-            cost = rho if line is None or line.unit == "rho" else epsilon
-            if line is None or cost is None or before.spent + cost > line.cap * (1 + 1e-12):
-                raise _Refused(before)
-            now = _now()
-            uuid = str(uuidlib.uuid4())
-            if version is not None:
-                clash = _published_under(s, dataset, version)
-                if clash is not None:
-                    raise InputError(
-                        f"{dataset!r} version {version!r} is already published (release "
-                        f"#{clash}); choose another version"
-                    )
-            row = ReleaseRow(
-                uuid=uuid, dataset=dataset, version=version or self._label(s, ds),
-                created_at=now, updated_at=now, published_at=None, status="candidate",
-                kind=DP_KIND, sensitive="", qis=list(columns),
-                spec=_plain(dict(spec), "spec"), manifest=None, criteria=None, reasons=[],
-                content_hash=hashlib.sha256(f"pending {uuid}".encode()).hexdigest(),
-                n_records=0, n_groups=0, n_members=None,  # how many people: not published
-                key_fingerprint=fingerprint if hashes else None,
-            )  # fmt: skip
-            s.add(row)
-            s.flush()
-            if hashes:
-                _bulk_insert(s, MemberRow.__tablename__, _MEMBER_COLUMNS,
-                             [(row.id, h) for h in hashes])  # fmt: skip
-                before = replace(before, people=budget.people_spent(s, row.id, line.unit))
-                if before.people is not None and before.people + cost > line.cap * (1 + 1e-12):
-                    raise _Refused(before)
-            digest = _check_digest(draw())  # the noise: only now, and only when it fits
-            assert digest is not None
-            row.content_hash = hashlib.sha256(f"{digest} {uuid}".encode()).hexdigest()
-            a = AttemptRow(
-                uuid=str(uuidlib.uuid4()), release_id=row.id, status="open",
-                required=_required([name]), first_release=False,
-                origin=_plain(dict(origin or {}), "origin") or {}, reasons=[],
-                created_at=now, updated_at=now, content_digest=digest,
-            )  # fmt: skip
-            s.add(a)
-            s.flush()
-            budget.record(s, dataset=dataset, release_id=row.id, attempt_id=a.id,
-                          mechanism=mechanism, rho=rho, epsilon=epsilon, now=now)  # fmt: skip
-            after = budget.budget(s, dataset, line)
-            if before.people is not None:
-                after = replace(after, people=before.people + cost)
-            env = _plain(dict(envelope(self._attempt_info(s, a, row), after)), "the report")
-            s.add(
-                CheckRow(attempt_id=a.id, name=_check_text(name, "check name", limit=255),
-                         step=str(env["step"]), safe=env["safe"], outcome=str(env["outcome"]),
-                         envelope=env, created_at=now)
-            )  # fmt: skip
-            s.flush()
-            return self._attempt_info(s, a, row), after
+        now: datetime,
+    ) -> ReleaseRow:
+        """A DP release's row (no groups, no records; the number of its people is not
+        published), its content hash pending until the noise is drawn."""
+        if version is not None:
+            clash = _published_under(s, ds.name, version)
+            if clash is not None:
+                raise InputError(
+                    f"{ds.name!r} version {version!r} is already published (release "
+                    f"#{clash}); choose another version"
+                )
+        uuid = str(uuidlib.uuid4())
+        row = ReleaseRow(
+            uuid=uuid, dataset=ds.name, version=version or self._label(s, ds), created_at=now,
+            updated_at=now, published_at=None, status="candidate", kind=DP_KIND, sensitive="",
+            qis=list(columns), spec=_plain(dict(spec), "spec"), manifest=None, criteria=None,
+            reasons=[], content_hash=hashlib.sha256(f"pending {uuid}".encode()).hexdigest(),
+            n_records=0, n_groups=0, n_members=None, key_fingerprint=None,
+        )  # fmt: skip
+        s.add(row)
+        s.flush()
+        return row
 
     def dp_budget(self, dataset: str, cap: Callable[[PolicyInfo | None], Cap | None]) -> Budget:
         """``dataset``'s DP budget now (``cap``: the gate's reading of its policy)."""

@@ -93,6 +93,11 @@ class Spend:
         return asdict(self)
 
 
+def fits(spent: float, cost: float, cap: Cap) -> bool:
+    """Whether ``cost`` more stays within ``cap`` (rounding of a sum of floats forgiven)."""
+    return spent + cost <= cap.cap * (1 + 1e-12)
+
+
 def spent(s: Session, dataset: str, unit: str) -> tuple[float, int]:
     """The loss spent on ``dataset`` in ``unit`` and the number of DP releases."""
     rows = s.execute(

@@ -90,15 +90,22 @@ def _consistent(state: dict[str, Any], cap: float) -> None:
     # (every release here holds the same people)
 
 
-def test_concurrent_releases_never_overspend(url: str, tmp_path: Path) -> None:
-    _policy(url, 1.0)
-    args = _inputs(tmp_path)
-    procs = [_start(url, args, tmp_path / f"out-{i}.csv") for i in range(16)]
+def _codes(procs: list[subprocess.Popen[bytes]]) -> list[int]:
+    """Each process's exit code once it ends: released (0), refused (1) or a lock waited
+    for too long (4), nothing else."""
     codes = []
     for p in procs:
         _, err = p.communicate(timeout=600)
         codes.append(p.returncode)
         assert p.returncode in (0, 1, 4), err.decode()[-2000:]
+    return codes
+
+
+def test_concurrent_releases_never_overspend(url: str, tmp_path: Path) -> None:
+    _policy(url, 1.0)
+    args = _inputs(tmp_path)
+    procs = [_start(url, args, tmp_path / f"out-{i}.csv") for i in range(16)]
+    codes = _codes(procs)
     state = _ledger(url)
     _consistent(state, 1.0)
     released = [i for i, c in enumerate(codes) if c == 0]
@@ -144,11 +151,7 @@ def test_concurrent_releases_of_the_same_people_never_overspend_them(
         mine = [*args, "--entity", "who", "--max-rows-per-person", "2"]
         mine[mine.index("survey")] = ("survey", "clinic")[i % 2]
         procs.append(_start(url, mine, tmp_path / f"out-{i}.csv", key=True))
-    codes = []
-    for p in procs:
-        _, err = p.communicate(timeout=600)
-        codes.append(p.returncode)
-        assert p.returncode in (0, 1, 4), err.decode()[-2000:]
+    codes = _codes(procs)
     state = _ledger(url)
     _consistent(state, 1.0)
     if 4 not in codes:

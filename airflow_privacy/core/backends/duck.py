@@ -186,11 +186,7 @@ class DuckDBBackend:
         if progress is not None:
             progress(f"counting the classes of {path} (DuckDB)")
         with _private_link(p, kind) as link, _connection() as con:
-            source = (
-                _parquet_source(p, link, list(columns))
-                if kind == "parquet"
-                else _csv_source(p, link, list(columns), delimiter)
-            )
+            source = _source(p, link, list(columns), kind, delimiter)
             keys = [f"k{i}" for i in range(len(source.exprs))]
             select = ", ".join(f"{e} AS {k}" for e, k in zip(source.exprs, keys, strict=True))
             for i, declared in enumerate(source.types):
@@ -243,11 +239,7 @@ class DuckDBBackend:
         if progress is not None:
             progress(f"reading {path} (DuckDB)")
         with _private_link(p, kind) as link, _connection() as con:
-            source = (
-                _parquet_source(p, link, spec)
-                if kind == "parquet"
-                else _csv_source(p, link, spec, delimiter)
-            )
+            source = _source(p, link, spec, kind, delimiter)
             keys = [f"k{i}" for i in range(len(source.exprs))]
             select = ", ".join(f"{e} AS {k}" for e, k in zip(source.exprs, keys, strict=True))
             # SQL groups -0.0 with 0.0; Arrow (and the labels) keep them apart
@@ -344,6 +336,15 @@ def _parquet_source(path: Path, link: Path, spec: ReleaseSpec | Sequence[str]) -
         "file_row_number + 1",
         types,
     )
+
+
+def _source(
+    path: Path, link: Path, spec: ReleaseSpec | Sequence[str], kind: str, delimiter: str | None
+) -> _Source:
+    """The ``FROM`` clause of a Parquet or CSV file (``kind``)."""
+    if kind == "parquet":
+        return _parquet_source(path, link, spec)
+    return _csv_source(path, link, spec, delimiter)
 
 
 def _wanted(spec: ReleaseSpec | Sequence[str]) -> list[str]:
@@ -627,11 +628,7 @@ def bounded_counts(
     if progress is not None:
         progress(f"counting {p.name} (DuckDB)")
     with _private_link(p, kind) as link, _connection() as con:
-        source = (
-            _parquet_source(p, link, wanted)
-            if kind == "parquet"
-            else _csv_source(p, link, wanted, delimiter)
-        )
+        source = _source(p, link, wanted, kind, delimiter)
         text = [f"nullif(CAST({e} AS VARCHAR), '')" for e in source.exprs]
         keys = [f"k{i}" for i in range(len(columns))]
         select = ", ".join(f"{e} AS {k}" for e, k in zip(text, keys, strict=False))
