@@ -14,17 +14,16 @@ takes ``benign_values=["none"]``; the check of the run's params decides the gate
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pendulum
-from airflow.sdk import DAG, Param, get_current_context, task
+from airflow.sdk import DAG, Param, task
 
 from airflow_privacy.providers.airflow.operators.anonymize import AnonymizeLatticeOperator
 from airflow_privacy.providers.airflow.operators.attempt import OpenAttemptOperator
 from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
 from airflow_privacy.providers.airflow.operators.publish import PublishReleaseOperator
 from airflow_privacy.providers.airflow.operators.report import ReleaseReportOperator
+from tests.airflow.dag_parts import run_folder
 
 RELEASE = "{{ ti.xcom_pull(task_ids='prepare')['release'] }}"
 
@@ -45,9 +44,7 @@ with DAG(
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        run = str(get_current_context()["run_id"]).replace(":", "_").replace("+", "_")
-        folder = Path(os.environ["AIRFLOW_PRIVACY_OUTPUT_DIR"]) / run
-        folder.mkdir(parents=True, exist_ok=True)
+        folder, run = run_folder()
         rare = ["flu", "hiv", "asthma", "cold"]
         wards, values = [], []
         for ward in ("north", "south", "east"):
@@ -120,9 +117,7 @@ with DAG(
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        run = str(get_current_context()["run_id"]).replace(":", "_").replace("+", "_")
-        folder = Path(os.environ["AIRFLOW_PRIVACY_OUTPUT_DIR"]) / run
-        folder.mkdir(parents=True, exist_ok=True)
+        folder, run = run_folder()
         rare = ["flu", "hiv", "asthma", "cold"]
         wards, ages, values = [], [], []
         for w, ward in enumerate(("north", "south", "east", "west")):

@@ -17,8 +17,6 @@ teardown, a report that is not one) are in ``tests/airflow/refused_dags/``.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import pendulum
@@ -30,6 +28,7 @@ from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperato
 from airflow_privacy.providers.airflow.operators.composition import CompositionAuditOperator
 from airflow_privacy.providers.airflow.operators.publish import PublishReleaseOperator
 from airflow_privacy.providers.airflow.operators.report import ReleaseReportOperator
+from tests.airflow.dag_parts import run_folder, write_adult
 
 QIS = ["age", "marital-status", "race", "sex"]
 RELEASE = "{{ ti.xcom_pull(task_ids='anonymize')['outputs']['release'] }}"
@@ -60,19 +59,10 @@ def build(dag_id: str) -> DAG:
 
         @task
         def prepare(params: dict[str, Any] | None = None) -> dict[str, str]:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            from airflow_privacy.core.datasets import load_adult
-
             p = params or get_current_context()["params"]
-            run = str(get_current_context()["run_id"]).replace(":", "_").replace("+", "_")
-            folder = Path(os.environ["AIRFLOW_PRIVACY_OUTPUT_DIR"]) / run
-            folder.mkdir(parents=True, exist_ok=True)
+            folder, run = run_folder()
             first, n = int(p["first_record"]), int(p["records"])
-            table = load_adult().slice(first, n)
-            ids = pa.array([f"person-{first + i}" for i in range(table.num_rows)])
-            pq.write_table(table.append_column("id", ids), folder / "input.parquet")
+            write_adult(folder / "input.parquet", first, n, ids=True)
             return {
                 "input": str(folder / "input.parquet"),
                 "release": str(folder / "release.parquet"),

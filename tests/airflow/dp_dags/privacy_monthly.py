@@ -11,8 +11,6 @@ differential privacy instead (tests/airflow/test_dp_dag.py).
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import pendulum
@@ -25,6 +23,7 @@ from airflow_privacy.providers.airflow.operators.composition import CompositionA
 from airflow_privacy.providers.airflow.operators.dp_release import DPReleaseOperator
 from airflow_privacy.providers.airflow.operators.publish import PublishReleaseOperator
 from airflow_privacy.providers.airflow.operators.report import ReleaseReportOperator
+from tests.airflow.dag_parts import run_folder, write_adult
 
 QIS = ["age", "marital-status", "race", "sex"]
 PREPARED = "{{ ti.xcom_pull(task_ids='prepare') }}"
@@ -40,16 +39,10 @@ def _params() -> dict[str, Param]:
 
 @task
 def prepare(params: dict[str, Any] | None = None) -> dict[str, str]:
-    import pyarrow.parquet as pq
-
-    from airflow_privacy.core.datasets import load_adult
-
     p = params or get_current_context()["params"]
-    run = str(get_current_context()["run_id"]).replace(":", "_").replace("+", "_")
-    folder = Path(os.environ["AIRFLOW_PRIVACY_OUTPUT_DIR"]) / run
-    folder.mkdir(parents=True, exist_ok=True)
+    folder, run = run_folder()
     month = int(p["month"])
-    pq.write_table(load_adult().slice(300 * (month - 1), 600), folder / "input.parquet")
+    write_adult(folder / "input.parquet", 300 * (month - 1), 600)
     return {
         "input": str(folder / "input.parquet"),
         "release": str(folder / "release.parquet"),

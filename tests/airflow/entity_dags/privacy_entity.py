@@ -11,8 +11,6 @@ pass, the people do not, and the gate blocks.
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 import pendulum
@@ -22,6 +20,7 @@ from airflow_privacy.providers.airflow.operators.attempt import OpenAttemptOpera
 from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
 from airflow_privacy.providers.airflow.operators.publish import PublishReleaseOperator
 from airflow_privacy.providers.airflow.operators.report import ReleaseReportOperator
+from tests.airflow.dag_parts import run_folder
 
 RELEASE = "{{ ti.xcom_pull(task_ids='prepare')['release'] }}"
 
@@ -40,9 +39,7 @@ with DAG(
     @task
     def prepare(params: dict[str, Any] | None = None) -> dict[str, str]:
         p = params or get_current_context()["params"]
-        run = str(get_current_context()["run_id"]).replace(":", "_").replace("+", "_")
-        folder = Path(os.environ["AIRFLOW_PRIVACY_OUTPUT_DIR"]) / run
-        folder.mkdir(parents=True, exist_ok=True)
+        folder, run = run_folder()
         # two rows per visit-holder; group A holds people 1 and 4 (or person 1 four times)
         people_a = ["person-0001"] * 4 if p["leaky"] else ["person-0001"] * 2 + ["person-0004"] * 2
         rows = [(pid, "20-39", "47*") for pid in people_a] + [

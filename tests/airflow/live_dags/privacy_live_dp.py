@@ -4,17 +4,16 @@ publish -> report (teardown)."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import pendulum
-from airflow.sdk import DAG, Param, get_current_context, task
+from airflow.sdk import DAG, Param, task
 
 from airflow_privacy.core.datasets import adult_hierarchy_path
 from airflow_privacy.providers.airflow.operators.dp_release import DPReleaseOperator
 from airflow_privacy.providers.airflow.operators.publish import PublishReleaseOperator
 from airflow_privacy.providers.airflow.operators.report import ReleaseReportOperator
+from tests.airflow.dag_parts import run_folder, write_adult
 
 MARGINALS = "{{ ti.xcom_pull(task_ids='prepare')['marginals'] }}"
 
@@ -25,14 +24,8 @@ with DAG(
 
     @task
     def prepare(params: dict[str, Any] | None = None) -> dict[str, str]:
-        import pyarrow.parquet as pq
-
-        from airflow_privacy.core.datasets import load_adult
-
-        run = str(get_current_context()["run_id"]).replace(":", "_").replace("+", "_")
-        folder = Path(os.environ["AIRFLOW_PRIVACY_OUTPUT_DIR"]) / run
-        folder.mkdir(parents=True, exist_ok=True)
-        pq.write_table(load_adult().slice(0, 2000), folder / "input.parquet")
+        folder, run = run_folder()
+        write_adult(folder / "input.parquet", 0, 2000)
         return {
             "input": str(folder / "input.parquet"),
             "marginals": str(folder / "marginals.csv"),

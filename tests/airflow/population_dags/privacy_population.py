@@ -10,8 +10,6 @@ weaker criteria than the check's is blocked, one anonymized to the check's is pu
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import pendulum
@@ -22,6 +20,7 @@ from airflow_privacy.providers.airflow.operators.attempt import OpenAttemptOpera
 from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
 from airflow_privacy.providers.airflow.operators.publish import PublishReleaseOperator
 from airflow_privacy.providers.airflow.operators.report import ReleaseReportOperator
+from tests.airflow.dag_parts import run_folder
 
 QIS = ["age", "marital-status", "race", "sex"]
 RELEASE = "{{ ti.xcom_pull(task_ids='anonymize')['outputs']['release'] }}"
@@ -48,9 +47,7 @@ with DAG(
         from airflow_privacy.core.datasets import load_adult
 
         p = params or get_current_context()["params"]
-        run = str(get_current_context()["run_id"]).replace(":", "_").replace("+", "_")
-        folder = Path(os.environ["AIRFLOW_PRIVACY_OUTPUT_DIR"]) / run
-        folder.mkdir(parents=True, exist_ok=True)
+        folder, run = run_folder()
         population = load_adult().slice(0, int(p["population"]))
         pq.write_table(population, folder / "population.parquet")
         sample = population.take(list(range(0, population.num_rows, 10)))

@@ -12,8 +12,6 @@ prepare (an Adult slice) -> anonymize -> open_attempt (requires ``check``) -> [c
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import pendulum
@@ -25,6 +23,7 @@ from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperato
 from airflow_privacy.providers.airflow.operators.publish import PublishReleaseOperator
 from airflow_privacy.providers.airflow.operators.report import ReleaseReportOperator
 from airflow_privacy.providers.airflow.operators.risk import RiskAnalysisOperator
+from tests.airflow.dag_parts import run_folder, write_adult
 
 QIS = ["age", "marital-status", "race", "sex"]
 RELEASE = "{{ ti.xcom_pull(task_ids='anonymize')['outputs']['release'] }}"
@@ -47,15 +46,9 @@ def build(dag_id: str, record_risk: bool) -> DAG:
 
         @task
         def prepare(params: dict[str, Any] | None = None) -> dict[str, str]:
-            import pyarrow.parquet as pq
-
-            from airflow_privacy.core.datasets import load_adult
-
             p = params or get_current_context()["params"]
-            run = str(get_current_context()["run_id"]).replace(":", "_").replace("+", "_")
-            folder = Path(os.environ["AIRFLOW_PRIVACY_OUTPUT_DIR"]) / run
-            folder.mkdir(parents=True, exist_ok=True)
-            pq.write_table(load_adult().slice(0, int(p["records"])), folder / "input.parquet")
+            folder, run = run_folder()
+            write_adult(folder / "input.parquet", 0, int(p["records"]))
             return {
                 "input": str(folder / "input.parquet"),
                 "release": str(folder / "release.parquet"),
