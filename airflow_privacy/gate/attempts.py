@@ -598,7 +598,8 @@ def _publish_envelope(
     checks = [
         {"name": c.name, "step": c.step, "safe": c.safe, "outcome": c.outcome} for c in info.checks
     ]
-    details = {"checks": checks, "required": info.required, "destination": info.destination}
+    details = {"checks": checks, "required": info.required, "destination": info.destination,
+               "policy_version": info.policy_version, **_passed(info)}  # fmt: skip
     if info.status == "already-published":
         return Envelope(
             step="publish", name=req.name, outcome="already-published", safe=None,
@@ -643,6 +644,29 @@ def _publish_envelope(
     )  # fmt: skip
     lead = summary if before != "open" else f"{rel.name} was not published"
     raise ReleaseBlocked(f"{lead}: " + "; ".join(reasons), env)
+
+
+def _passed(info: AttemptInfo) -> dict[str, Any]:
+    """What the attempt's passed checks showed, in short: each criterion with its
+    parameters (``k-anonymity:k=5``), and a DP release's budget after its spend."""
+    from airflow_privacy.gate.policy import criterion_text
+
+    criteria: set[str] = set()
+    dp: dict[str, Any] | None = None
+    for c in info.checks:
+        env = c.envelope if isinstance(c.envelope, dict) else {}
+        if c.safe is not True:
+            continue
+        for r in env.get("results") or []:
+            if isinstance(r, dict) and r.get("safe") is True and r.get("criterion"):
+                params = r.get("parameters") if isinstance(r.get("parameters"), dict) else {}
+                criteria.add(criterion_text(str(r["criterion"]), params or {}))
+        if c.step == "dp-release":
+            d = env.get("details") or {}
+            b = d.get("budget") or {}
+            dp = {"unit": d.get("unit"), "cost": d.get("cost"), "spent": b.get("spent"),
+                  "cap": b.get("cap"), "left": b.get("left")}  # fmt: skip
+    return {"criteria": sorted(criteria), "dp": dp}
 
 
 def way_forward(info: AttemptInfo) -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
 """Run several DAG runs in one process (``dag.test``), as ``airflow dags test`` does, and
 print what happened to each as one JSON line: the run's state, every task's state (a mapped
-task's instances as ``task[0]``, ``task[1]``...), every XCom, and the run's log lines (for the
-tests that grep logs).
+task's instances as ``task[0]``, ``task[1]``...), every XCom, the asset events its tasks
+emitted, and the run's log lines (for the tests that grep logs).
 
 ``python -m tests.airflow.dag_driver DAG_ID '[{"conf": {...}, "env": {...}}, ...]'``: each
 item's ``env`` is applied before its run (the ledger connection, the output folder). One
@@ -65,6 +65,14 @@ def main(dag_id: str, items: list[dict[str, Any]]) -> None:
             )
             for x in rows:
                 xcoms.setdefault(x.task_id, {})[x.key] = x.value
+            from airflow.models.asset import AssetEvent, AssetModel
+
+            events = [
+                {"task": e.source_task_id, "uri": uri, "extra": e.extra}
+                for e, uri in session.query(AssetEvent, AssetModel.uri)
+                .join(AssetModel, AssetModel.id == AssetEvent.asset_id)
+                .filter(AssetEvent.source_dag_id == dag_id, AssetEvent.source_run_id == dr.run_id)
+            ]
         print(
             "RESULT "
             + json.dumps(
@@ -73,6 +81,7 @@ def main(dag_id: str, items: list[dict[str, Any]]) -> None:
                     "run_id": dr.run_id,
                     "tasks": tis,
                     "xcoms": xcoms,
+                    "asset_events": events,
                     "log": handler.lines,
                 },
                 default=str,

@@ -32,6 +32,14 @@ def test_the_dp_path_after_a_blocked_audit(airflow_home: Path, tmp_path: Path) -
     first, second = runs
     assert green(first) and envelope(first, "publish")["outcome"] == "published"
     assert not green(second) and second["tasks"]["publish"] == "failed"
+    # the asset: an event for the published release, none for the blocked one
+    (event,) = first["asset_events"]
+    assert event["uri"] == "file:///srv/published/survey" and event["task"] == "publish"
+    extra = event["extra"]
+    assert extra["verdict"] == "published" and extra["dataset"] == "survey"
+    assert extra["version"] == "1" and extra["policy_version"] == 1
+    assert extra["release_id"] == envelope(first, "publish")["attempt"]["release_id"]
+    assert second["asset_events"] == []
     audit = envelope(second, "composition_audit")
     assert audit["safe"] is False
     (dp_way,) = [a for a in audit["advice"] if a["kind"] == "dp-release"]
@@ -42,6 +50,9 @@ def test_the_dp_path_after_a_blocked_audit(airflow_home: Path, tmp_path: Path) -
     m2, m3, m4 = runs
     for run, spent in ((m2, 0.5), (m3, 1.0)):
         assert green(run), run["tasks"]
+        (event,) = run["asset_events"]  # a DP release's event carries its budget
+        assert event["extra"]["dp"]["unit"] == "rho"
+        assert abs(event["extra"]["dp"]["spent"] - spent) < 1e-9
         env = envelope(run, "dp_release")
         assert env["step"] == "dp-release" and env["safe"] is True
         assert abs(env["details"]["budget"]["spent"] - spent) < 1e-9
@@ -53,7 +64,7 @@ def test_the_dp_path_after_a_blocked_audit(airflow_home: Path, tmp_path: Path) -
         assert "Differential privacy" in html and "Privacy budget spent" in html
         assert "95% interval" in html and "never reset" in html
     # the budget is spent: refused, nothing drawn or recorded, the gate finds no attempt
-    assert not green(m4)
+    assert not green(m4) and m4["asset_events"] == []
     assert m4["tasks"]["dp_release"] == "failed" and m4["tasks"]["publish"] == "failed"
     refusal = envelope(m4, "dp_release")
     assert refusal["safe"] is False and "would exceed the budget" in refusal["reasons"][0]

@@ -7,6 +7,8 @@ differential privacy instead (tests/airflow/test_dp_dag.py).
 * ``privacy_monthly_dp``: prepare -> dp_release (noisy marginals over the bundled
   hierarchies' values, spending ``rho`` of the dataset's budget) -> publish -> report
   (teardown).
+
+Both gates update the asset ``file:///srv/published/survey`` when they publish.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from airflow_privacy.providers.airflow.operators.report import ReleaseReportOper
 from tests.airflow.dag_parts import run_folder, write_adult
 
 QIS = ["age", "marital-status", "race", "sex"]
+SURVEY = "file:///srv/published/survey"  # the asset every published release updates
 PREPARED = "{{ ti.xcom_pull(task_ids='prepare') }}"
 
 
@@ -77,7 +80,7 @@ with _dag("privacy_monthly") as monthly:
     publish = PublishReleaseOperator(
         task_id="publish", attempt_task_id="open_attempt",
         release="{{ ti.xcom_pull(task_ids='prepare')['release'] }}",
-        publish_to="{{ ti.xcom_pull(task_ids='prepare')['published'] }}",
+        publish_to="{{ ti.xcom_pull(task_ids='prepare')['published'] }}", asset=SURVEY,
     )  # fmt: skip
     report = ReleaseReportOperator(
         task_id="report", attempt_task_id="open_attempt",
@@ -98,7 +101,7 @@ with _dag("privacy_monthly_dp") as monthly_dp:
     publish = PublishReleaseOperator(
         task_id="publish", attempt_task_id="dp_release",
         release="{{ ti.xcom_pull(task_ids='prepare')['marginals'] }}",
-        publish_to="{{ ti.xcom_pull(task_ids='prepare')['published'] }}",
+        publish_to="{{ ti.xcom_pull(task_ids='prepare')['published'] }}", asset=SURVEY,
     )  # fmt: skip
     report = ReleaseReportOperator(
         task_id="report", attempt_task_id="dp_release",

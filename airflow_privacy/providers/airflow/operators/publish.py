@@ -125,6 +125,11 @@ class PublishReleaseOperator(AttemptOperator):
         ``sql_table`` the name of the published table; give each release its own (e.g. per
         run), so that none overwrites another's published files
     :param conn_id: the connection of URIs, or of ``sql_table``
+    :param asset: an ``Asset`` (or its URI) the published release updates: declared as this
+        task's outlet, its event emitted only when the gate publishes, with ``extra`` = the
+        release id and UUID, dataset, version, attempt, outcome, policy version, the criteria
+        passed and a DP release's budget (:mod:`airflow_privacy.providers.airflow.assets`).
+        A DAG scheduled on it runs after a published release, never after a blocked one
     :param attempt: / :param attempt_task_id: the attempt to decide (see :class:`AttemptOperator`)
     Also ``privacy_ledger_conn_id``. The gate always fails when it does not publish. The
     trigger rule defaults to ``all_done``.
@@ -146,9 +151,16 @@ class PublishReleaseOperator(AttemptOperator):
         release: str | None = None,
         sql_table: str | None = None,
         conn_id: str | None = None,
+        asset: Any = None,
         **kwargs: Any,
     ) -> None:
         kwargs.setdefault("trigger_rule", "all_done")
+        self.asset = None
+        if asset is not None:
+            from airflow_privacy.providers.airflow.assets import as_asset
+
+            self.asset = as_asset(asset)
+            kwargs["outlets"] = [*(kwargs.get("outlets") or []), self.asset]
         super().__init__(**kwargs)
         self.release = release
         self.sql_table = sql_table
@@ -189,4 +201,9 @@ class PublishReleaseOperator(AttemptOperator):
             values.update(attempt=opened, failed_tasks=failed, name=self.name, conn=self.conn_id)
             return PUBLISH.run(PUBLISH.request(values), ctx)
 
-        return adapter.execute(self, context, lambda ctx: service(ctx, opened), "fail")
+        result = adapter.execute(self, context, lambda ctx: service(ctx, opened), "fail")
+        if self.asset is not None:  # reached only when the gate published (or had published)
+            from airflow_privacy.providers.airflow.assets import asset_extra
+
+            context["outlet_events"][self.asset].extra.update(asset_extra(result))
+        return result
