@@ -6,6 +6,7 @@ the next DP release is refused, nothing is published and the run is red."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from tests.airflow.test_release_dag import (  # noqa: F401  (the module's fixture)
@@ -44,10 +45,13 @@ def test_the_dp_path_after_a_blocked_audit(airflow_home: Path, tmp_path: Path) -
     assert audit["safe"] is False
     (dp_way,) = [a for a in audit["advice"] if a["kind"] == "dp-release"]
     assert "rho 1 of 1 is left for 'survey'" in dp_way["text"]
-    runs, _ = drive(airflow_home, DP_DAGS, "privacy_monthly_dp", out, url,
+    runs, log = drive(airflow_home, DP_DAGS, "privacy_monthly_dp", out, url,
                       [{"month": 2, "rho": 0.5}, {"month": 3, "rho": 0.5},
                        {"month": 4, "rho": 0.5}])  # fmt: skip
     m2, m3, m4 = runs
+    # the report's UI link ends its log line: nothing a log viewer could take for part of it
+    links = re.findall(r"release report in the Airflow UI: (\S+)", log)
+    assert links and all(re.fullmatch(r"\S*/privacy/attempts/[0-9a-f-]{36}", x) for x in links)
     for run, spent in ((m2, 0.5), (m3, 1.0)):
         assert green(run), run["tasks"]
         (event,) = run["asset_events"]  # a DP release's event carries its budget

@@ -199,7 +199,10 @@ class ReleaseReportOperator(AttemptOperator):
         if attempt_uuid:
             url = attempt_page(str(attempt_uuid))
             context["ti"].xcom_push(key=URL_KEY, value=url)
-            self.log.info("release report: %s (UI: %s)", data["outputs"].get("report"), url)
+            # the URL last on its line and nothing glued to it: a log viewer that turns URLs
+            # into links takes a closing parenthesis or full stop for part of it (a 404)
+            self.log.info("release report: %s", data["outputs"].get("report"))
+            self.log.info("release report in the Airflow UI: %s", url)
         details = data.get("details") or {}
         self._fail_unless_published(str(details.get("status")), list(data.get("reasons") or []))
         return data
