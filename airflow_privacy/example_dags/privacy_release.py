@@ -74,7 +74,11 @@ def run_folder(run_id: str) -> str:
 
 
 def output_root() -> Path:
-    root = os.environ.get("AIRFLOW_PRIVACY_OUTPUT_DIR")
+    """$AIRFLOW_PRIVACY_OUTPUT_DIR, else [privacy] output_dir, else $AIRFLOW_HOME's
+    privacy_releases folder."""
+    from airflow_privacy.providers.airflow.config import setting
+
+    root = setting("output_dir")
     if root:
         return Path(root)
     home = os.environ.get("AIRFLOW_HOME") or str(Path.home() / "airflow")

@@ -6,6 +6,9 @@ Order (the first that applies wins):
    ``privacy_ledger_conn_id`` naming another connection than the default one (a connection
    that does not exist is an error, never a silent fallback);
 2. the environment variable ``AIRFLOW_PRIVACY_LEDGER_URL``;
+2b. the option ``ledger_url`` of Airflow's ``[privacy]`` configuration section (inside
+   Airflow from its configuration, on the command line from its environment form
+   ``AIRFLOW__PRIVACY__LEDGER_URL``);
 3. the connection ``privacy_ledger_default``: inside Airflow from its connection store, on
    the command line from Airflow's environment form ``AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT``
    (JSON or URI), so that both see the same ledger;
@@ -80,10 +83,13 @@ def resolve(
     *,
     conn_id: str | None = None,
     lookup: Lookup | None = None,
+    config: Callable[[str], str | None] | None = None,
 ) -> LedgerLocation:
     """The ledger to use (module doc). ``explicit``: a URL or path given by the user;
     ``conn_id``: a connection named by the user; ``lookup``: the connection store (Airflow's;
-    default: Airflow's environment form of connections, without importing Airflow)."""
+    default: Airflow's environment form of connections, without importing Airflow);
+    ``config``: the ``[privacy]`` options (Airflow's configuration; default: their
+    environment form, :func:`env_setting`)."""
     find = lookup or env_connection
     if explicit is not None:
         text = str(explicit).strip()
@@ -101,6 +107,9 @@ def resolve(
     env = os.environ.get(URL_ENV, "").strip()
     if env:
         return LedgerLocation(env, f"${URL_ENV}")
+    configured = (config or env_setting)("ledger_url")
+    if configured:
+        return LedgerLocation(configured, "[privacy] ledger_url")
     fields = find(DEFAULT_CONN_ID)
     if fields is not None:
         return from_connection(fields)
@@ -140,6 +149,13 @@ def from_connection(fields: ConnectionFields) -> LedgerLocation:
         database=fields.schema or None,
     )
     return LedgerLocation(url.render_as_string(hide_password=False), source, key_env)
+
+
+def env_setting(option: str) -> str | None:
+    """An option of Airflow's ``[privacy]`` section in Airflow's environment form
+    (``AIRFLOW__PRIVACY__<OPTION>``), read without importing Airflow (the command line)."""
+    value = os.environ.get(f"AIRFLOW__PRIVACY__{option.upper()}", "").strip()
+    return value or None
 
 
 def env_connection(conn_id: str) -> ConnectionFields | None:

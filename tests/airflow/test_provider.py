@@ -121,3 +121,50 @@ def test_ledger_view_is_read_only_json(tmp_path: Path, monkeypatch: pytest.Monke
     assert client.post("/api/releases").status_code == 405
     with ReleaseLedger(url, create=False) as ledger:  # nothing was written by reading
         assert [r.updated_at for r in ledger.list()] == [info.updated_at]
+
+
+def test_airflow_config_lists_the_privacy_section(tmp_path: Path) -> None:
+    """The [privacy] section comes from the provider metadata of a pip install: ``airflow
+    config list`` shows its options with their defaults and descriptions."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
+    env.update(AIRFLOW_HOME=str(tmp_path), AIRFLOW__CORE__LOAD_EXAMPLES="False",
+               AIRFLOW__PRIVACY__OUTPUT_DIR="/srv/from-airflow-config")  # fmt: skip
+    airflow = str(Path(sys.executable).with_name("airflow"))
+    out = subprocess.run([airflow, "config", "list", "--section", "privacy", "--show-values"],
+                         env=env,
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "[privacy]" in out.stdout
+    for option in ("ledger_url", "output_dir", "ui_auth"):
+        assert option in out.stdout, option
+    assert "/srv/from-airflow-config" in out.stdout  # Airflow's own environment form
+    got = subprocess.run([airflow, "config", "get-value", "privacy", "ui_auth"], env=env,
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert got.stdout.strip() == "airflow"
+
+
+def test_settings_read_the_projects_variable_then_airflows_config(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from airflow_privacy.ledger.location import resolve
+    from airflow_privacy.providers.airflow.config import setting
+    from airflow_privacy.providers.airflow.plugin import auth_mode
+
+    for name in ("AIRFLOW_PRIVACY_LEDGER_URL", "AIRFLOW_PRIVACY_UI_AUTH",
+                 "AIRFLOW__PRIVACY__LEDGER_URL", "AIRFLOW__PRIVACY__UI_AUTH",
+                 "AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path))
+    assert setting("ledger_url") is None and auth_mode() == "airflow"
+    configured = f"sqlite:///{tmp_path / 'configured.db'}"
+    monkeypatch.setenv("AIRFLOW__PRIVACY__LEDGER_URL", configured)
+    monkeypatch.setenv("AIRFLOW__PRIVACY__UI_AUTH", "none")
+    assert auth_mode() == "none"
+    for config in (setting, None):  # inside Airflow, and the command line's environment form
+        loc = resolve(None, lookup=lambda _c: None, config=config)
+        assert loc.url == configured and loc.source == "[privacy] ledger_url"
+    # the project's own variables override the section
+    monkeypatch.setenv("AIRFLOW_PRIVACY_UI_AUTH", "airflow")
+    monkeypatch.setenv("AIRFLOW_PRIVACY_LEDGER_URL", "sqlite:////elsewhere.db")
+    assert auth_mode() == "airflow"
+    assert resolve(None, lookup=lambda _c: None, config=setting).url == "sqlite:////elsewhere.db"

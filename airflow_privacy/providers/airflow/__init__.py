@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from airflow_privacy import __version__
+from airflow_privacy.providers.airflow.config import provider_config
 from airflow_privacy.providers.airflow.connection_fields import CONN_FIELDS, UI_FIELD_BEHAVIOUR
 
 OPERATOR_MODULES = [
@@ -63,6 +64,7 @@ def get_provider_info() -> dict[str, Any]:
         "hooks": [{"integration-name": "Privacy", "python-modules": HOOK_MODULES}],
         "connection-types": CONNECTION_TYPES,
         "extra-links": EXTRA_LINKS,
+        "config": provider_config(),
     }
 
 

@@ -116,8 +116,9 @@ def task_lookup(conn_id: str) -> ConnectionFields | None:
 def locate(conn_id: str | None, lookup: Callable[[str], Any] = task_lookup) -> LedgerLocation:
     """The ledger of an operator whose ``privacy_ledger_conn_id`` is ``conn_id``."""
     from airflow_privacy.ledger.location import resolve
+    from airflow_privacy.providers.airflow.config import setting
 
-    return resolve(None, conn_id=conn_id, lookup=lookup)
+    return resolve(None, conn_id=conn_id, lookup=lookup, config=setting)
 
 
 def make_context(

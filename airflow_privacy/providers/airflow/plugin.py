@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import html
 import logging
-import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -112,7 +111,9 @@ MIGRATE_HINT = (
 def auth_mode() -> str:
     """``airflow`` (the default) or ``none``. Anything else fails closed: it is logged as an
     error and read as ``airflow``, so a typo never opens the ledger nor stops the server."""
-    raw = os.environ.get(AUTH_ENV)
+    from airflow_privacy.providers.airflow.config import setting
+
+    raw = setting("ui_auth")  # $AIRFLOW_PRIVACY_UI_AUTH, else [privacy] ui_auth
     mode = (raw or "airflow").strip().lower()
     if mode not in AUTH_MODES:
         log.error(
@@ -162,8 +163,9 @@ def ledger_location() -> LedgerLocation:
     """The ledger the UI reads (module doc): the one resolution of
     :func:`airflow_privacy.ledger.location.resolve`, over Airflow's connections."""
     from airflow_privacy.ledger.location import resolve
+    from airflow_privacy.providers.airflow.config import setting
 
-    return resolve(None, lookup=airflow_connection)
+    return resolve(None, lookup=airflow_connection, config=setting)
 
 
 def airflow_access() -> Callable[..., None]:
