@@ -973,6 +973,24 @@ class ReleaseLedger:
             .limit(1)
         ).first()
 
+    def run_attempts(self, dag_id: str, run_id: str) -> list[AttemptInfo]:
+        """The attempts an Airflow run opened (their origin names the DAG and the run),
+        newest first."""
+
+        def read(s: Session) -> list[AttemptInfo]:
+            q = (
+                select(AttemptRow)
+                .where(
+                    AttemptRow.origin["dag_id"].as_string() == str(dag_id),
+                    AttemptRow.origin["run_id"].as_string() == str(run_id),
+                )
+                .order_by(AttemptRow.id.desc())
+                .limit(100)
+            )
+            return [self._attempt_info(s, a) for a in s.scalars(q).all()]
+
+        return self._read(read)
+
     def attempt(self, ref: str | int) -> AttemptInfo:
         """An attempt by UUID or id, with its checks."""
         return self._read(lambda s: self._attempt_info(s, self._attempt_row(s, ref)))

@@ -557,10 +557,36 @@ def test_plugin_declares_the_app_and_the_navigation_entry() -> None:
     for plugin in (AirflowPrivacyPlugin, AirflowPrivacyPlugin()):  # class; entry point: instance
         (app,) = plugin.fastapi_apps
         assert app["url_prefix"] == "/privacy" and app["app"] is not None
-    (view,) = AirflowPrivacyPlugin.external_views
+    view, run_view = AirflowPrivacyPlugin.external_views
     assert view is EXTERNAL_VIEW
     assert not view["href"].startswith("/") and view["url_route"] == "privacy-ledger"
-    json.dumps(view)
+    # a tab of every DAG run: the UI fills in {DAG_ID} and {RUN_ID}
+    assert run_view["destination"] == "dag_run"
+    assert run_view["href"] == "privacy/runs/{DAG_ID}/{RUN_ID}"
+    json.dumps([view, run_view])
+
+
+def test_a_runs_tab_opens_the_report_of_the_attempt_it_opened(tmp_path: Path) -> None:
+    """The run tab's route: the attempt the run opened (by its origin), else a page saying
+    it opened none; every reference escaped."""
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    from tests.policy_setup import record_policy
+
+    record_policy(url, "adult")
+    with ReleaseLedger(url, create=True) as db:
+        origin = {"front_end": "airflow", "dag_id": "privacy_release", "run_id": "manual__1",
+                  "task_id": "open_attempt", "try_number": 1}  # fmt: skip
+        release = PublishedRelease.from_groups(["age"], "disease", [(["3*"], {"flu": 2})])
+        first = db.open_attempt("adult", release, required=["check"], first_release=True,
+                                origin=origin, content_digest=DIGEST)  # fmt: skip
+    client = TestClient(create_app(auth=False, location=lambda: url))
+    r = client.get("/runs/privacy_release/manual__1", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"].endswith(f"/attempts/{first.uuid}")
+    other = client.get("/runs/privacy_release/manual__2")
+    assert other.status_code == 200 and "opened no attempt" in other.text
+    assert_plain_page(other.text)
+    odd = client.get("/runs/d/%3Cb%3Ex")
+    assert odd.status_code == 200 and "<b>x" not in odd.text and "&lt;b&gt;x" in odd.text
 
 
 AUTH_PROBE = """

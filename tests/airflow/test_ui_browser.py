@@ -453,6 +453,27 @@ def test_a_dp_release_in_the_airflow_ui(
     _full_page(browser, artifacts_dir() / "ui-report-dp.png")
 
 
+def test_a_runs_privacy_report_tab(session: Any, airflow: Airflow) -> None:
+    """The run tab (an external view on ``dag_run``): inside the run's page, the plugin's
+    page for that run, here a run that opened no attempt yet (the trigger-form test's)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    runs = airflow.runs()
+    if not runs:
+        pytest.skip("no run of the sample DAG (the trigger-form test did not create one)")
+    run_id = str(runs[0]["dag_run_id"])
+    browser = session
+    browser.get(f"{airflow.base}/dags/{DAG_ID}/runs/{run_id}/plugin/privacy-report")
+    frame = _wait(browser, ec.presence_of_element_located((By.TAG_NAME, "iframe")))
+    assert "/privacy/runs/" in str(frame.get_attribute("src"))
+    browser.switch_to.frame(frame)
+    text = _wait(browser, ec.presence_of_element_located((By.TAG_NAME, "body"))).text
+    assert "opened no attempt" in text or "Release report" in text
+    browser.switch_to.default_content()
+    browser.save_screenshot(str(artifacts_dir() / "airflow-run-privacy-tab.png"))
+
+
 # --------------------------------------------------------------------------- no browser
 @pytest.mark.parametrize("ci", [False, True])
 def test_missing_chromium_skips_locally_and_fails_under_ci(

@@ -88,6 +88,13 @@ EXTERNAL_VIEW: dict[str, Any] = {
     "destination": "nav",
     "category": "browse",
 }
+RUN_VIEW: dict[str, Any] = {
+    "name": "Privacy report",
+    # the UI fills in the run: a tab of every DAG run, the report of the attempt it opened
+    "href": URL_PREFIX.strip("/") + "/runs/{DAG_ID}/{RUN_ID}",
+    "url_route": "privacy-report",
+    "destination": "dag_run",
+}
 STATUS_TEXT = {
     "published": "✓ PUBLISHED",
     "blocked": "✗ BLOCKED",
@@ -538,6 +545,31 @@ def create_app(auth: bool | None = None, location: Locate | None = None) -> Fast
             document = render_html(ReleaseReport.from_dict(redacted(stored)))
             nav = _nav(root, info, status, attempt=a)
             return HTMLResponse(_with_nav(document, nav))
+
+        result: Response = run(request, go)
+        return result
+
+    @app.get("/runs/{dag_id}/{run_id}", response_class=HTMLResponse)
+    def run_page(request: Request, dag_id: str, run_id: str) -> Response:
+        """A DAG run's tab: the report of the attempt the run opened (its latest when it
+        opened several), or a page saying it opened none."""
+
+        def go() -> Response:
+            try:
+                with open_ledger(where(request)) as db:
+                    attempts = db.run_attempts(dag_id, run_id)
+            except NoLedger:
+                attempts = []
+            if attempts:
+                return RedirectResponse(f"{_root(request)}/attempts/{attempts[0].uuid}", 303)
+            body = (
+                "<h1>Privacy report of a run</h1>"
+                f"<p id='no-attempt'>Run <code>{html.escape(run_id)}</code> of DAG "
+                f"<code>{html.escape(dag_id)}</code> opened no attempt to publish a release "
+                "(yet): nothing of it is in the ledger.</p>"
+                f"<p><a href='{html.escape(_root(request))}/'>All releases</a></p>"
+            )
+            return _page("Privacy report of a run", body)
 
         result: Response = run(request, go)
         return result
@@ -1057,4 +1089,4 @@ class AirflowPrivacyPlugin(AirflowPlugin):
 
     name = "airflow_privacy"
     fastapi_apps = _LazyApps()
-    external_views = [EXTERNAL_VIEW]  # noqa: RUF012  (AirflowPlugin's declared attribute)
+    external_views = [EXTERNAL_VIEW, RUN_VIEW]  # noqa: RUF012  (AirflowPlugin's attribute)
