@@ -474,6 +474,35 @@ def test_a_runs_privacy_report_tab(session: Any, airflow: Airflow) -> None:
     browser.save_screenshot(str(artifacts_dir() / "airflow-run-privacy-tab.png"))
 
 
+def test_the_ledger_pages_follow_a_dark_color_scheme(
+    session: Any, airflow: Airflow, seeded: Seeded
+) -> None:
+    """With the browser in dark mode (Airflow's "system" theme), the ledger list and a
+    report turn dark; the report's charts keep their ink on a light card."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    browser = session
+    dark = [{"name": "prefers-color-scheme", "value": "dark"}]
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": dark})
+    try:
+        privacy = f"{airflow.base}/privacy"
+        browser.get(f"{privacy}/")
+        _wait(browser, ec.presence_of_element_located((By.ID, "releases")))
+        back = browser.execute_script("return getComputedStyle(document.body).backgroundColor")
+        assert back == "rgb(22, 25, 29)", back
+        browser.save_screenshot(str(artifacts_dir() / "ui-releases-dark.png"))
+        browser.get(f"{privacy}/releases/{seeded.uuid(seeded.blocked)}")
+        chart = _wait(browser, ec.presence_of_element_located((By.CSS_SELECTOR, "svg.chart")))
+        back = browser.execute_script("return getComputedStyle(document.body).backgroundColor")
+        card = browser.execute_script("return getComputedStyle(arguments[0]).backgroundColor",
+                                      chart)  # fmt: skip
+        assert back == "rgb(22, 25, 29)" and card == "rgb(255, 255, 255)", (back, card)
+        _full_page(browser, artifacts_dir() / "ui-report-blocked-dark.png")
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+
 # --------------------------------------------------------------------------- no browser
 @pytest.mark.parametrize("ci", [False, True])
 def test_missing_chromium_skips_locally_and_fails_under_ci(

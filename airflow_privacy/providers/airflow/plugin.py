@@ -686,6 +686,20 @@ nav.privacy-nav { margin-bottom: 1rem; padding: .5rem; border: 1px solid #999; }
 ul.reasons { margin: 0; padding-left: 1.2rem; }
 section.attempt { border-top: 2px solid #999; margin-top: 1.2rem; }
 p.notice { padding: .5rem; border: 1px solid #999; background: #f6f6f6; }
+:root { color-scheme: light dark; }
+@media (prefers-color-scheme: dark) {
+  body { color: #e4e6ea; background: #16191d; }
+  th { background: #2a2f36; }
+  th, td, nav.privacy-nav, p.notice { border-color: #5d646e; }
+  section.attempt { border-top-color: #5d646e; }
+  p.notice { background: #23272e; }
+  a { color: #8ab4f8; }
+  a:visited { color: #c58af9; }
+  .status-published, .status-already-published, .verdict-passed { color: #7ee2a0; }
+  .status-blocked, .verdict-failed { color: #ff9a9a; }
+  .status-superseded { color: #c6b8ff; }
+  .status-candidate, .status-open, .status-publishing { color: #f2d36b; }
+}
 """
 
 
