@@ -658,6 +658,8 @@ def test_the_api_server_authenticates_and_authorizes_the_plugin_app(
     assert out["plugins"].count("airflow_privacy") == 1  # registered once
     assert AUTH_ENV in proc.stdout + proc.stderr  # the invalid value is logged
     assert out["anonymous"] == 401 and "Sign in first" in out["anonymous_body"]
+    # the sign-in link comes back to the page asked for
+    assert re.search(r'id="sign-in" href="[^"]*login\?next=%2Fprivacy%2F"', out["anonymous_body"])
     assert out["anonymous_api"] == 401 and out["anonymous_release"] == 401
     assert out["cookie"] == 200 and f'data-release-id="{seeded.blocked}"' in out["cookie_body"]
     assert f'href="/privacy/releases/{uuid}"' in out["cookie_body"]  # links work under the mount

@@ -503,6 +503,27 @@ def test_the_ledger_pages_follow_a_dark_color_scheme(
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
 
 
+def test_signing_in_from_a_deep_link_comes_back_to_it(
+    session: Any, airflow: Airflow, seeded: Seeded
+) -> None:
+    """Signed out, a deep link to a report says to sign in; the sign-in round trip ends on
+    that report, not on Airflow's home (the last test of the module: it signs in again)."""
+    from selenium.webdriver.common.by import By
+
+    browser = session
+    browser.delete_all_cookies()
+    deep = f"{airflow.base}/privacy/releases/{seeded.uuid(seeded.blocked)}"
+    browser.get(deep)
+    _wait(browser, lambda d: d.find_elements(By.ID, "sign-in"))[0].click()
+    _wait(browser, lambda d: d.find_elements(By.NAME, "password"))
+    browser.find_element(By.NAME, "username").send_keys(USER)
+    browser.find_element(By.NAME, "password").send_keys(airflow.password)
+    _button(browser, "Sign in").click()
+    _wait(browser, lambda d: d.current_url.rstrip("/") == deep)
+    assert "BLOCKED" in browser.find_element(By.TAG_NAME, "body").text.upper()
+    browser.save_screenshot(str(artifacts_dir() / "ui-deep-link-after-sign-in.png"))
+
+
 # --------------------------------------------------------------------------- no browser
 @pytest.mark.parametrize("ci", [False, True])
 def test_missing_chromium_skips_locally_and_fails_under_ci(

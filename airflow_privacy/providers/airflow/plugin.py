@@ -1047,13 +1047,27 @@ def _checks_table(a: AttemptInfo, hid: str) -> str:
     )
 
 
+def _login_url(request: Request) -> str | None:
+    """The auth manager's sign-in page, sending the user back to the page asked for (its
+    path and query: the same site); None outside the API server."""
+    try:
+        from airflow.api_fastapi.app import get_auth_manager
+
+        back = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return str(get_auth_manager().get_url_login(next_url=back))
+    except Exception:  # no auth manager (a bare app in tests): Airflow's home instead
+        return None
+
+
 def _error_body(request: Request, status_code: int, detail: str, retry: bool = True) -> str:
     root = _root(request)
     if status_code == 401:
         home = root[: -len(URL_PREFIX)] + "/" if root.endswith(URL_PREFIX) else "/"
+        target = _login_url(request) or home
         return (
             "<h1>Sign in first</h1><p>The privacy ledger is shown to signed-in Airflow users."
-            f' <a href="{_e(home)}">Open Airflow and sign in</a>, then come back.</p>'
+            f' <a id="sign-in" href="{_e(target)}">Sign in to Airflow</a>: you come back to '
+            "this page.</p>"
         )
     if status_code == 403:
         return (
