@@ -19,7 +19,8 @@ operator does around the gate never makes a run green or publishes.
   the attempt is decided and what to clear; clearing ``open_attempt`` and what follows opens
   a new attempt, which publishes: green;
 * DP releases (``privacy_live_dp``): two spend the dataset's budget and publish (green); the
-  third is refused before any noise is drawn: red, nothing published, the spend unchanged.
+  third is refused before any noise is drawn: red, nothing published, the spend unchanged;
+  a DAG scheduled on the release asset runs after each of the two, not after the third.
 """
 
 from __future__ import annotations
@@ -391,3 +392,20 @@ def test_dp_releases_stop_when_the_budget_is_spent(live: tuple[Airflow, Path, st
     with ReleaseLedger(url) as db:
         spends = db.dp_spends("dpsurvey")
     assert [s.rho for s in spends] == pytest.approx([0.5, 0.5], rel=1e-12)
+    # the consumer scheduled on the release asset ran once per published release (two), and
+    # not after the refused one (given time to, had it been triggered)
+    consumer = "privacy_live_dp_consumer"
+
+    def two() -> bool:
+        return len(af.runs(consumer)) >= 2
+
+    wait_for("the consumer's runs", two, af, RUN_TIMEOUT_S)
+    time.sleep(20)  # the scheduler's heartbeat is 1 s: a third run would exist by now
+    runs = af.runs(consumer)
+    assert len(runs) == 2, runs
+    loaded = []
+    for r in runs:
+        run_id = str(r["dag_run_id"])
+        assert _finished(af, consumer, run_id) == "success"
+        loaded.append(_xcom(af, consumer, run_id, "load")["version"])
+    assert sorted(loaded) == ["1", "2"]
