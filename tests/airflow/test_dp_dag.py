@@ -75,6 +75,12 @@ def test_the_dp_path_after_a_blocked_audit(airflow_home: Path, tmp_path: Path) -
     run4 = str(m4["run_id"]).replace(":", "_").replace("+", "_")
     assert not (out / "published" / run4 / "marginals.csv").exists()
     assert (out / run4 / "marginals.csv").exists() is False  # not even drawn and written
+    # the gate's verdicts, through the notifier (its callbacks): two publications, one block
+    notes = (out / "verdicts.txt").read_text(encoding="utf-8").split("---\n")[:-1]
+    subjects = [n.splitlines()[0] for n in notes]
+    assert subjects == ["PUBLISHED: survey v3", "PUBLISHED: survey v4",
+                        "BLOCKED: the release was not published"], subjects  # fmt: skip
+    assert "Report: " in notes[0] and "no attempt was opened" in notes[2]
     with ReleaseLedger(url) as db:
         statuses = [(r.kind, r.status) for r in db.list("survey")]
         spends = db.dp_spends("survey")

@@ -401,10 +401,10 @@ def test_dp_releases_stop_when_the_budget_is_spent(live: tuple[Airflow, Path, st
 
     wait_for("the consumer's runs", two, af, RUN_TIMEOUT_S)
     time.sleep(20)  # the scheduler's heartbeat is 1 s: a third run would exist by now
-    runs = af.runs(consumer)
-    assert len(runs) == 2, runs
+    consumed = af.runs(consumer)
+    assert len(consumed) == 2, consumed
     loaded = []
-    for r in runs:
+    for r in consumed:
         run_id = str(r["dag_run_id"])
         assert _finished(af, consumer, run_id) == "success"
         loaded.append(_xcom(af, consumer, run_id, "load")["version"])

@@ -95,7 +95,8 @@ def test_airflow_loads_the_plugin_once_from_its_entry_point(tmp_path: Path) -> N
         assert out["names"].count("airflow_privacy") == 1, out
         assert out["errors"] == {}, out["errors"]
         assert "airflow_privacy.providers.airflow.plugin" in (out["source"] or ""), out
-        assert out["prefixes"] == ["/privacy"] and out["views"] == ["Privacy ledger"]
+        assert out["prefixes"] == ["/privacy"]
+        assert out["views"] == ["Privacy ledger", "Privacy report"]  # the menu; a run tab
 
 
 def test_ledger_view_is_read_only_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -65,6 +65,7 @@ def get_provider_info() -> dict[str, Any]:
         "connection-types": CONNECTION_TYPES,
         "extra-links": EXTRA_LINKS,
         "config": provider_config(),
+        "notifications": ["airflow_privacy.providers.airflow.notifier.ReleaseVerdictNotifier"],
     }
 
 

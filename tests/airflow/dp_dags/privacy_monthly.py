@@ -13,12 +13,15 @@ Both gates update the asset ``file:///srv/published/survey`` when they publish.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import pendulum
 from airflow.sdk import DAG, Param, get_current_context, task
 
 from airflow_privacy.core.datasets import adult_hierarchy_path
+from airflow_privacy.providers.airflow.notifier import ReleaseVerdictNotifier
 from airflow_privacy.providers.airflow.operators.anonymize import BucketizeOperator
 from airflow_privacy.providers.airflow.operators.attempt import OpenAttemptOperator
 from airflow_privacy.providers.airflow.operators.composition import CompositionAuditOperator
@@ -29,6 +32,16 @@ from tests.airflow.dag_parts import run_folder, write_adult
 
 QIS = ["age", "marital-status", "race", "sex"]
 SURVEY = "file:///srv/published/survey"  # the asset every published release updates
+
+
+def _note(subject: str, body: str) -> None:
+    """The verdicts, as the officer's channel would receive them: one file."""
+    notes = Path(os.environ["AIRFLOW_PRIVACY_OUTPUT_DIR"]) / "verdicts.txt"
+    with notes.open("a", encoding="utf-8") as fh:
+        fh.write(f"{subject}\n{body}\n---\n")
+
+
+NOTIFY = ReleaseVerdictNotifier(send=_note)
 PREPARED = "{{ ti.xcom_pull(task_ids='prepare') }}"
 
 
@@ -102,6 +115,7 @@ with _dag("privacy_monthly_dp") as monthly_dp:
         task_id="publish", attempt_task_id="dp_release",
         release="{{ ti.xcom_pull(task_ids='prepare')['marginals'] }}",
         publish_to="{{ ti.xcom_pull(task_ids='prepare')['published'] }}", asset=SURVEY,
+        on_success_callback=NOTIFY, on_failure_callback=NOTIFY,
     )  # fmt: skip
     report = ReleaseReportOperator(
         task_id="report", attempt_task_id="dp_release",
