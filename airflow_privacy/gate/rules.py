@@ -22,7 +22,7 @@ also refuses such a check when it is recorded (``gate.attempts.record``), naming
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -132,6 +132,14 @@ def check_problem(release: ReleaseInfo, envelope: Mapping[str, Any]) -> str | No
     )
 
 
+def mapped_instances(name: str, names: Iterable[str]) -> list[str]:
+    """The recorded instances ``name[i]`` of a mapped check ``name``."""
+    return sorted(
+        n for n in names
+        if n.startswith(f"{name}[") and n.endswith("]") and n[len(name) + 1 : -1].isdigit()
+    )  # fmt: skip
+
+
 def reasons(
     info: AttemptInfo, failed_tasks: Mapping[str, str], policy: PolicyInfo | None = None
 ) -> list[str]:
@@ -144,7 +152,9 @@ def reasons(
     by_name = {c.name: c for c in info.checks}
     required = list(info.required)
     for name in required:
-        if name not in by_name:
+        # a mapped check records one verdict per instance, name[0], name[1], ...: each is
+        # judged below, and the gate's task states say whether every instance ran
+        if name not in by_name and not mapped_instances(name, by_name):
             out.append(f"{name}: no result was recorded (its task failed or did not run)")
     for name in [*required, *sorted(n for n in by_name if n not in required)]:
         c = by_name.get(name)

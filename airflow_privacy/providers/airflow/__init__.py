@@ -87,10 +87,13 @@ def record_check(
 
     from airflow_privacy.gate.custom import record_check as record
     from airflow_privacy.providers.airflow import adapter
+    from airflow_privacy.providers.airflow.steps import instance_name
+
+    own = instance_name(name, context)  # a mapped task's instance: one verdict each
 
     def service(ctx: Any) -> Any:
         attempt = adapter.resolve_attempt(None, attempt_task_id, context)
-        return record(attempt, name, safe, summary, ctx, reasons=reasons or [], details=details)
+        return record(attempt, own, safe, summary, ctx, reasons=reasons or [], details=details)
 
     log = logging.getLogger("airflow.task")
     return adapter.run(

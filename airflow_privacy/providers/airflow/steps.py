@@ -160,7 +160,7 @@ def execute(op: Any, step: Step, context: Mapping[str, Any]) -> dict[str, Any]:
 
     def service(ctx: Any, attempt: str | None) -> Any:
         values = check_arguments(op, step, parsing=False)
-        values.update(attempt=attempt, name=op.name)
+        values.update(attempt=attempt, name=instance_name(op.name, context))
         return step.run(step.request(values), ctx)
 
     result: dict[str, Any]
@@ -169,3 +169,14 @@ def execute(op: Any, step: Step, context: Mapping[str, Any]) -> dict[str, Any]:
     else:
         result = op.run_service(context, lambda ctx: service(ctx, None))
     return result
+
+
+def instance_name(name: str, context: Mapping[str, Any]) -> str:
+    """A check's name in its attempt: its own, or for an instance of a mapped task
+    ``name[map index]`` (one verdict per instance; the gate reads them all:
+    :func:`airflow_privacy.gate.rules.reasons`)."""
+    ti = context.get("ti")
+    index = getattr(ti, "map_index", -1) if ti is not None else -1
+    if isinstance(index, int) and index >= 0:
+        return f"{name}[{index}]"
+    return name

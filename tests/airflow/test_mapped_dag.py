@@ -1,0 +1,44 @@
+"""A mapped check, end to end through ``dag.test``: each instance records its own verdict
+(``check[0]``, ``check[1]``) under the run's attempt; one failing instance blocks the gate,
+and the report shows both verdicts; every instance passing publishes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.airflow.test_release_dag import (  # noqa: F401  (the module's fixture)
+    airflow_home,
+    drive,
+    envelope,
+    green,
+)
+from tests.policy_setup import record_policy
+
+MAPPED_DAGS = Path(__file__).resolve().parent / "mapped_dags"
+
+
+def test_every_instance_of_a_mapped_check_counts(airflow_home: Path, tmp_path: Path) -> None:  # noqa: F811
+    from airflow_privacy.ledger import ReleaseLedger
+
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    record_policy(url, "mixed", "fine")
+    runs, _ = drive(
+        airflow_home, MAPPED_DAGS, "privacy_mapped", tmp_path / "out", url,
+        [
+            {"dataset": "mixed", "checks": [["k-anonymity:k=3"], ["k-anonymity:k=100000"]]},
+            {"dataset": "fine", "checks": [["k-anonymity:k=3"], ["k-anonymity:k=2"]]},
+        ],
+    )  # fmt: skip
+    mixed, fine = runs
+    assert not green(mixed) and mixed["tasks"]["publish"] == "failed"
+    assert mixed["tasks"]["check[0]"] == "success" and mixed["tasks"]["check[1]"] == "success"
+    gate = envelope(mixed, "publish")
+    assert any(r.startswith("check[1]:") for r in gate["reasons"]), gate["reasons"]
+    assert not any(r.startswith("check[0]:") for r in gate["reasons"])
+    assert not any("no result was recorded" in r for r in gate["reasons"])
+    with ReleaseLedger(url) as db:
+        (release,) = db.list("mixed")
+        (attempt,) = db.attempts(release.id)
+        verdicts = {c.name: c.safe for c in attempt.checks}
+    assert verdicts == {"check[0]": True, "check[1]": False}  # both kept, none overwritten
+    assert green(fine) and envelope(fine, "publish")["outcome"] == "published"
