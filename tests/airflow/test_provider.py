@@ -169,3 +169,47 @@ def test_settings_read_the_projects_variable_then_airflows_config(
     monkeypatch.setenv("AIRFLOW_PRIVACY_LEDGER_URL", "sqlite:////elsewhere.db")
     assert auth_mode() == "airflow"
     assert resolve(None, lookup=lambda _c: None, config=setting).url == "sqlite:////elsewhere.db"
+
+
+def test_the_plugins_folder_copy_is_registered_once_beside_the_entry_point(
+    tmp_path: Path,
+) -> None:
+    """``plugins/airflow_privacy_plugin.py`` (what a managed Airflow copies into its plugins
+    folder), with the package's entry point there too: Airflow loads the plugin once."""
+    import shutil
+
+    base = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
+    home = tmp_path / "home"
+    (home / "plugins").mkdir(parents=True)
+    shutil.copy(ROOT / "plugins" / "airflow_privacy_plugin.py", home / "plugins")
+    env = base | {"AIRFLOW_HOME": str(home), "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+                  "PYTHONPATH": str(ROOT)}  # fmt: skip
+    for probe, source in (
+        (PLUGINS_PROBE, "airflow_privacy.providers.airflow.plugin"),
+        (WITHOUT_ENTRY_POINT + PLUGINS_PROBE, "airflow_privacy_plugin.py"),
+    ):
+        proc = subprocess.run([sys.executable, "-c", probe], env=env, text=True,
+                              capture_output=True, timeout=300, cwd=tmp_path)  # fmt: skip
+        line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+        assert proc.returncode == 0 and line, proc.stdout[-2000:] + proc.stderr[-3000:]
+        out = json.loads(line[0][len("RESULT ") :])
+        assert out["names"].count("airflow_privacy") == 1, out
+        assert out["errors"] == {}, out["errors"]
+        assert out["prefixes"] == ["/privacy"]
+        assert source in (out["source"] or ""), out  # the entry point, else the folder's copy
+
+
+# the package's plugin entry point hidden, as where it is not installed (a plugins folder)
+WITHOUT_ENTRY_POINT = """
+import importlib.metadata as md
+from airflow._shared import module_loading
+_real_eps, _real_dist = md.entry_points, module_loading.entry_points_with_dist
+def _eps(**kw):
+    found = _real_eps(**kw)
+    if kw.get("group") == "airflow.plugins":
+        return md.EntryPoints([e for e in found if e.name != "airflow_privacy"])
+    return found
+def _dist(group):
+    return [(e, d) for e, d in _real_dist(group) if e.name != "airflow_privacy"]
+md.entry_points, module_loading.entry_points_with_dist = _eps, _dist
+"""
