@@ -11,8 +11,11 @@ runs and never changes the run's outcome) writes the HTML report beside the rele
 it in the ledger for the Airflow UI page (``/privacy``), and links the task to that page.
 
 The run is green exactly when the release was published (or was already published: re-running
-published content publishes nothing again and says so). The first release of the dataset must
-be declared (``first_release``): a typo in the dataset or ledger never starts a new history.
+published content publishes nothing again and says so). A published release updates the asset
+``privacy://adult/releases`` (a DAG scheduled on it runs after it, never after a block), and
+the gate's verdict is written to its log by ``ReleaseVerdictNotifier``. The first release of
+the dataset must be declared (``first_release``): a typo in the dataset or ledger never
+starts a new history.
 
 Identity disclosure, a choice this sample makes on purpose: Anatomy publishes the QIs
 exactly, so people can stand out on them (the attempt measures it, and the report's identity
@@ -42,9 +45,10 @@ from pathlib import Path
 from typing import Any
 
 import pendulum
-from airflow.sdk import DAG, Param, get_current_context, task
+from airflow.sdk import DAG, Asset, Param, get_current_context, task
 
 from airflow_privacy.core.datasets import adult_hierarchy_path
+from airflow_privacy.providers.airflow.notifier import ReleaseVerdictNotifier
 from airflow_privacy.providers.airflow.operators.anonymize import BucketizeOperator
 from airflow_privacy.providers.airflow.operators.attempt import OpenAttemptOperator
 from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
@@ -64,6 +68,12 @@ ADULT_RECORDS = 30_162
 # (c,k)-safety saturates at k = (distinct occupations) - 1: more knowledge adds nothing
 K_MAX = 13
 RELEASE = "{{ ti.xcom_pull(task_ids='anonymize')['outputs']['release'] }}"
+
+
+#: the asset the published releases of this DAG update (its events carry the release)
+ADULT_RELEASES = Asset("privacy://adult/releases")
+#: the gate's verdict, to the task's log (send=... sends it anywhere: docs/airflow.md)
+VERDICT = ReleaseVerdictNotifier()
 
 
 def run_folder(run_id: str) -> str:
@@ -344,6 +354,12 @@ with DAG(
         attempt_task_id="open_attempt",
         release=RELEASE,
         publish_to="{{ ti.xcom_pull(task_ids='prepare_input')['published'] }}",
+        # a DAG scheduled on ADULT_RELEASES runs after each published release, never after a
+        # blocked one; the verdict goes to the task's log (give the notifier send=... to mail
+        # the privacy office: docs/airflow.md)
+        asset=ADULT_RELEASES,
+        on_success_callback=VERDICT,
+        on_failure_callback=VERDICT,
     )
 
     report = ReleaseReportOperator(

@@ -240,6 +240,12 @@ def test_sample_dag_green_iff_published(
     assert any(r.startswith("composition_audit: composition") for r in gate["reasons"])
     assert envelope(blocked, "release_report")["details"]["status"] == "blocked"
     assert list(published_files(published)) == [first_dest.name]  # nothing else published
+    # the release asset: an event for the published release, none for the blocked run; the
+    # verdict notifier wrote each verdict to the gate's log
+    (event,) = declared["asset_events"]
+    assert event["uri"] == "privacy://adult/releases" and event["extra"]["version"] == "1"
+    assert blocked["asset_events"] == []
+    assert "PUBLISHED: adult v1" in log and "BLOCKED: adult v2 was not published" in log
     assert ledger_state(ledger_url) == [
         ("1", "published", ["published", "already-published"]),
         ("2", "blocked", ["blocked"]),
