@@ -245,6 +245,8 @@ def test_the_report_links_under_the_plugins_one_prefix_without_importing_fastapi
         "import airflow_privacy.providers.airflow.operators.report as r\n"
         "assert r.release_page('u', '') == '/privacy/releases/u'\n"
         "assert r.attempt_page('a', '') == '/privacy/attempts/a'\n"
+        "assert r.run_tab('d', 'manual__1+0:00', '') == "
+        "'/dags/d/runs/manual__1%2B0%3A00/plugin/privacy-report'\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('fastapi', 'starlette')))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)

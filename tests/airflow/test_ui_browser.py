@@ -464,7 +464,9 @@ def test_a_runs_privacy_report_tab(session: Any, airflow: Airflow) -> None:
         pytest.skip("no run of the sample DAG (the trigger-form test did not create one)")
     run_id = str(runs[0]["dag_run_id"])
     browser = session
-    browser.get(f"{airflow.base}/dags/{DAG_ID}/runs/{run_id}/plugin/privacy-report")
+    from airflow_privacy.providers.airflow.operators.report import run_tab
+
+    browser.get(run_tab(DAG_ID, run_id, airflow.base))  # where the report task's link points
     frame = _wait(browser, ec.presence_of_element_located((By.TAG_NAME, "iframe")))
     assert "/privacy/runs/" in str(frame.get_attribute("src"))
     browser.switch_to.frame(frame)

@@ -56,9 +56,21 @@ def release_page(release_uuid: str, base_url: str | None = None) -> str:
     return f"{_base(base_url)}{URL_PREFIX}/releases/{release_uuid}"
 
 
+def run_tab(dag_id: str, run_id: str, base_url: str | None = None) -> str:
+    """The run's "Privacy report" tab inside Airflow (the plugin's external view on
+    ``dag_run``): ``{[api] base_url}/dags/<dag>/runs/<run>/plugin/privacy-report``."""
+    from urllib.parse import quote
+
+    return (
+        f"{_base(base_url)}/dags/{quote(dag_id, safe='')}/runs/{quote(run_id, safe='')}"
+        "/plugin/privacy-report"
+    )
+
+
 class ReleaseReportLink(BaseOperatorLink):
-    """The "Privacy report" button of a :class:`ReleaseReportOperator` task: the plugin's page
-    of the release, by UUID. The operator pushes the URL to XCom (key
+    """The "Privacy report" button of a :class:`ReleaseReportOperator` task: the run's
+    "Privacy report" tab, inside Airflow (the report of the attempt the run opened). Shown
+    once the task stored a report (it pushes the attempt's own page to XCom, key
     ``privacy_report_url``); Airflow 3 stores what this returns when the task finishes."""
 
     name = "Privacy report"
@@ -67,7 +79,7 @@ class ReleaseReportLink(BaseOperatorLink):
         from airflow.sdk.execution_time.xcom import XCom
 
         url = XCom.get_value(ti_key=ti_key, key=URL_KEY)
-        return str(url) if url else ""
+        return run_tab(ti_key.dag_id, ti_key.run_id) if url else ""
 
 
 class ReleaseReportOperator(AttemptOperator):
