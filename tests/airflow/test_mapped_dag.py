@@ -42,3 +42,22 @@ def test_every_instance_of_a_mapped_check_counts(airflow_home: Path, tmp_path: P
         verdicts = {c.name: c.safe for c in attempt.checks}
     assert verdicts == {"check[0]": True, "check[1]": False}  # both kept, none overwritten
     assert green(fine) and envelope(fine, "publish")["outcome"] == "published"
+
+
+def test_a_taskflow_check_records_under_the_attempt(airflow_home: Path, tmp_path: Path) -> None:  # noqa: F811
+    """``@task.privacy_check`` (from the provider metadata): the function returns the
+    release, the check runs on it and records under the run's attempt; it decides like any
+    check (k=3 passes: published; k=100000 fails: blocked)."""
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    record_policy(url, "ok", "strict")
+    runs, _ = drive(
+        airflow_home, MAPPED_DAGS, "privacy_decorated", tmp_path / "out", url,
+        [{"dataset": "ok", "k": 3}, {"dataset": "strict", "k": 100000}],
+    )  # fmt: skip
+    ok, strict = runs
+    assert green(ok) and envelope(ok, "publish")["outcome"] == "published", ok["tasks"]
+    check = envelope(ok, "check_release")
+    assert check["step"] == "check" and check["safe"] is True and check["attempt"] is not None
+    assert check["release"]["ref"].endswith("release.parquet")
+    assert not green(strict)
+    assert any(r.startswith("check_release:") for r in envelope(strict, "publish")["reasons"])

@@ -66,6 +66,12 @@ def get_provider_info() -> dict[str, Any]:
         "extra-links": EXTRA_LINKS,
         "config": provider_config(),
         "notifications": ["airflow_privacy.providers.airflow.notifier.ReleaseVerdictNotifier"],
+        "task-decorators": [
+            {
+                "name": "privacy_check",
+                "class-name": "airflow_privacy.providers.airflow.decorators.privacy_check_task",
+            }
+        ],
     }
 
 
