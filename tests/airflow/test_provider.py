@@ -224,3 +224,24 @@ def _dist(group):
     return [(e, d) for e, d in _real_dist(group) if e.name != "airflow_privacy"]
 md.entry_points, module_loading.entry_points_with_dist = _eps, _dist
 """
+
+
+def test_airflow_providers_show_the_notifier_and_the_decorator(tmp_path: Path) -> None:
+    """From a pip install (no plugin file copied): ``airflow providers notifications`` lists
+    the notifier and the provider's metadata lists the ``@task.privacy_check`` decorator."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
+    env.update(AIRFLOW_HOME=str(tmp_path), AIRFLOW__CORE__LOAD_EXAMPLES="False")
+    airflow = str(Path(sys.executable).with_name("airflow"))
+
+    def run(*args: str) -> str:
+        out = subprocess.run([airflow, "providers", *args], env=env, capture_output=True,
+                             text=True, timeout=300)  # fmt: skip
+        assert out.returncode == 0, out.stderr[-2000:]
+        return out.stdout
+
+    assert "airflow_privacy.providers.airflow.notifier.ReleaseVerdictNotifier" in run(
+        "notifications"
+    )
+    (full,) = json.loads(run("get", "airflow-privacy", "--full", "-o", "json"))
+    assert {d["name"] for d in full["task-decorators"]} == {"privacy_check"}
+    assert "privacy" in full["config"]
