@@ -45,9 +45,9 @@ def test_every_instance_of_a_mapped_check_counts(airflow_home: Path, tmp_path: P
 
 
 def test_a_taskflow_check_records_under_the_attempt(airflow_home: Path, tmp_path: Path) -> None:  # noqa: F811
-    """``@task.privacy_check`` (from the provider metadata): the function returns the
-    release, the check runs on it and records under the run's attempt; it decides like any
-    check (k=3 passes: published; k=100000 fails: blocked)."""
+    """``@task.anonymize`` and ``@task.privacy_check`` (from the provider metadata): each
+    function returns what its operator works on; the check records under the run's attempt
+    and decides like any check (k=3 passes: published; k=100000 fails: blocked)."""
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
     record_policy(url, "ok", "strict")
     runs, _ = drive(
@@ -56,6 +56,10 @@ def test_a_taskflow_check_records_under_the_attempt(airflow_home: Path, tmp_path
     )  # fmt: skip
     ok, strict = runs
     assert green(ok) and envelope(ok, "publish")["outcome"] == "published", ok["tasks"]
+    written = envelope(ok, "anonymize")  # @task.anonymize: bucketized what its function returned
+    assert written["step"] == "anonymize" and written["outputs"]["release"].endswith(
+        "release.parquet"
+    )
     check = envelope(ok, "check_release")
     assert check["step"] == "check" and check["safe"] is True and check["attempt"] is not None
     assert check["release"]["ref"].endswith("release.parquet")

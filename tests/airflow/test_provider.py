@@ -243,5 +243,5 @@ def test_airflow_providers_show_the_notifier_and_the_decorator(tmp_path: Path) -
         "notifications"
     )
     (full,) = json.loads(run("get", "airflow-privacy", "--full", "-o", "json"))
-    assert {d["name"] for d in full["task-decorators"]} == {"privacy_check"}
+    assert {d["name"] for d in full["task-decorators"]} == {"privacy_check", "anonymize"}
     assert "privacy" in full["config"]

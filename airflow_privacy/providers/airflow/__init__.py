@@ -70,7 +70,11 @@ def get_provider_info() -> dict[str, Any]:
             {
                 "name": "privacy_check",
                 "class-name": "airflow_privacy.providers.airflow.decorators.privacy_check_task",
-            }
+            },
+            {
+                "name": "anonymize",
+                "class-name": "airflow_privacy.providers.airflow.decorators.anonymize_task",
+            },
         ],
     }
 

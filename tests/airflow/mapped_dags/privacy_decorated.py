@@ -1,6 +1,7 @@
-"""A gated release whose check is a TaskFlow function (tests/airflow/test_mapped_dag.py):
-``@task.privacy_check`` checks the release the function returns and records it under the
-run's attempt (``criteria`` from the run's conf: ``k`` of k-anonymity)."""
+"""A gated release written with the TaskFlow decorators (tests/airflow/test_mapped_dag.py):
+``@task.anonymize`` bucketizes the input its function returns, ``@task.privacy_check``
+checks the release its function returns and records it under the run's attempt
+(``criteria`` from the run's conf: ``k`` of k-anonymity)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from typing import Any
 import pendulum
 from airflow.sdk import DAG, task
 
-from airflow_privacy.providers.airflow.operators.anonymize import BucketizeOperator
 from airflow_privacy.providers.airflow.operators.attempt import OpenAttemptOperator
 from airflow_privacy.providers.airflow.operators.publish import PublishReleaseOperator
 from airflow_privacy.providers.airflow.operators.report import ReleaseReportOperator
@@ -40,12 +40,16 @@ with DAG(
         """The release the anonymizer wrote (any logic that finds it)."""
         return str(paths["release"])
 
-    prepared = prepare()
-    anonymize = BucketizeOperator(
-        task_id="anonymize", source="{{ ti.xcom_pull(task_ids='prepare')['input'] }}",
+    @task.anonymize(
         release=RELEASE, qis=["age", "sex"], sensitive="occupation",
         criteria=["k-anonymity:k=3"],
     )  # fmt: skip
+    def anonymize(paths: Any) -> str:
+        """The input to anonymize (any logic that finds it)."""
+        return str(paths["input"])
+
+    prepared = prepare()
+    anonymized = anonymize(prepared)
     attempt = OpenAttemptOperator(
         task_id="open_attempt", release=RELEASE, dataset="{{ dag_run.conf['dataset'] }}",
         required_checks=["check_release"], first_release=True,
@@ -57,5 +61,5 @@ with DAG(
     )  # fmt: skip
     report = ReleaseReportOperator(task_id="report", attempt_task_id="open_attempt",
                                    release=RELEASE)  # fmt: skip
-    prepared >> anonymize >> attempt >> check >> publish
+    anonymized >> attempt >> check >> publish
     publish >> report.as_teardown()
