@@ -672,8 +672,10 @@ def test_a_blocked_audit_offers_the_dp_path(
                         "--format", "json", "--quiet"], capsys)  # fmt: skip
     assert code == 1
     (dp,) = [a for a in json.loads(out)["advice"] if a["kind"] == "dp-release"]
+    assert "opt:" not in json.dumps(dp)  # words, not an option marker left unrendered
     if cap is None:
         assert "sets no DP budget yet" in dp["text"] and dp["passes_at"] == 0
+        assert "policy set --dp-rho-cap" in dp["text"]
     else:
         # ten marginals at rho 0.5, one record per person: sigma = sqrt(10 / 1) per cell
         assert "rho 0.5 of 0.5 is left" in dp["text"] and "3.16" in dp["text"]

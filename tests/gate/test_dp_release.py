@@ -89,6 +89,7 @@ def test_a_release_spends_the_budget_and_publishes(world: dict[str, Any]) -> Non
     code, env = cli(*release_args(world, "m3.csv", "--rho", "0.01"))
     assert code == 1 and env["safe"] is False and env["outcome"] == "blocked"
     assert "would exceed the budget" in env["reasons"][0] and "left 0" in env["reasons"][0]
+    assert "opt:" not in json.dumps(env)  # no option marker left unrendered
     assert not (world["tmp"] / "m3.csv").exists()
     assert counts(world["url"]) == before
     assert before["ledger_dp_spends"] == 2
@@ -111,6 +112,7 @@ def test_without_a_budget_nothing_is_recorded(world: dict[str, Any]) -> None:
     before = counts(world["url"])
     code, env = cli(*release_args(world, "m.csv", "--rho", "0.1"))
     assert code == 1 and "allows no differentially private release" in env["reasons"][0]
+    assert "opt:" not in json.dumps(env) and "--dp-rho-cap" in env["advice"][0]["text"]
     assert counts(world["url"]) == before and not (world["tmp"] / "m.csv").exists()
     # a dataset the ledger has never seen is not created by a refusal either
     args = release_args(world, "m.csv", "--rho", "0.1")

@@ -748,7 +748,8 @@ def dp_advice(budget: Budget, marginals: int = 10) -> dict[str, Any]:
         text = (
             f"release noisy marginals with differential privacy instead (dp-release): they "
             f"compose where k-anonymous releases do not; the policy of {budget.dataset!r} sets "
-            f"no DP budget yet (an officer sets one: {opt('dp_rho_cap')}, approved by a "
+            "no DP budget yet (an officer sets one: policy set --dp-rho-cap, or "
+            "DatasetPolicyOperator's dp_rho_cap, approved by a "
             "second person)"
         )
         left = 0.0

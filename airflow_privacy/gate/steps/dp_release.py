@@ -398,7 +398,8 @@ def _refusal(
         return why, [{
             "kind": "policy", "criterion": "dp",
             "text": f"an officer sets a budget in the policy of {dataset!r} "
-                    f"({opt('dp_rho_cap')} or {opt('dp_epsilon_cap')}; a second person "
+                    "(policy set --dp-rho-cap or --dp-epsilon-cap; DatasetPolicyOperator's "
+                    "dp_rho_cap or dp_epsilon_cap; a second person "
                     "approves it)",
         }]  # fmt: skip
     asked = f"spending {unit}={cost if cost is not None else 'unbounded'} would exceed the budget"
@@ -419,7 +420,7 @@ def _refusal(
         return why, []
     return why, [{
         "kind": "budget", "criterion": "dp",
-        "text": f"at most {unit}={budget.left:.6g} is left: spend {opt(unit)} "
+        "text": f"at most {unit}={budget.left:.6g} is left: spend {unit} "
                 f"{budget.left:.6g} or less (more noise), or release fewer marginals",
     }]  # fmt: skip
 
