@@ -389,3 +389,13 @@ def test_every_label_form_the_project_writes_is_read_back(
         assert covers(label, value), (label, value)
     for value in outside:
         assert not covers(label, value), (label, value)
+
+
+def test_a_code_with_a_leading_zero_is_text_not_a_number() -> None:
+    """An exact label equals the other spellings of its number (17 and 17.0), but a code
+    with a leading zero is text: zip 02138 is not 2138, and 00 is not 0 (a wider match would
+    put other people among a group's candidates and understate the attack)."""
+    assert covers("17", "17.0") and covers("17.0", "17") and covers("-3", "-3.0")
+    assert not covers("02138", "2138") and not covers("2138", "02138")
+    assert not covers("0", "00") and not covers("00", "0") and covers("00", "00")
+    assert covers("0.5", "0.50") and not covers("05", "5")

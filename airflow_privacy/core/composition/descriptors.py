@@ -86,11 +86,25 @@ class Label:
                 count=n,
             )
         else:
-            exact = _number(text)
+            # a number equals its other spellings (17 and 17.0), but a code with a leading
+            # zero (zip 02138, 00) is text: 02138 is not 2138, 00 is not 0
+            exact = None if _code(text) else _number(text)
             if exact is not None:
                 with np.errstate(invalid="ignore"):
-                    out |= numbers == exact
+                    same = numbers == exact
+                if same.any():
+                    same &= ~np.fromiter((_code(v) for v in values), dtype=bool, count=n)
+                out |= same
         return out
+
+
+_CODE = re.compile(r"^\s*[+-]?0\d")
+
+
+def _code(text: str) -> bool:
+    """Whether ``text`` is a code with a leading zero (``02138``, ``00``): compared as
+    text, never as the number it spells."""
+    return _CODE.match(text) is not None
 
 
 def _number(text: str) -> float | None:
