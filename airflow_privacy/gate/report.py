@@ -231,14 +231,10 @@ def _dp_report(
     dataset's spends and the released cells (the file, which is the release)."""
     from datetime import UTC, datetime
 
-    import pyarrow.csv as pacsv
-    import pyarrow.parquet as pq
-
-    from airflow_privacy.core.io import detect_format
     from airflow_privacy.gate.policy import dp_cap
-    from airflow_privacy.gate.tables import local_copy
+    from airflow_privacy.gate.tables import read_table
     from airflow_privacy.report.build import _verdict, _version
-    from airflow_privacy.report.dp import dp_section
+    from airflow_privacy.report.dp import CELLS_SHOWN, dp_section
     from airflow_privacy.report.model import ReleaseFacts as Facts
     from airflow_privacy.report.model import ReleaseReport, UtilitySection
 
@@ -250,17 +246,10 @@ def _dp_report(
         spends = db.dp_spends(info.release.dataset)
     if req.release.is_table:
         raise InputError("a DP release is a file: give the file dp-release wrote")
-    with local_copy(req.release, ctx) as path:
-        table = (
-            pq.read_table(path)
-            if detect_format(path) == "parquet"
-            else pacsv.read_csv(
-                path, convert_options=pacsv.ConvertOptions(strings_can_be_null=True)
-            )
-        )
+    table = read_table(req.release, None, ctx, fmt=req.fmt, delimiter=req.delimiter)
     d = record.details
     section = dp_section(record.to_dict(), spends, budget.unit or str(d.get("unit") or "rho"),
-                         budget.cap, table.slice(0, 200).to_pylist())  # fmt: skip
+                         budget.cap, table.slice(0, CELLS_SHOWN).to_pylist())  # fmt: skip
     rel = info.release
     facts = Facts(
         path=req.release.describe(), dataset=rel.dataset, version=rel.version,

@@ -39,6 +39,11 @@ class Marginal:
         return " x ".join(self.columns)
 
 
+def columns_of(marginals: Sequence[Marginal]) -> list[str]:
+    """The columns of ``marginals``, each once, in the order they first appear."""
+    return list(dict.fromkeys(c for m in marginals for c in m.columns))
+
+
 def check_marginals(
     marginals: Sequence[Marginal], keys: Mapping[str, Sequence[str]], what: str = "marginal"
 ) -> int:
@@ -90,7 +95,7 @@ def count_vectors(
     import pyarrow.compute as pc
 
     codes: dict[str, np.ndarray] = {}
-    for column in {c for m in marginals for c in m.columns}:
+    for column in columns_of(marginals):
         values = table.column(column).cast(pa.string())
         index = pc.index_in(values, value_set=pa.array(list(keys[column]), pa.string()))
         codes[column] = np.asarray(index.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)

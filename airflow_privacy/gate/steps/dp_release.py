@@ -228,10 +228,10 @@ def _count(
     ctx: GateContext,
 ) -> list[np.ndarray]:
     from airflow_privacy.core.backends.duck import bounded_counts
-    from airflow_privacy.core.dp.marginals import count_vectors
+    from airflow_privacy.core.dp.marginals import columns_of, count_vectors
     from airflow_privacy.gate.tables import local_copy
 
-    columns = list(dict.fromkeys(c for m in marginals for c in m.columns))
+    columns = columns_of(marginals)
     if req.source.is_spark:
         from airflow_privacy.core.backends import spark
         from airflow_privacy.gate.pushdown import _spark_source, spark_session
@@ -283,10 +283,10 @@ def _table(
     import numpy as np
     import pyarrow as pa
 
-    from airflow_privacy.core.dp.marginals import cells
+    from airflow_privacy.core.dp.marginals import cells, columns_of
     from airflow_privacy.core.dp.noise import clamp
 
-    columns = list(dict.fromkeys(c for m in marginals for c in m.columns))
+    columns = columns_of(marginals)
     data: dict[str, list[Any]] = {"marginal": [], **{c: [] for c in columns}}
     raw = np.concatenate(list(noisy)) if noisy else np.zeros(0, np.int64)
     for m in marginals:
@@ -318,11 +318,13 @@ def _release(
 ) -> Envelope:
     from dataclasses import replace
 
+    from airflow_privacy.core.dp.marginals import columns_of
     from airflow_privacy.core.dp.noise import draw
     from airflow_privacy.gate.policy import dp_cap
     from airflow_privacy.gate.tables import _serialize, write_outputs
 
     written: dict[str, bytes] = {}
+    recorded: dict[str, Envelope] = {}
 
     def drawn() -> str:
         noisy = [draw(noise, v) for v in vectors]
@@ -332,9 +334,10 @@ def _release(
         return "sha256:" + hashlib.sha256(written["bytes"]).hexdigest()
 
     def record(info: AttemptInfo, after: Budget) -> dict[str, Any]:
-        return _envelope(req, marginals, noise, n_cells, after, info, spent=True).to_dict()
+        recorded["env"] = _envelope(req, marginals, noise, n_cells, after, info, spent=True)
+        return recorded["env"].to_dict()
 
-    columns = list(dict.fromkeys(c for m in marginals for c in m.columns))
+    columns = columns_of(marginals)
     spec = {
         "mechanism": noise.mechanism, "scale": noise.scale, "bound": noise.bound,
         "marginals": [list(m.columns) for m in marginals], "entity": req.entity,
@@ -349,8 +352,8 @@ def _release(
     if info is None:
         return _envelope(req, marginals, noise, n_cells, budget, None, spent=False)
     write_outputs({req.out: written["bytes"]}, ctx)
-    env = _envelope(req, marginals, noise, n_cells, budget, info, spent=True)
-    return replace(env, outputs={"release": req.out.describe()})
+    # the envelope the ledger recorded with the spend, and where its file went
+    return replace(recorded["env"], outputs={"release": req.out.describe()})
 
 
 def _loss_words(noise: NoisePlan, budget: Budget, delta: float) -> dict[str, Any]:
@@ -435,7 +438,9 @@ def _envelope(
     *,
     spent: bool,
 ) -> Envelope:
+    from airflow_privacy.core.dp.noise import CONFIDENCE
     from airflow_privacy.gate.envelope import Envelope, ReleaseFacts, attempt_ref
+    from airflow_privacy.vocabulary import DP_KIND
 
     unit = budget.unit or ("rho" if noise.mechanism == "gaussian" else "epsilon")
     cost = noise.rho if unit == "rho" else noise.epsilon
@@ -448,9 +453,9 @@ def _envelope(
         "budget": budget.to_dict(),
         # whether the cap held per person too (the entity's identifier hashes were recorded)
         "per_person": budget.people is not None,
-        "confidence": 0.95,
+        "confidence": CONFIDENCE,
     }
-    facts = ReleaseFacts(ref=req.source.describe(), group_columns=[], kind="dp-marginals")
+    facts = ReleaseFacts(ref=req.source.describe(), group_columns=[], kind=DP_KIND)
     if not spent:
         why, advice = _refusal(req.dataset, budget, unit, cost)
         return Envelope(

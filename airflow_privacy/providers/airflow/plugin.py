@@ -564,10 +564,10 @@ def create_app(auth: bool | None = None, location: Locate | None = None) -> Fast
                 return RedirectResponse(f"{_root(request)}/attempts/{attempts[0].uuid}", 303)
             body = (
                 "<h1>Privacy report of a run</h1>"
-                f"<p id='no-attempt'>Run <code>{html.escape(run_id)}</code> of DAG "
-                f"<code>{html.escape(dag_id)}</code> opened no attempt to publish a release "
+                f"<p id='no-attempt'>Run <code>{_e(run_id)}</code> of DAG "
+                f"<code>{_e(dag_id)}</code> opened no attempt to publish a release "
                 "(yet): nothing of it is in the ledger.</p>"
-                f"<p><a href='{html.escape(_root(request))}/'>All releases</a></p>"
+                f"<p><a href='{_e(_root(request))}/'>All releases</a></p>"
             )
             return _page("Privacy report of a run", body)
 
