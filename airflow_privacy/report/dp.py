@@ -7,8 +7,9 @@ dp_release`): what a privacy officer needs instead of a partition's sections.
   spent so far, against the cap; a budget never resets) and what is left;
 * what the total spend means (its (epsilon, delta) and the semantic-privacy bound of Ganta,
   Kasiviswanathan and Smith, KDD 2008, Theorem 15 / Proposition 17), in words;
-* the released cells (the first :data:`CELLS_SHOWN`): each noisy count with its 95%
-  interval. The cells are the release itself: nothing in them is not published.
+* whether the marginals were made consistent, and each one's standard deviation after it;
+* the released cells (the first :data:`CELLS_SHOWN`): each consistent estimate, noisy count
+  and 95% interval. The cells are the release itself: nothing in them is not published.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ class DPCell:
     count: int
     low: int
     high: int
+    #: the consistent estimate (None in a file written before consistency was made)
+    estimate: float | None = None
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,8 @@ class DPSection:
     meaning: str
     history: list[SpendPoint] = field(default_factory=list)
     shown: list[DPCell] = field(default_factory=list)
+    #: each marginal's standard deviation after the consistency step (empty: not made)
+    consistent_sd: dict[str, float] = field(default_factory=dict)
 
 
 def dp_section(
@@ -80,10 +85,17 @@ def dp_section(
     shown = []
     for row in list(cells)[:CELLS_SHOWN]:
         named = [f"{k}={v}" for k, v in row.items()
-                 if k not in ("marginal", "count", "noisy_count", "low95", "high95")
+                 if k not in ("marginal", "count", "estimate", "noisy_count", "low95", "high95")
                  and v not in (None, "")]  # fmt: skip
+        est = row.get("estimate")
         shown.append(DPCell(str(row.get("marginal")), ", ".join(named), int(row["noisy_count"]),
-                            int(row["low95"]), int(row["high95"])))  # fmt: skip
+                            int(row["low95"]), int(row["high95"]),
+                            float(est) if est not in (None, "") else None))  # fmt: skip
+    consistency = d.get("consistency") or {}
+    consistent_sd = (
+        {str(k): float(v) for k, v in (consistency.get("stddev") or {}).items()}
+        if consistency.get("applied") else {}
+    )  # fmt: skip
     spent = total if history else float(budget.get("spent") or 0.0)
     return DPSection(
         mechanism=str(m.get("mechanism")), scale=float(m.get("scale") or 0.0),
@@ -94,6 +106,7 @@ def dp_section(
         spent=spent if spent != float("inf") else None,
         left=max((cap or 0.0) - spent, 0.0) if spent != float("inf") else 0.0,
         meaning=str((d.get("loss") or {}).get("text") or ""), history=history, shown=shown,
+        consistent_sd=consistent_sd,
     )  # fmt: skip
 
 
@@ -114,6 +127,13 @@ def render_dp(s: DPSection) -> str:
         f"{e(spent)} over {len(s.history)} DP release(s), {s.left:.6g} left.</p>",
         f"<p>{e(s.meaning[:1].upper() + s.meaning[1:])}.</p>",
     ]
+    if s.consistent_sd:
+        sds = ", ".join(f"{e(k)} {v:.3g}" for k, v in s.consistent_sd.items())
+        inner.insert(1, (
+            "<p>The marginals were made consistent with each other (the least-squares "
+            "estimate, free of privacy loss): the estimate's standard deviation per cell is "
+            f"{sds}; the count shown is the estimate rounded, never below zero.</p>"
+        ))  # fmt: skip
     if s.history:
         xs = list(range(1, len(s.history) + 1))
         finite = [p.total for p in s.history if p.total != float("inf")]
@@ -138,15 +158,20 @@ def render_dp(s: DPSection) -> str:
             f"<tbody>{rows}</tbody></table>"
         )
     if s.shown:
+        with_est = any(c.estimate is not None for c in s.shown)
         rows = "".join(
-            f"<tr><td>{e(c.marginal)}</td><td>{e(c.cell)}</td><td>{c.count:,}</td>"
-            f"<td>{c.low:,} – {c.high:,}</td></tr>"
+            f"<tr><td>{e(c.marginal)}</td><td>{e(c.cell)}</td>"
+            + (f"<td>{c.estimate:,.1f}</td>" if c.estimate is not None else
+               ("<td></td>" if with_est else ""))
+            + f"<td>{c.count:,}</td><td>{c.low:,} – {c.high:,}</td></tr>"
             for c in s.shown
-        )
+        )  # fmt: skip
         more = f" (the first {len(s.shown):,} of {s.cells:,})" if s.cells > len(s.shown) else ""
         inner.append(
             f"<table><caption>The released cells{more}: the noisy count and its 95% interval"
-            "</caption><thead><tr><th>Marginal</th><th>Cell</th><th>Noisy count</th>"
-            f"<th>95% interval</th></tr></thead><tbody>{rows}</tbody></table>"
+            "</caption><thead><tr><th>Marginal</th><th>Cell</th>"
+            + ("<th>Estimate</th>" if with_est else "")
+            + "<th>Noisy count</th><th>95% interval</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>"
         )
     return head + "\n".join(inner) + "\n</section>"

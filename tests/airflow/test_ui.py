@@ -898,6 +898,8 @@ def test_a_dp_release_is_shown_with_its_report(tmp_path: Path) -> None:
     assert page.status_code == 200
     assert_plain_page(page.text)
     assert "Differential privacy" in page.text and "never reset" in page.text
+    assert "<th>Estimate</th>" in page.text  # one marginal: nothing to make consistent
+    assert "made consistent" not in page.text
     assert EVIL not in page.text and esc(EVIL) in page.text  # a key value is escaped
     ledger_view = client.get(f"/releases/{env.attempt.release_uuid}", params={"view": "ledger"})
     assert ledger_view.status_code == 200

@@ -5,6 +5,7 @@ releases, the composition audit leaving them out, and CLI/operator parity."""
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
@@ -75,8 +76,18 @@ def test_a_release_spends_the_budget_and_publishes(world: dict[str, Any]) -> Non
     assert d["mechanism"]["scale"] == pytest.approx(math.sqrt(2 / 0.8), rel=1e-9)
     assert "statistical distance" in d["loss"]["text"] or "bounds nothing" in d["loss"]["text"]
     written = (world["tmp"] / "m1.csv").read_text().splitlines()
-    assert written[0] == '"marginal","age","sex","disease","count","noisy_count","low95","high95"'
+    assert written[0] == (
+        '"marginal","age","sex","disease","count","estimate","noisy_count","low95","high95"'
+    )
     assert len(written) == 1 + 15
+    # the two marginals are made consistent: one total, each count the estimate rounded
+    rows = list(csv.DictReader(io.StringIO("\n".join(written))))
+    totals = {m: sum(float(r["estimate"]) for r in rows if r["marginal"] == m)
+              for m in ("age x sex", "disease")}  # fmt: skip
+    assert totals["age x sex"] == pytest.approx(totals["disease"], abs=1e-4)
+    assert all(int(r["count"]) == max(round(float(r["estimate"])), 0) for r in rows)
+    assert d["consistency"]["applied"] is True
+    assert all(0 < sd < d["mechanism"]["stddev"] for sd in d["consistency"]["stddev"].values())
     uuid = env["attempt"]["uuid"]
     pub = world["tmp"] / "pub"
     pub.mkdir()

@@ -2,9 +2,11 @@
 
 A marginal is a tuple of columns; its cells are every combination of the columns' *public*
 values (declared, never read from the data: a key set read from the data would itself
-disclose which values occur). A record whose value of a column is outside the column's key
-set is not counted in the marginals over that column; dropping records never raises the
-sensitivity.
+disclose which values occur). A record whose value of any column of the release is outside
+that column's key set is counted in none of the release's marginals, so that all of them
+count the same records and the true marginals agree with each other (the consistency step,
+:mod:`~airflow_privacy.core.dp.consistency`, relies on it); dropping records never raises
+the sensitivity.
 
 Sensitivity: when each person contributes at most ``bound`` records (the reading bounds
 them), adding or removing one person changes each marginal's count vector by a vector of
@@ -91,7 +93,8 @@ def count_vectors(
 ) -> list[np.ndarray]:
     """Each marginal's count vector (int64, in :func:`cells` order) from ``table`` (one row
     per distinct combination of the marginals' columns, as text) and ``counts`` (the records
-    of each row, already bounded per person)."""
+    of each row, already bounded per person); a row with a value outside its column's key
+    set is counted in no marginal (module doc)."""
     import pyarrow.compute as pc
 
     codes: dict[str, np.ndarray] = {}
@@ -100,14 +103,14 @@ def count_vectors(
         index = pc.index_in(values, value_set=pa.array(list(keys[column]), pa.string()))
         codes[column] = np.asarray(index.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
     weights = np.asarray(counts, dtype=np.int64)
+    valid = np.ones(len(weights), dtype=bool)  # every value of the row in its key set
+    for code in codes.values():
+        valid &= code >= 0
     out: list[np.ndarray] = []
     for m in marginals:
         flat = np.zeros(len(weights), dtype=np.int64)
-        valid = np.ones(len(weights), dtype=bool)
         for column in m.columns:
-            code = codes[column]
-            valid &= code >= 0
-            flat = flat * len(keys[column]) + np.where(code >= 0, code, 0)
+            flat = flat * len(keys[column]) + np.maximum(codes[column], 0)
         size = math.prod(len(keys[c]) for c in m.columns)
         vector = np.zeros(size, dtype=np.int64)
         np.add.at(vector, flat[valid], weights[valid])

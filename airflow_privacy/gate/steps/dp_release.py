@@ -271,21 +271,54 @@ def _people(req: DPReleaseRequest, ledger: Any, ctx: GateContext) -> list[str] |
     return member_hashes(req.source, req.entity, ledger.key_env, ctx)
 
 
+def _consistency(
+    marginals: Sequence[Marginal], keys: Mapping[str, Sequence[str]], noise: NoisePlan
+) -> dict[str, Any]:
+    """Whether the marginals are made consistent (two or more, when cheap:
+    :data:`~airflow_privacy.core.dp.consistency.MAX_WORK`) and each one's standard deviation
+    after it; from the key sets' sizes, before any noise."""
+    import math
+
+    from airflow_privacy.core.dp.consistency import MAX_WORK, variance_factors, work
+
+    sets = [m.columns for m in marginals]
+    sizes = {c: len(keys[c]) for m in marginals for c in m.columns}
+    if len(marginals) < 2 or work(sets, sizes) > MAX_WORK:  # one marginal is its own fit
+        return {"applied": False, "stddev": {m.name: noise.stddev for m in marginals}}
+    factors = variance_factors(sets, sizes)
+    return {
+        "applied": True,
+        "stddev": {
+            m.name: noise.stddev * math.sqrt(max(f, 0.0))
+            for m, f in zip(marginals, factors, strict=True)
+        },
+    }
+
+
 def _table(
     marginals: Sequence[Marginal],
     keys: Mapping[str, Sequence[str]],
     noisy: Sequence[np.ndarray],
     half_width: int,
+    consistent: bool,
 ) -> pa.Table:
     """The released table: one row per cell, its marginal, its value of each column (null
-    where the marginal does not have the column), the count shown (never below zero), the
-    noisy count itself (unbiased) and its interval."""
+    where the marginal does not have the column), the count shown (the estimate rounded,
+    never below zero), the estimate (the marginals made consistent when ``consistent``,
+    else the noisy count), the noisy count itself (unbiased) and its interval."""
     import numpy as np
     import pyarrow as pa
 
+    from airflow_privacy.core.dp.consistency import project
     from airflow_privacy.core.dp.marginals import cells, columns_of
     from airflow_privacy.core.dp.noise import clamp
 
+    if consistent:
+        sizes = {c: len(keys[c]) for m in marginals for c in m.columns}
+        parts = project([m.columns for m in marginals], sizes, noisy)
+        estimate = np.concatenate(parts) if parts else np.zeros(0)
+    else:
+        estimate = np.concatenate(list(noisy)).astype(np.float64) if noisy else np.zeros(0)
     columns = columns_of(marginals)
     data: dict[str, list[Any]] = {"marginal": [], **{c: [] for c in columns}}
     raw = np.concatenate(list(noisy)) if noisy else np.zeros(0, np.int64)
@@ -299,7 +332,8 @@ def _table(
             else:
                 data[c] += [None] * len(rows)
     table = {k: pa.array(v, pa.string()) for k, v in data.items()}
-    table["count"] = pa.array(clamp(raw))
+    table["count"] = pa.array(clamp(np.rint(estimate).astype(np.int64)))
+    table["estimate"] = pa.array(np.round(estimate, 6))
     table["noisy_count"] = pa.array(raw)
     table["low95"] = pa.array(np.maximum(raw - half_width, 0))
     table["high95"] = pa.array(raw + half_width)
@@ -325,16 +359,21 @@ def _release(
 
     written: dict[str, bytes] = {}
     recorded: dict[str, Envelope] = {}
+    consistency = _consistency(marginals, keys, noise)
+    consistent = bool(consistency["applied"])
 
     def drawn() -> str:
         noisy = [draw(noise, v) for v in vectors]
         buf = io.BytesIO()
-        _serialize(_table(marginals, keys, noisy, noise.half_width), req.out.name, buf)
+        table = _table(marginals, keys, noisy, noise.half_width, consistent)
+        _serialize(table, req.out.name, buf)
         written["bytes"] = buf.getvalue()
         return "sha256:" + hashlib.sha256(written["bytes"]).hexdigest()
 
     def record(info: AttemptInfo, after: Budget) -> dict[str, Any]:
-        recorded["env"] = _envelope(req, marginals, noise, n_cells, after, info, spent=True)
+        recorded["env"] = _envelope(
+            req, marginals, noise, n_cells, after, info, consistency, spent=True
+        )
         return recorded["env"].to_dict()
 
     columns = columns_of(marginals)
@@ -350,7 +389,7 @@ def _release(
             version=req.version, origin=ctx.origin, member_hashes=people,
         )  # fmt: skip
     if info is None:
-        return _envelope(req, marginals, noise, n_cells, budget, None, spent=False)
+        return _envelope(req, marginals, noise, n_cells, budget, None, consistency, spent=False)
     write_outputs({req.out: written["bytes"]}, ctx)
     # the envelope the ledger recorded with the spend, and where its file went
     return replace(recorded["env"], outputs={"release": req.out.describe()})
@@ -435,6 +474,7 @@ def _envelope(
     n_cells: int,
     budget: Budget,
     info: AttemptInfo | None,
+    consistency: Mapping[str, Any],
     *,
     spent: bool,
 ) -> Envelope:
@@ -454,6 +494,7 @@ def _envelope(
         # whether the cap held per person too (the entity's identifier hashes were recorded)
         "per_person": budget.people is not None,
         "confidence": CONFIDENCE,
+        "consistency": dict(consistency),
     }
     facts = ReleaseFacts(ref=req.source.describe(), group_columns=[], kind=DP_KIND)
     if not spent:

@@ -1,8 +1,9 @@
 """Marginal count vectors and the bounded counting behind them, against brute force: every
 record placed in its cell by hand (exhaustively, on small random tables), each person's
-first ``bound`` records kept in the order of their values, values outside a key set left
-out; and the sensitivity claim itself: removing any one person changes each marginal's
-vector by non-negative integers summing to at most ``bound``."""
+first ``bound`` records kept in the order of their values, a record with a value outside a
+key set left out (of every marginal); and the sensitivity claim itself: removing any one
+person changes each marginal's vector by non-negative integers summing to at most
+``bound``."""
 
 from __future__ import annotations
 
@@ -34,10 +35,13 @@ KEYS = {"a": ["x", "y", "z"], "b": ["1", "2"], "c": ["p", "q", "r", "s"]}
 def brute(
     rows: list[dict[str, str | None]], marginal: Marginal, keys: dict[str, list[str]]
 ) -> list[int]:
+    """Each cell's records by hand; a record with a value of any of ``keys``' columns outside
+    its key set is counted in no marginal (the marginals count the same records)."""
+    inside = [r for r in rows if all(r[c] in vs for c, vs in keys.items())]
     out = []
     for cell in itertools.product(*(keys[c] for c in marginal.columns)):
         out.append(sum(all(r[c] == v for c, v in zip(marginal.columns, cell, strict=True))
-                       for r in rows))  # fmt: skip
+                       for r in inside))  # fmt: skip
     return out
 
 
