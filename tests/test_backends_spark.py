@@ -590,7 +590,7 @@ def test_dp_counts_by_spark_equal_duckdbs(spark: Any, tmp_path: Path, seed: int)
     import random
 
     from airflow_privacy.core.backends.duck import bounded_counts
-    from airflow_privacy.core.dp.marginals import Marginal, count_vectors
+    from airflow_privacy.core.dp.marginals import Marginal, Summed, count_vectors, sum_vectors
 
     rng = random.Random(seed)
     n = rng.randrange(5, 60)
@@ -599,16 +599,25 @@ def test_dp_counts_by_spark_equal_duckdbs(spark: Any, tmp_path: Path, seed: int)
         "f": pa.array([rng.choice([1.5, 0.0, -0.0, None]) for _ in range(n)], pa.float64()),
         "k": pa.array([rng.choice([3, 17, 100]) for _ in range(n)], pa.int64()),
         "who": pa.array([f"p{rng.randrange(8)}" for _ in range(n)], pa.string()),
+        "v": pa.array([rng.choice([None, -7.5, -0.5, 0.5, 2.5, 9.5, 1e9, float("nan"),
+                                   float("inf")]) for _ in range(n)], pa.float64()),
     })  # fmt: skip
     path = tmp_path / "t.parquet"
     pq.write_table(t, path)
     keys = {"a": ["x", "y", "z"], "f": ["1.5", "0.0", "-0.0"], "k": ["3", "17", "100"]}
     ms = [Marginal(("a",)), Marginal(("f", "a")), Marginal(("k", "f"))]
+    # the sums of a float column with nulls, NaN and infinities, and of a grouped column
+    sums = [Summed("v", -3, 10), Summed("k", 0, 20)]
     for entity, bound in ((None, 1), ("who", 1), ("who", 2)):
         columns = ["a", "f", "k"]
-        table, counts = spark_backend().bounded_counts(path, columns, entity=entity,
-                                                       bound=bound, spark=spark)  # fmt: skip
+        table, counts = spark_backend().bounded_counts(
+            path, columns, entity=entity, bound=bound, spark=spark, sums=sums
+        )
         ours = count_vectors(table, counts, ms, keys)
-        duck = count_vectors(*bounded_counts(path, columns, entity=entity, bound=bound), ms, keys)
+        d_table, d_counts = bounded_counts(path, columns, entity=entity, bound=bound, sums=sums)
+        duck = count_vectors(d_table, d_counts, ms, keys)
         for m, a, b in zip(ms, ours, duck, strict=True):
             assert a.tolist() == b.tolist(), (seed, entity, bound, m)
+        assert [[v.tolist() for v in x] for x in sum_vectors(table, ms, keys, 2)] == [
+            [v.tolist() for v in x] for x in sum_vectors(d_table, ms, keys, 2)
+        ], (seed, entity, bound)

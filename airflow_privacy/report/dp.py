@@ -61,6 +61,8 @@ class DPSection:
     shown: list[DPCell] = field(default_factory=list)
     #: each marginal's standard deviation after the consistency step (empty: not made)
     consistent_sd: dict[str, float] = field(default_factory=dict)
+    #: each summed column, its noise's standard deviation and 95% half-width
+    sums: list[tuple[str, float, int]] = field(default_factory=list)
 
 
 def dp_section(
@@ -83,9 +85,11 @@ def dp_section(
         when = str(s.created_at).split(".")[0].replace("T", " ")  # to the second
         history.append(SpendPoint(str(s.version), float(cost), total, when))
     shown = []
+    released = {"marginal", "count", "estimate", "noisy_count", "low95", "high95"}
+    for x in d.get("sums") or []:
+        released |= set(x.get("columns") or [])
     for row in list(cells)[:CELLS_SHOWN]:
-        named = [f"{k}={v}" for k, v in row.items()
-                 if k not in ("marginal", "count", "estimate", "noisy_count", "low95", "high95")
+        named = [f"{k}={v}" for k, v in row.items() if k not in released
                  and v not in (None, "")]  # fmt: skip
         est = row.get("estimate")
         shown.append(DPCell(str(row.get("marginal")), ", ".join(named), int(row["noisy_count"]),
@@ -107,6 +111,8 @@ def dp_section(
         left=max((cap or 0.0) - spent, 0.0) if spent != float("inf") else 0.0,
         meaning=str((d.get("loss") or {}).get("text") or ""), history=history, shown=shown,
         consistent_sd=consistent_sd,
+        sums=[(str(x.get("column")), float(x.get("stddev") or 0.0),
+               int(x.get("half_width") or 0)) for x in m.get("sums") or []],
     )  # fmt: skip
 
 
@@ -122,7 +128,13 @@ def render_dp(s: DPSection) -> str:
         f"<p>{len(s.marginals)} marginal(s) ({e(', '.join(s.marginals))}), {s.cells:,} cells, "
         f"{e(s.mechanism)} noise of scale {s.scale:.4g}: each cell's standard deviation is "
         f"{s.stddev:.4g} and 95% of cells are within ±{s.half_width} of the true count "
-        f"(each person counted at most {s.bound} time(s) per marginal).</p>",
+        f"(each person counted at most {s.bound} time(s) per marginal)."
+        + "".join(
+            f" The sums of {e(c)} in each cell (columns {e(c)}_sum...) have a standard "
+            f"deviation of {sd:,.4g} (95% within ±{hw:,})."
+            for c, sd, hw in s.sums
+        )
+        + "</p>",
         f"<p>Budget of the dataset ({e(s.unit)}, never reset): cap {e(cap)}, spent "
         f"{e(spent)} over {len(s.history)} DP release(s), {s.left:.6g} left.</p>",
         f"<p>{e(s.meaning[:1].upper() + s.meaning[1:])}.</p>",

@@ -186,6 +186,14 @@ def test_a_policy_that_drops_the_budget_blocks_an_open_dp_attempt(world: dict[st
         (["--rho", "0.1", "--entity", "age"], "also a column of a marginal"),
         (["--rho", "0.1", "--entity", "nope"], "'nope' is not in"),
         (["--rho", "0.1", "--max-rows-per-person", "0", "--entity", "who"], "max-rows-per-person"),
+        (["--rho", "0.1", "--sum", "age"], "--sum 'age': write COL=LOW:HIGH"),
+        (["--rho", "0.1", "--sum", "age=0:x"], "--sum 'age=0:x': write COL=LOW:HIGH"),
+        (["--rho", "0.1", "--sum", "age=5:1"], "the low bound must be below"),
+        (["--rho", "0.1", "--sum", "age=0:2000000000"], "within +-1,000,000,000"),
+        (["--rho", "0.1", "--sum", "sex=0:1"], "'sex' of survey.csv holds a value that is not"),
+        (["--rho", "0.1", "--sum", "age=0:9", "--sum", "age=1:9"], "'age' is summed twice"),
+        (["--rho", "0.1", "--sum", "who=0:9", "--entity", "who"], "'who' is the --entity"),
+        (["--rho", "0.1", "--sum", "nope=0:9"], "'nope' is not in"),
     ],
 )
 def test_bad_input_is_refused_with_exit_2(
@@ -198,6 +206,41 @@ def test_bad_input_is_refused_with_exit_2(
     assert code == 2
     assert message in capsys.readouterr().err
     assert counts(world["url"]) == before and not (world["tmp"] / "m.csv").exists()
+
+
+def test_sums_are_released_consistent_with_their_spread(world: dict[str, Any]) -> None:
+    """The sum of age in every cell: its columns, one total over both marginals, the noisy
+    total of the true 8,800 (ages 20..24, 80 records each) within six standard deviations;
+    each count and sum one query with an equal share of rho."""
+    set_cap("--dp-rho-cap", "10")
+    code, env = cli(*release_args(world, "s.csv", "--rho", "2", "--sum", "age=0:120"))
+    assert code == 0
+    d = env["details"]
+    (sn,) = d["mechanism"]["sums"]
+    # 2 marginals x (count + sum) = 4 queries of rho 0.5: sigma = Delta / sqrt(2 * 0.5)
+    assert d["mechanism"]["scale"] == pytest.approx(1.0, rel=1e-9)
+    assert sn["scale"] == pytest.approx(120.0, rel=1e-9) and sn["reach"] == 120
+    assert d["sums"] == [{"column": "age", "low": 0, "high": 120, "columns": [
+        "age_sum", "age_sum_noisy", "age_sum_low95", "age_sum_high95"]}]  # fmt: skip
+    assert "the sums of age" in env["summary"]
+    with (world["tmp"] / "s.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0])[-4:] == ["age_sum", "age_sum_noisy", "age_sum_low95", "age_sum_high95"]
+    totals = {m: sum(float(r["age_sum"]) for r in rows if r["marginal"] == m)
+              for m in ("age x sex", "disease")}  # fmt: skip
+    assert totals["age x sex"] == pytest.approx(totals["disease"], abs=1e-3)
+    noisy = sum(int(r["age_sum_noisy"]) for r in rows if r["marginal"] == "disease")
+    assert abs(noisy - 8800) <= 6 * math.sqrt(3) * sn["stddev"]
+    assert all(int(r["age_sum_low95"]) >= 0 for r in rows)  # a sum of ages is >= 0
+    sd = d["consistency"]["sum_stddev"]["age"]
+    assert set(sd) == {"age x sex", "disease"} and all(0 < v < sn["stddev"] for v in sd.values())
+    # the report names the sums and keeps them out of each cell's description
+    html = world["tmp"] / "s.html"
+    code, _ = cli("report", str(world["tmp"] / "s.csv"), "--attempt", env["attempt"]["uuid"],
+                  "--out", str(html))  # fmt: skip
+    assert code == 1  # written, not published yet
+    page = html.read_text()
+    assert "The sums of age in each cell" in page and "age_sum=" not in page
 
 
 def test_a_key_set_is_declared_never_read(world: dict[str, Any], capsys: Any) -> None:
@@ -248,7 +291,8 @@ def test_cli_and_operator_agree(world: dict[str, Any], monkeypatch: pytest.Monke
 
     set_cap("--dp-rho-cap", "1")
     code, a = cli(*release_args(world, "cli.csv", "--rho", "0.2", "--entity", "who",
-                                "--max-rows-per-person", "2", "--version", "7"))  # fmt: skip
+                                "--max-rows-per-person", "2", "--version", "7",
+                                "--sum", "age=0:120"))  # fmt: skip
     assert code == 0
     k = world["keys"]
     ti = FakeTI()
@@ -257,7 +301,7 @@ def test_cli_and_operator_agree(world: dict[str, Any], monkeypatch: pytest.Monke
         marginals=["age,sex", "disease"],
         key_files={"age": str(k["age"]), "sex": str(k["sex"]), "disease": str(k["disease"])},
         output_file=str(world["tmp"] / "cli.csv"), rho=0.2, entity_column="who",
-        max_rows_per_person=2, version="8",
+        max_rows_per_person=2, version="8", sums=["age=0:120"],
     )  # fmt: skip
     (world["tmp"] / "cli.csv").unlink()
     b = op.execute({"ti": ti})

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
     from airflow_privacy.core.anonymize.plan import Recoding
     from airflow_privacy.core.backends.histogram import Histogram
+    from airflow_privacy.core.dp.marginals import Summed
     from airflow_privacy.core.model import Bucketization, ReleaseSpec
 
     IntArray = npt.NDArray[np.int64]
@@ -603,6 +604,7 @@ def bounded_counts(
     fmt: Any = None,
     delimiter: str | None = None,
     progress: Callable[[str], None] | None = None,
+    sums: Sequence[Summed] = (),
 ) -> tuple[pa.Table, np.ndarray]:
     """``SELECT columns..., count(*) ... GROUP BY columns`` over the file with each person's
     records bounded: with ``entity``, at most ``bound`` records of each of its values (the
@@ -610,15 +612,19 @@ def bounded_counts(
     records only; which of a person's records are kept may differ between backends that
     order text differently, which the guarantee allows), in the same query. The values as
     text (a Parquet integer 17 is ``17``); the rows sorted by them; a blank cell is null (in
-    no key set). The input of a DP release (:mod:`airflow_privacy.core.dp`): only counts
-    leave DuckDB."""
+    no key set). With ``sums``, each one's clamped whole values added up per row too (the
+    table's ``SUM_PREFIX{i}`` columns, :class:`~airflow_privacy.core.dp.marginals.Summed`),
+    over the same records; a value that is not a number is refused. The input of a DP
+    release (:mod:`airflow_privacy.core.dp`): only counts and sums leave DuckDB."""
     import pyarrow as pa
 
+    from airflow_privacy.core.dp.marginals import SUM_PREFIX
     from airflow_privacy.core.io import _existing_file, column_names, detect_format
 
     p = _existing_file(path)
     kind = fmt or detect_format(p)
-    wanted = [*columns, *([entity] if entity is not None else [])]
+    summed = [c for c in dict.fromkeys(s.column for s in sums) if c not in columns]
+    wanted = [*columns, *summed, *([entity] if entity is not None else [])]
     have = set(column_names(p, kind, delimiter))
     for name in wanted:
         if name not in have:
@@ -633,6 +639,15 @@ def bounded_counts(
         keys = [f"k{i}" for i in range(len(columns))]
         select = ", ".join(f"{e} AS {k}" for e, k in zip(text, keys, strict=False))
         group = ", ".join(keys)
+        at = {c: i for i, c in enumerate(wanted)}
+        values = [_clamped(source.exprs[at[x.column]], source.types[at[x.column]], x)
+                  for x in sums]  # fmt: skip
+        if values:
+            select += "".join(f", {v} AS v{i}, {b} AS b{i}" for i, (v, b) in enumerate(values))
+        totals = "".join(
+            f", CAST(sum(v{i}) AS BIGINT) AS s{i}, bool_or(b{i}) AS b{i}"
+            for i in range(len(values))
+        )
         # a person's records in the order of their values (typed, as a database orders them)
         typed = [
             e if kind is not None and not pa.types.is_string(kind) and not
@@ -641,15 +656,48 @@ def bounded_counts(
         ][: len(columns)]  # fmt: skip
         # then by the text: -0.0 before 0.0, equal as numbers (every backend breaks the tie so)
         order = ", ".join(f"{e} NULLS LAST" for e in [*typed, *text[: len(columns)]])
-        if entity is None:
-            query = f"SELECT {select}, count(*) AS n FROM {source.clause} GROUP BY ALL ORDER BY ALL"
-        else:
-            query = (
-                f"SELECT {group}, count(*) AS n FROM (SELECT {select}, row_number() OVER "
-                f"(PARTITION BY {text[-1]} ORDER BY {order}) AS r FROM {source.clause}) "
-                f"WHERE r <= {int(bound)} GROUP BY ALL ORDER BY ALL"
-            )
+        inner = f"SELECT {select}"
+        if entity is not None:
+            inner += f", row_number() OVER (PARTITION BY {text[-1]} ORDER BY {order}) AS r"
+        inner += f" FROM {source.clause}"
+        query = (
+            f"SELECT {group}, count(*) AS n{totals} FROM ({inner})"
+            + (f" WHERE r <= {int(bound)}" if entity is not None else "")
+            + f" GROUP BY {group} ORDER BY {group}"
+        )
         table = _run(con, query, source.params, p, kind)
+    for i, x in enumerate(sums):
+        if any(table.column(f"b{i}").to_pylist()):
+            raise InputError(f"column {x.column!r} of {p.name} holds a value that is not a number")
     counts = np.asarray(table.column("n").to_numpy(), dtype=np.int64)
     out = table.select(keys).rename_columns(list(columns))
-    return pa.table({c: out.column(c).cast(pa.string()) for c in columns}), counts
+    result = {c: out.column(c).cast(pa.string()) for c in columns}
+    for i in range(len(sums)):
+        result[f"{SUM_PREFIX}{i}"] = table.column(f"s{i}").cast(pa.int64())
+    return pa.table(result), counts
+
+
+def _clamped(expr: str, declared: Any, summed: Summed) -> tuple[str, str]:
+    """The SQL of one record's value of a summed column (clamped, rounded, a null 0) and of
+    whether it is text that is not a number."""
+    import pyarrow as pa
+
+    low, high = int(summed.low), int(summed.high)
+    numeric = declared is not None and (
+        pa.types.is_integer(declared) or pa.types.is_floating(declared)
+        or pa.types.is_decimal(declared)
+    )  # fmt: skip
+    if numeric:
+        v, bad = f"CAST({expr} AS DOUBLE)", "false"
+    else:
+        t = f"nullif(trim(CAST({expr} AS VARCHAR)), '')"
+        v, bad = (
+            f"TRY_CAST({t} AS DOUBLE)",
+            f"({t} IS NOT NULL AND TRY_CAST({t} AS DOUBLE) IS NULL)",
+        )
+    # greatest and least skip a null: it is 0 by a CASE of its own
+    value = (
+        f"CASE WHEN {v} IS NULL THEN 0 ELSE "
+        f"CAST(floor(least(greatest({v}, {low}), {high}) + 0.5) AS BIGINT) END"
+    )
+    return value, bad

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 
     from airflow_privacy.core.anonymize.plan import Recoding
     from airflow_privacy.core.backends.histogram import Histogram
+    from airflow_privacy.core.dp.marginals import Summed
     from airflow_privacy.core.model import Bucketization, ReleaseSpec
 
 Progress = Callable[[str], None] | None
@@ -721,23 +722,37 @@ def bounded_counts(
     bound: int = 1,
     spark: Any = None,
     progress: Progress = None,
+    sums: Sequence[Summed] = (),
 ) -> tuple[pa.Table, npt.NDArray[np.int64]]:
     """The input of a DP release counted by Spark, as
     :func:`airflow_privacy.core.backends.duck.bounded_counts` counts a file: with ``entity``,
     each person's first ``bound`` records (``row_number`` over the person, in the order of
     the values, nulls last) in the same job as the ``groupBy``; a float zero's sign kept;
     the values as text (Python's ``str`` of each: an integer 17 is ``17``), a null or empty
-    value null. Only counts leave Spark."""
+    value null. With ``sums``, each one's clamped whole values added up too (the table's
+    ``SUM_PREFIX{i}`` columns); a summed column must have a numeric type. Only counts and
+    sums leave Spark."""
     import pyarrow as pa
     from pyspark.sql import Window
     from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from airflow_privacy.core.dp.marginals import SUM_PREFIX
 
     frame = _frame(source, spark)
-    wanted = [*columns, *([entity] if entity is not None else [])]
+    summed = [c for c in dict.fromkeys(x.column for x in sums) if c not in columns]
+    wanted = [*columns, *summed, *([entity] if entity is not None else [])]
     for name in wanted:
         if name not in frame.position:
             raise InputError(f"column {name!r} is not in {frame.name}")
     _check_types(frame, wanted)
+    for x in sums:
+        kind = frame.df.schema[f"c{frame.position[x.column]}"].dataType
+        if not isinstance(kind, T.NumericType):
+            raise InputError(
+                f"column {x.column!r} of {frame.name} has type {kind.simpleString()} and a "
+                "summed column must hold numbers (an integer or a real type)"
+            )
     df = frame.df
     cols = [F.col(f"c{frame.position[c]}") for c in columns]
     if entity is not None:
@@ -754,7 +769,14 @@ def bounded_counts(
             keys.append(_negative_zero(cols[i]).alias(f"z{i}"))
     if progress is not None:
         progress(f"counting {frame.name} (Spark)")
-    table: pa.Table = df.groupBy(*keys).agg(F.count(F.lit(1)).alias("n")).toArrow()
+    totals = []
+    for i, x in enumerate(sums):
+        v = F.col(f"c{frame.position[x.column]}").cast("double")
+        clamped = F.least(F.greatest(v, F.lit(float(x.low))), F.lit(float(x.high)))
+        # greatest and least skip a null: it is 0 by a condition of its own
+        value = F.when(v.isNull(), F.lit(0)).otherwise(F.floor(clamped + F.lit(0.5)).cast("long"))
+        totals.append(F.sum(value).cast("long").alias(f"s{i}"))
+    table: pa.Table = df.groupBy(*keys).agg(F.count(F.lit(1)).alias("n"), *totals).toArrow()
     table = _as_declared(table, columns, frame)
     out = {
         name: pa.array(
@@ -763,5 +785,7 @@ def bounded_counts(
         )
         for i, name in enumerate(columns)
     }
+    for i in range(len(sums)):
+        out[f"{SUM_PREFIX}{i}"] = table.column(f"s{i}").cast(pa.int64()).fill_null(0)
     counts = np.asarray(table.column("n").to_numpy(), dtype=np.int64)
     return pa.table(out), counts

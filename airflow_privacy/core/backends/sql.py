@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
 
     from airflow_privacy.core.anonymize.plan import Recoding
+    from airflow_privacy.core.dp.marginals import Summed
     from airflow_privacy.core.model import Bucketization, ReleaseSpec
 
 IntArray = npt.NDArray[np.int64]
@@ -968,36 +969,54 @@ def bounded_counts(
     *,
     entity: str | None = None,
     bound: int = 1,
+    sums: Sequence[Summed] = (),
 ) -> tuple[pa.Table, npt.NDArray[np.int64]]:
     """``SELECT columns..., COUNT(*) ... GROUP BY columns`` in the database with each
     person's records bounded as :func:`airflow_privacy.core.backends.duck.bounded_counts`
     bounds them (``row_number()`` over ``entity``, in the order of the values, at most
     ``bound``), in one query; a float zero's sign kept (:func:`negative_zero_flags`). The
     values as text (Python's ``str`` of what the driver returns: an integer 17 is ``17``,
-    a float 17.5 is ``17.5``); a null or empty value is null (in no key set). Only counts
-    leave the database."""
+    a float 17.5 is ``17.5``); a null or empty value is null (in no key set). With
+    ``sums``, each one's clamped whole values added up too (the table's ``SUM_PREFIX{i}``
+    columns, as :func:`airflow_privacy.core.backends.duck.bounded_counts`); a summed column
+    must have a numeric type. Only counts and sums leave the database."""
     import pyarrow as pa
     import sqlalchemy as sa
 
+    from airflow_privacy.core.dp.marginals import SUM_PREFIX
+
     cols = list(columns)
-    wanted = [*cols, *([entity] if entity is not None else [])]
+    summed = [c for c in dict.fromkeys(x.column for x in sums) if c not in cols]
+    wanted = [*cols, *summed, *([entity] if entity is not None else [])]
     types = _columns(engine, table, wanted)
+    for x in sums:
+        if not isinstance(types[x.column], sa.Integer | sa.Numeric | sa.Float):
+            raise InputError(
+                f"column {x.column!r} of table {table!r} has type {types[x.column]} and a "
+                "summed column must hold numbers (an integer or a real type)"
+            )
     t = _table(table, wanted)
     with _reading(engine, table), engine.connect() as conn:
         c = [t.c[x] for x in cols]
         flags = negative_zero_flags(conn, c, [types[x] for x in cols])
         keys = [*c, *flags.values()]
+        values = [_clamped(t.c[x.column], x, conn.dialect.name) for x in sums]
         if entity is None:
-            query = sa.select(*keys, sa.func.count()).select_from(t).group_by(*keys)
+            totals = [sa.func.sum(v) for v in values]
+            query = sa.select(*keys, sa.func.count(), *totals).select_from(t).group_by(*keys)
         else:
             labelled = [k.label(f"k{i}") for i, k in enumerate(keys)]
+            labelled += [v.label(f"v{i}") for i, v in enumerate(values)]
             # DuckDB's order: nulls last; -0.0 before 0.0 (equal as numbers)
             order = [sa.nulls_last(x) for x in c] + [f.desc() for f in flags.values()]
             rank = sa.func.row_number().over(partition_by=t.c[entity], order_by=order)
             inner = sa.select(*labelled, rank.label("r")).select_from(t).subquery()
             outer = [inner.c[f"k{i}"] for i in range(len(keys))]
+            totals = [sa.func.sum(inner.c[f"v{i}"]) for i in range(len(values))]
             query = (
-                sa.select(*outer, sa.func.count()).where(inner.c.r <= int(bound)).group_by(*outer)
+                sa.select(*outer, sa.func.count(), *totals)
+                .where(inner.c.r <= int(bound))
+                .group_by(*outer)
             )
         rows = with_zero_signs(list(conn.execute(query)), len(c), list(flags))
     out = {
@@ -1005,5 +1024,26 @@ def bounded_counts(
                        pa.string())
         for i, name in enumerate(cols)
     }  # fmt: skip
-    counts = np.asarray([int(r[-1]) for r in rows], dtype=np.int64)
+    width = len(cols)
+    counts = np.asarray([int(r[width]) for r in rows], dtype=np.int64)
+    for i in range(len(sums)):
+        out[f"{SUM_PREFIX}{i}"] = pa.array([int(r[width + 1 + i] or 0) for r in rows], pa.int64())
     return pa.table(out), counts
+
+
+def _clamped(column: Any, summed: Summed, dialect: str) -> Any:
+    """One record's value of a summed column: clamped to its bounds, rounded to a whole
+    number (``floor(v + 0.5)``), a null 0 (:class:`~airflow_privacy.core.dp.marginals.
+    Summed`). SQLite may lack ``floor``: there it is written with ``CAST AS INTEGER``,
+    which truncates."""
+    import sqlalchemy as sa
+
+    v = sa.cast(column, sa.Float)
+    low, high = float(summed.low), float(summed.high)
+    half = sa.case((v > high, high), (v < low, low), else_=v) + 0.5
+    if dialect == "sqlite":
+        whole = sa.cast(half, sa.BigInteger)
+        floored = whole - sa.case((half < whole, 1), else_=0)
+    else:
+        floored = sa.cast(sa.func.floor(half), sa.BigInteger)
+    return sa.func.coalesce(floored, 0)

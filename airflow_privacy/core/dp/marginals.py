@@ -30,6 +30,37 @@ MAX_CELLS = 10_000_000
 and written: a bound on memory and time whatever the key sets declare)."""
 
 
+MAX_SUM_BOUND = 1_000_000_000
+"""The largest bound (in absolute value) of a summed column: a sum's noise grows with it."""
+SUM_PREFIX = "\x00sum"
+"""The names of the summed columns in a bounded count's table (a name no column has: a NUL
+character is refused in column names)."""
+
+
+@dataclass(frozen=True)
+class Summed:
+    """A numeric column summed in each cell of every marginal, each value clamped to
+    ``[low, high]`` (whole numbers) and rounded to a whole number (``floor(v + 0.5)``); a
+    null counts 0, NaN and infinities are clamped as numbers (NaN as the largest).
+
+    Sensitivity: a person contributes at most ``bound`` records, each adding at most
+    ``reach = max(|low|, |high|)`` to one cell, so the sum vector of a marginal moves by at
+    most ``bound * reach`` in L1 and in L2 (module doc)."""
+
+    column: str
+    low: int
+    high: int
+
+    @property
+    def reach(self) -> int:
+        return max(abs(self.low), abs(self.high))
+
+    @property
+    def name(self) -> str:
+        """The name of the released sum's columns (``hours_sum``)."""
+        return f"{self.column}_sum"
+
+
 @dataclass(frozen=True)
 class Marginal:
     """The columns of one marginal (a 1-way marginal has one)."""
@@ -95,6 +126,34 @@ def count_vectors(
     per distinct combination of the marginals' columns, as text) and ``counts`` (the records
     of each row, already bounded per person); a row with a value outside its column's key
     set is counted in no marginal (module doc)."""
+    return _spread(_codes(table, marginals, keys), np.asarray(counts, np.int64), marginals, keys)
+
+
+def sum_vectors(
+    table: pa.Table,
+    marginals: Sequence[Marginal],
+    keys: Mapping[str, Sequence[str]],
+    n_sums: int,
+) -> list[list[np.ndarray]]:
+    """For each of the ``n_sums`` summed columns (the table's ``SUM_PREFIX{i}`` columns, the
+    clamped whole values of each row's records added up), each marginal's sum vector, in
+    :func:`cells` order; the rows :func:`count_vectors` leaves out are left out."""
+    codes = _codes(table, marginals, keys)
+    return [
+        _spread(
+            codes,
+            np.asarray(table.column(f"{SUM_PREFIX}{i}").to_numpy(zero_copy_only=False), np.int64),
+            marginals,
+            keys,
+        )
+        for i in range(n_sums)
+    ]
+
+
+def _codes(
+    table: pa.Table, marginals: Sequence[Marginal], keys: Mapping[str, Sequence[str]]
+) -> dict[str, np.ndarray]:
+    """Each column's values as positions in its key set (-1: outside it)."""
     import pyarrow.compute as pc
 
     codes: dict[str, np.ndarray] = {}
@@ -102,7 +161,16 @@ def count_vectors(
         values = table.column(column).cast(pa.string())
         index = pc.index_in(values, value_set=pa.array(list(keys[column]), pa.string()))
         codes[column] = np.asarray(index.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
-    weights = np.asarray(counts, dtype=np.int64)
+    return codes
+
+
+def _spread(
+    codes: Mapping[str, np.ndarray],
+    weights: np.ndarray,
+    marginals: Sequence[Marginal],
+    keys: Mapping[str, Sequence[str]],
+) -> list[np.ndarray]:
+    """Each marginal's vector of ``weights`` added up by cell."""
     valid = np.ones(len(weights), dtype=bool)  # every value of the row in its key set
     for code in codes.values():
         valid &= code >= 0

@@ -49,6 +49,18 @@ def _opendp() -> Any:
 
 
 @dataclass(frozen=True)
+class SumNoise:
+    """The noise of one summed column's vectors (one per marginal): its sensitivity is
+    ``bound * reach`` (:class:`~airflow_privacy.core.dp.marginals.Summed`)."""
+
+    column: str
+    reach: int
+    scale: float
+    stddev: float
+    half_width: int
+
+
+@dataclass(frozen=True)
 class NoisePlan:
     """The mechanism of one release: its scale and its loss (module doc)."""
 
@@ -62,6 +74,8 @@ class NoisePlan:
     epsilon: float | None
     stddev: float
     half_width: int
+    #: the summed columns' noise (empty: counts only)
+    sums: tuple[SumNoise, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -78,36 +92,64 @@ def _release(dp: Any, mechanism: str, scale: float, n: int) -> Any:
     return dp.c.make_composition([_measurement(dp, mechanism, scale) for _ in range(n)])
 
 
-def plan(mechanism: str, budget: float, bound: int, n_marginals: int) -> NoisePlan:
+def _scale_for(dp: Any, mechanism: str, d_in: int, share: float) -> float:
+    return float(
+        dp.binary_search_param(lambda s: _measurement(dp, mechanism, s), d_in=d_in, d_out=share)
+    )
+
+
+def plan(
+    mechanism: str,
+    budget: float,
+    bound: int,
+    n_marginals: int,
+    sums: Sequence[tuple[str, int]] = (),
+) -> NoisePlan:
     """The plan spending at most ``budget`` (rho for ``gaussian``, epsilon for ``laplace``)
-    on ``n_marginals`` marginals whose sensitivity is ``bound``."""
+    on ``n_marginals`` marginals whose sensitivity is ``bound`` and, for each of ``sums``
+    (a column and its reach), the sums of that column in the same marginals (sensitivity
+    ``bound * reach``). Every count vector and every sum vector is one query and gets the
+    same share of the budget; the queries with the same sensitivity are composed by OpenDP
+    and their losses added (sequential composition: rhos add under zCDP, epsilons under
+    pure DP)."""
     if mechanism not in MECHANISMS:
         raise InputError(f"unknown mechanism {mechanism!r} (known: {', '.join(MECHANISMS)})")
     if not (budget > 0 and math.isfinite(budget)):
         raise InputError(f"the budget must be a positive number, got {budget!r}")
     dp = _opendp()
-    share = budget / n_marginals
-    scale = float(
-        dp.binary_search_param(
-            lambda s: _measurement(dp, mechanism, s), d_in=int(bound), d_out=share
-        )
-    )
-    composed = _release(dp, mechanism, scale, n_marginals)
-    while float(composed.map(int(bound))) > budget:  # rounding of the sum: never over
-        scale = math.nextafter(scale, math.inf) * (1 + 1e-12)
-        composed = _release(dp, mechanism, scale, n_marginals)
-    if scale > MAX_SCALE:
+    share = budget / (n_marginals * (1 + len(sums)))
+    d_ins = [int(bound), *(int(bound) * int(reach) for _, reach in sums)]
+    scales = [_scale_for(dp, mechanism, d, share) for d in d_ins]
+
+    def losses(scales: Sequence[float]) -> list[Any]:
+        return [(_release(dp, mechanism, sc, n_marginals), d)
+                for sc, d in zip(scales, d_ins, strict=True)]  # fmt: skip
+
+    def total(parts: Sequence[Any], convert: bool = False) -> float:
+        if convert:
+            return math.fsum(float(dp.c.make_pureDP_to_zCDP(m).map(d)) for m, d in parts)
+        return math.fsum(float(m.map(d)) for m, d in parts)
+
+    parts = losses(scales)
+    while total(parts) > budget:  # rounding of the sum: never over
+        scales = [math.nextafter(sc, math.inf) * (1 + 1e-12) for sc in scales]
+        parts = losses(scales)
+    if scales[0] > MAX_SCALE:
         raise InputError(
-            f"the noise's scale would be {scale:,.0f} per cell (above {MAX_SCALE:,.0f}): "
+            f"the noise's scale would be {scales[0]:,.0f} per cell (above {MAX_SCALE:,.0f}): "
             "every count would be noise; spend a larger budget on fewer marginals"
         )
-    loss = float(composed.map(int(bound)))
+    loss = total(parts)
     if mechanism == "gaussian":
         rho, epsilon = loss, None
     else:
-        rho, epsilon = float(dp.c.make_pureDP_to_zCDP(composed).map(int(bound))), loss
-    sd, half = spread(mechanism, scale)
-    return NoisePlan(mechanism, scale, int(bound), n_marginals, rho, epsilon, sd, half)
+        rho, epsilon = total(parts, convert=True), loss
+    sd, half = spread(mechanism, scales[0])
+    summed = tuple(
+        SumNoise(column, int(reach), sc, *spread(mechanism, sc))
+        for (column, reach), sc in zip(sums, scales[1:], strict=True)
+    )
+    return NoisePlan(mechanism, scales[0], int(bound), n_marginals, rho, epsilon, sd, half, summed)
 
 
 def _pmf(mechanism: str, scale: float) -> tuple[np.ndarray, np.ndarray]:
@@ -124,7 +166,14 @@ def _pmf(mechanism: str, scale: float) -> tuple[np.ndarray, np.ndarray]:
 
 def spread(mechanism: str, scale: float, confidence: float = CONFIDENCE) -> tuple[float, int]:
     """The noise's standard deviation and the smallest ``q`` with P(|noise| <= q) >=
-    ``confidence`` (the half-width of each cell's interval), exactly (module doc)."""
+    ``confidence`` (the half-width of each cell's interval): exactly from the probability
+    mass function up to :data:`MAX_SCALE` (module doc). Above it (the noise of a sum): the
+    discrete Laplace's closed forms, exact (with ``p = exp(-1/scale)``, variance
+    ``2p / (1-p)^2`` and P(|Z| > q) = ``2 p^(q+1) / (1+p)``); the discrete Gaussian's from
+    the normal distribution with a continuity correction (its variance differs from
+    ``scale^2`` by a relative ``~ exp(-2 pi^2 scale^2)``, and q may be one unit off)."""
+    if scale > MAX_SCALE:
+        return _spread_wide(mechanism, scale, confidence)
     k, p = _pmf(mechanism, scale)
     sd = float(math.sqrt(float(np.sum(k * k * p))))
     centre = len(k) // 2
@@ -136,11 +185,24 @@ def spread(mechanism: str, scale: float, confidence: float = CONFIDENCE) -> tupl
     return sd, q
 
 
-def draw(noise: NoisePlan, vector: np.ndarray) -> np.ndarray:
-    """``vector`` plus fresh noise of ``noise`` (OpenDP's sampler: a cryptographically
-    secure source, not seedable)."""
+def _spread_wide(mechanism: str, scale: float, confidence: float) -> tuple[float, int]:
+    from scipy.stats import norm
+
+    if mechanism == "laplace":
+        p = math.exp(-1.0 / scale)
+        sd = math.sqrt(2.0 * p) / -math.expm1(-1.0 / scale)
+        # the smallest q with 2 p^(q+1) / (1+p) <= 1 - confidence
+        q = math.ceil(math.log((1.0 - confidence) * (1.0 + p) / 2.0) / math.log(p)) - 1
+        return sd, max(q, 0)
+    z = float(norm.ppf(0.5 + confidence / 2.0))
+    return scale, max(math.ceil(z * scale - 0.5), 0)
+
+
+def draw(noise: NoisePlan, vector: np.ndarray, scale: float | None = None) -> np.ndarray:
+    """``vector`` plus fresh noise of ``noise`` (at ``scale``: a sum's; default the counts'),
+    from OpenDP's sampler (a cryptographically secure source, not seedable)."""
     dp = _opendp()
-    meas = _measurement(dp, noise.mechanism, noise.scale)
+    meas = _measurement(dp, noise.mechanism, noise.scale if scale is None else scale)
     return np.asarray(meas([int(x) for x in vector]), dtype=np.int64)
 
 

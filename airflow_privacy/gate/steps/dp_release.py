@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-    from airflow_privacy.core.dp.marginals import Marginal
+    from airflow_privacy.core.dp.marginals import Marginal, Summed
     from airflow_privacy.core.dp.noise import NoisePlan
     from airflow_privacy.gate.context import GateContext
     from airflow_privacy.gate.envelope import Envelope
@@ -63,6 +63,7 @@ class DPReleaseRequest:
     marginals: Sequence[Sequence[str]]
     keys: Mapping[str, str]
     out: ReleaseRef
+    sums: Sequence[Summed] = ()
     rho: float | None = None
     epsilon: float | None = None
     entity: str | None = None
@@ -81,6 +82,29 @@ def parse_marginal(text: str) -> tuple[str, ...]:
     if not cols or any(not c for c in cols):
         raise InputError(f"{opt('marginals')} {text!r}: name its columns, COL[,COL...]")
     return cols
+
+
+def parse_sum(text: str) -> Summed:
+    """``hours=0:99`` -> ``Summed("hours", 0, 99)`` (whole bounds, low below high)."""
+    from airflow_privacy.core.dp.marginals import MAX_SUM_BOUND, Summed
+
+    column, eq, bounds = str(text).partition("=")
+    low, colon, high = bounds.partition(":")
+    form = f"{opt('sums')} {text!r}: write COL=LOW:HIGH with whole numbers (hours=0:99)"
+    if not eq or not colon or not column.strip():
+        raise InputError(form)
+    try:
+        lo, hi = int(low.strip()), int(high.strip())
+    except ValueError:
+        raise InputError(form) from None
+    if lo >= hi:
+        raise InputError(f"{opt('sums')} {text!r}: the low bound must be below the high one")
+    if max(abs(lo), abs(hi)) > MAX_SUM_BOUND:
+        raise InputError(
+            f"{opt('sums')} {text!r}: the bounds must be within +-{MAX_SUM_BOUND:,} (a sum's "
+            "noise grows with them)"
+        )
+    return Summed(column.strip(), lo, hi)
 
 
 class DPReleaseStep(Step):
@@ -117,6 +141,10 @@ class DPReleaseStep(Step):
               "value are not counted. Never read from the data", cli="--keys",
               airflow="key_files", required=True, metavar="COL=FILE",
               type_hint="Mapping[str, str]"),
+        Field("sums", "values", "also release the sum of a numeric column in every cell, "
+              "each value clamped to [LOW, HIGH] and rounded to a whole number (a null counts "
+              "0); its noise grows with max(|LOW|, |HIGH|)", cli="--sum",
+              metavar="COL=LOW:HIGH", type_hint="Sequence[str] | None"),
         Field("rho", "number", "the budget this release spends in zero-concentrated DP "
               "(discrete Gaussian noise)", low=0, high=100, open_low=True, metavar="RHO",
               exclusive="budget", type_hint="float | str | None"),
@@ -160,6 +188,7 @@ class DPReleaseStep(Step):
             marginals=[parse_marginal(m) for m in values.get("marginals") or []],
             keys=dict(values.get("keys") or {}),
             out=ReleaseRef(path=values["out"]),
+            sums=[parse_sum(x) for x in values.get("sums") or []],
             rho=values.get("rho"),
             epsilon=values.get("epsilon"),
             entity=values.get("entity"),
@@ -185,20 +214,49 @@ class DPReleaseStep(Step):
         n_cells = check_marginals(marginals, keys, what=opt("marginals"))
         if req.entity is not None and any(req.entity in m.columns for m in marginals):
             raise InputError(f"{opt('entity')} {req.entity!r} is also a column of a marginal")
+        _check_sums(req, marginals)
         check_writable(req.out, "the noisy counts", option="out", kind="table")
         check_not_input(req.out, "the noisy counts", [req.source], option="out")
         from airflow_privacy.core.dp.noise import plan
 
         mechanism = "gaussian" if req.rho is not None else "laplace"
         budget = float(req.rho if req.rho is not None else req.epsilon)  # type: ignore[arg-type]
-        noise = plan(mechanism, budget, req.max_rows_per_person, len(marginals))
+        noise = plan(mechanism, budget, req.max_rows_per_person, len(marginals),
+                     [(x.column, x.reach) for x in req.sums])  # fmt: skip
         ledger = ctx.open_ledger(req.ledger, create=False)  # missing: bad input, first
-        vectors = _count(req, marginals, keys, ctx)
+        vectors, summed = _count(req, marginals, keys, ctx)
         ctx.progress(
             f"{len(marginals)} marginal(s), {n_cells:,} cells; {mechanism} noise of scale "
             f"{noise.scale:.4g} per cell"
         )
-        return _release(req, ledger, marginals, keys, vectors, noise, n_cells, ctx)
+        return _release(req, ledger, marginals, keys, (vectors, summed), noise, n_cells, ctx)
+
+
+def _check_sums(req: DPReleaseRequest, marginals: Sequence[Marginal]) -> None:
+    """A summed column at most once, not the entity; the names of the released sum columns
+    free (no marginal column is called ``hours_sum``)."""
+    from airflow_privacy.core.dp.marginals import columns_of
+
+    seen: set[str] = set()
+    taken = {*columns_of(marginals), "marginal", "count", "estimate", "noisy_count", "low95",
+             "high95"}  # fmt: skip
+    for x in req.sums:
+        if x.column in seen:
+            raise InputError(f"{opt('sums')}: column {x.column!r} is summed twice")
+        seen.add(x.column)
+        if x.column == req.entity:
+            raise InputError(f"{opt('sums')}: column {x.column!r} is the {opt('entity')}")
+        for name in _sum_columns(x):
+            if name in taken:
+                raise InputError(
+                    f"{opt('sums')}: the released column {name!r} would have the name of "
+                    "another column of the release"
+                )
+
+
+def _sum_columns(x: Summed) -> tuple[str, str, str, str]:
+    """The released columns of a sum: its estimate, its drawn value, its interval."""
+    return x.name, f"{x.name}_noisy", f"{x.name}_low95", f"{x.name}_high95"
 
 
 def _key_sets(files: Mapping[str, str], marginals: Sequence[Marginal]) -> dict[str, list[str]]:
@@ -226,9 +284,11 @@ def _count(
     marginals: Sequence[Marginal],
     keys: Mapping[str, Sequence[str]],
     ctx: GateContext,
-) -> list[np.ndarray]:
+) -> tuple[list[np.ndarray], list[list[np.ndarray]]]:
+    """Each marginal's count vector and, for each summed column, each marginal's sum
+    vector."""
     from airflow_privacy.core.backends.duck import bounded_counts
-    from airflow_privacy.core.dp.marginals import columns_of, count_vectors
+    from airflow_privacy.core.dp.marginals import columns_of, count_vectors, sum_vectors
     from airflow_privacy.gate.tables import local_copy
 
     columns = columns_of(marginals)
@@ -239,6 +299,7 @@ def _count(
         table, counts = spark.bounded_counts(
             _spark_source(req.source), columns, entity=req.entity,
             bound=req.max_rows_per_person, spark=spark_session(ctx), progress=ctx.progress,
+            sums=req.sums,
         )  # fmt: skip
     elif req.source.is_table:
         from airflow_privacy.core.backends import sql
@@ -247,17 +308,21 @@ def _count(
         engine, name = sql_target(req.source, ctx)
         ctx.progress(f"counting {req.source.describe()} in the database")
         table, counts = sql.bounded_counts(
-            engine, name, columns, entity=req.entity, bound=req.max_rows_per_person
-        )
+            engine, name, columns, entity=req.entity, bound=req.max_rows_per_person,
+            sums=req.sums,
+        )  # fmt: skip
     else:
         with local_copy(req.source, ctx) as path:
             table, counts = bounded_counts(
                 path, columns, entity=req.entity, bound=req.max_rows_per_person, fmt=req.fmt,
-                delimiter=req.delimiter, progress=ctx.progress,
+                delimiter=req.delimiter, progress=ctx.progress, sums=req.sums,
             )  # fmt: skip
     if not int(counts.sum()):  # an empty extract: a mistake, never worth a spend
         raise InputError(f"{req.source.describe()} holds no records: nothing to release")
-    return count_vectors(table, counts, marginals, keys)
+    return (
+        count_vectors(table, counts, marginals, keys),
+        sum_vectors(table, marginals, keys, len(req.sums)),
+    )
 
 
 def _people(req: DPReleaseRequest, ledger: Any, ctx: GateContext) -> list[str] | None:
@@ -275,23 +340,27 @@ def _consistency(
     marginals: Sequence[Marginal], keys: Mapping[str, Sequence[str]], noise: NoisePlan
 ) -> dict[str, Any]:
     """Whether the marginals are made consistent (two or more, when cheap:
-    :data:`~airflow_privacy.core.dp.consistency.MAX_WORK`) and each one's standard deviation
-    after it; from the key sets' sizes, before any noise."""
+    :data:`~airflow_privacy.core.dp.consistency.MAX_WORK` over the counts and every summed
+    column) and each one's standard deviation after it, for the counts and for each sum;
+    from the key sets' sizes, before any noise."""
     import math
 
     from airflow_privacy.core.dp.consistency import MAX_WORK, variance_factors, work
 
     sets = [m.columns for m in marginals]
     sizes = {c: len(keys[c]) for m in marginals for c in m.columns}
-    if len(marginals) < 2 or work(sets, sizes) > MAX_WORK:  # one marginal is its own fit
-        return {"applied": False, "stddev": {m.name: noise.stddev for m in marginals}}
-    factors = variance_factors(sets, sizes)
+    applied = len(marginals) >= 2 and work(sets, sizes) * (1 + len(noise.sums)) <= MAX_WORK
+    # one marginal is its own fit
+    factors = variance_factors(sets, sizes) if applied else [1.0] * len(marginals)
+
+    def sds(stddev: float) -> dict[str, float]:
+        return {m.name: stddev * math.sqrt(max(f, 0.0))
+                for m, f in zip(marginals, factors, strict=True)}  # fmt: skip
+
     return {
-        "applied": True,
-        "stddev": {
-            m.name: noise.stddev * math.sqrt(max(f, 0.0))
-            for m, f in zip(marginals, factors, strict=True)
-        },
+        "applied": applied,
+        "stddev": sds(noise.stddev),
+        "sum_stddev": {sn.column: sds(sn.stddev) for sn in noise.sums},
     }
 
 
@@ -299,29 +368,23 @@ def _table(
     marginals: Sequence[Marginal],
     keys: Mapping[str, Sequence[str]],
     noisy: Sequence[np.ndarray],
-    half_width: int,
+    noise: NoisePlan,
     consistent: bool,
+    sums: Sequence[tuple[Summed, Sequence[np.ndarray]]] = (),
 ) -> pa.Table:
     """The released table: one row per cell, its marginal, its value of each column (null
     where the marginal does not have the column), the count shown (the estimate rounded,
     never below zero), the estimate (the marginals made consistent when ``consistent``,
-    else the noisy count), the noisy count itself (unbiased) and its interval."""
+    else the noisy count), the noisy count itself (unbiased) and its interval; then each
+    summed column's estimate, drawn value and interval (:func:`_sum_columns`)."""
     import numpy as np
     import pyarrow as pa
 
-    from airflow_privacy.core.dp.consistency import project
     from airflow_privacy.core.dp.marginals import cells, columns_of
     from airflow_privacy.core.dp.noise import clamp
 
-    if consistent:
-        sizes = {c: len(keys[c]) for m in marginals for c in m.columns}
-        parts = project([m.columns for m in marginals], sizes, noisy)
-        estimate = np.concatenate(parts) if parts else np.zeros(0)
-    else:
-        estimate = np.concatenate(list(noisy)).astype(np.float64) if noisy else np.zeros(0)
     columns = columns_of(marginals)
     data: dict[str, list[Any]] = {"marginal": [], **{c: [] for c in columns}}
-    raw = np.concatenate(list(noisy)) if noisy else np.zeros(0, np.int64)
     for m in marginals:
         rows = cells(m, keys)
         data["marginal"] += [m.name] * len(rows)
@@ -332,12 +395,42 @@ def _table(
             else:
                 data[c] += [None] * len(rows)
     table = {k: pa.array(v, pa.string()) for k, v in data.items()}
+    raw, estimate = _estimate(marginals, keys, noisy, consistent)
     table["count"] = pa.array(clamp(np.rint(estimate).astype(np.int64)))
     table["estimate"] = pa.array(np.round(estimate, 6))
     table["noisy_count"] = pa.array(raw)
-    table["low95"] = pa.array(np.maximum(raw - half_width, 0))
-    table["high95"] = pa.array(raw + half_width)
+    table["low95"] = pa.array(np.maximum(raw - noise.half_width, 0))
+    table["high95"] = pa.array(raw + noise.half_width)
+    for (x, drawn), sn in zip(sums, noise.sums, strict=True):
+        raw, estimate = _estimate(marginals, keys, drawn, consistent)
+        est, noisy_name, low, high = _sum_columns(x)
+        table[est] = pa.array(np.round(estimate, 6))
+        table[noisy_name] = pa.array(raw)
+        # a sum of values >= 0 is >= 0: the low end raised to zero, as the counts'
+        table[low] = pa.array(np.maximum(raw - sn.half_width, 0) if x.low >= 0
+                              else raw - sn.half_width)  # fmt: skip
+        table[high] = pa.array(raw + sn.half_width)
     return pa.table(table)
+
+
+def _estimate(
+    marginals: Sequence[Marginal],
+    keys: Mapping[str, Sequence[str]],
+    noisy: Sequence[np.ndarray],
+    consistent: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The drawn vectors end to end, and the estimate: made consistent when ``consistent``
+    (:mod:`~airflow_privacy.core.dp.consistency`), else the drawn values."""
+    import numpy as np
+
+    from airflow_privacy.core.dp.consistency import project
+
+    raw = np.concatenate(list(noisy)) if noisy else np.zeros(0, np.int64)
+    if not consistent:
+        return raw, raw.astype(np.float64)
+    sizes = {c: len(keys[c]) for m in marginals for c in m.columns}
+    parts = project([m.columns for m in marginals], sizes, noisy)
+    return raw, np.concatenate(parts) if parts else np.zeros(0)
 
 
 def _release(
@@ -345,7 +438,7 @@ def _release(
     ledger: Any,
     marginals: Sequence[Marginal],
     keys: Mapping[str, Sequence[str]],
-    vectors: Sequence[np.ndarray],
+    vectors: tuple[Sequence[np.ndarray], Sequence[Sequence[np.ndarray]]],
     noise: NoisePlan,
     n_cells: int,
     ctx: GateContext,
@@ -362,10 +455,16 @@ def _release(
     consistency = _consistency(marginals, keys, noise)
     consistent = bool(consistency["applied"])
 
+    counts, sums = vectors
+
     def drawn() -> str:
-        noisy = [draw(noise, v) for v in vectors]
+        noisy = [draw(noise, v) for v in counts]
+        summed = [
+            (x, [draw(noise, v, sn.scale) for v in per_marginal])
+            for x, sn, per_marginal in zip(req.sums, noise.sums, sums, strict=True)
+        ]
         buf = io.BytesIO()
-        table = _table(marginals, keys, noisy, noise.half_width, consistent)
+        table = _table(marginals, keys, noisy, noise, consistent, summed)
         _serialize(table, req.out.name, buf)
         written["bytes"] = buf.getvalue()
         return "sha256:" + hashlib.sha256(written["bytes"]).hexdigest()
@@ -380,6 +479,8 @@ def _release(
     spec = {
         "mechanism": noise.mechanism, "scale": noise.scale, "bound": noise.bound,
         "marginals": [list(m.columns) for m in marginals], "entity": req.entity,
+        "sums": [{"column": x.column, "low": x.low, "high": x.high,
+                  "scale": sn.scale} for x, sn in zip(req.sums, noise.sums, strict=True)],
     }  # fmt: skip
     with ledger:
         people = _people(req, ledger, ctx)
@@ -487,6 +588,10 @@ def _envelope(
     details: dict[str, Any] = {
         "mechanism": noise.to_dict(),
         "marginals": [{"name": m.name, "columns": list(m.columns)} for m in marginals],
+        "sums": [
+            {"column": x.column, "low": x.low, "high": x.high, "columns": list(_sum_columns(x))}
+            for x in req.sums
+        ],
         "cells": n_cells,
         "unit": unit,
         "cost": cost,
@@ -509,8 +614,14 @@ def _envelope(
     summary = (
         f"released {details['cells']:,} cells of {len(marginals)} marginal(s) with "
         f"{noise.mechanism} noise (scale {noise.scale:.4g}, standard deviation "
-        f"{noise.stddev:.4g}, 95% of cells within +-{noise.half_width}); spent {unit}="
-        f"{cost:.6g} of {req.dataset!r}'s budget, {budget.left:.6g} of {budget.cap:g} left"
+        f"{noise.stddev:.4g}, 95% of cells within +-{noise.half_width})"
+        + "".join(
+            f"; the sums of {sn.column} with standard deviation {sn.stddev:.4g} "
+            f"(95% within +-{sn.half_width:,})"
+            for sn in noise.sums
+        )
+        + f"; spent {unit}={cost:.6g} of {req.dataset!r}'s budget, {budget.left:.6g} of "
+        f"{budget.cap:g} left"
     )
     return Envelope(
         step="dp-release", name=req.name, outcome="passed", safe=True, summary=summary,

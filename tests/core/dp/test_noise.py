@@ -132,3 +132,70 @@ def test_too_much_noise_and_bad_budgets_are_refused() -> None:
             plan("gaussian", bad, 1, 1)
     with pytest.raises(InputError, match="mechanism"):
         plan("uniform", 1.0, 1, 1)
+
+
+@pytest.mark.parametrize(("mechanism", "budget", "bound", "n", "reaches"), [
+    ("gaussian", 1.0, 1, 3, [99]), ("gaussian", 0.2, 2, 5, [10, 100_000]),
+    ("laplace", 1.0, 1, 2, [50]), ("laplace", 3.0, 3, 4, [7, 1_000_000]),
+])  # fmt: skip
+def test_a_plan_with_sums_spends_the_budget_by_the_definition(
+    mechanism: str, budget: float, bound: int, n: int, reaches: list[int]
+) -> None:
+    """Every count vector and every sum vector one query with an equal share; a sum's
+    sensitivity is bound * reach; the losses add (zCDP: Delta^2 / (2 sigma^2) each; pure DP:
+    Delta / b each)."""
+    p = plan(mechanism, budget, bound, n, [(f"c{i}", r) for i, r in enumerate(reaches)])
+    queries = [(bound, p.scale)] + [(bound * r, s.scale) for r, s in zip(reaches, p.sums,
+                                                                         strict=True)]  # fmt: skip
+    if mechanism == "gaussian":
+        each = [n * d**2 / (2 * sc**2) for d, sc in queries]
+    else:
+        each = [n * d / sc for d, sc in queries]
+    spent = math.fsum(each)
+    assert budget * (1 - 1e-9) <= spent <= budget * (1 + 1e-9)
+    for e in each:  # equal shares
+        assert abs(e - budget / len(queries)) <= 1e-9 * budget
+    assert abs((p.rho if mechanism == "gaussian" else p.epsilon or 0) - spent) <= 1e-9 * budget
+    for r, s in zip(reaches, p.sums, strict=True):
+        want = spread(mechanism, s.scale)
+        assert (s.stddev, s.half_width) == want and s.reach == r
+
+
+@pytest.mark.parametrize("b", [60.0, 2_000.0, 2.5e5, 3e7])
+def test_the_wide_laplace_spread_is_the_closed_form(b: float) -> None:
+    from airflow_privacy.core.dp.noise import _spread_wide
+
+    sd, q = _spread_wide("laplace", b, 0.95)
+    t = math.exp(-1.0 / b)
+    want_sd = math.sqrt(2 * t) / (1 - t)
+    assert abs(sd - want_sd) <= 1e-9 * want_sd
+    # q is the smallest with P(|Z| <= q) >= 0.95, by the closed form of the tail
+    assert 1 - 2 * t ** (q + 1) / (1 + t) >= 0.95 - 1e-12
+    assert q == 0 or 1 - 2 * t**q / (1 + t) < 0.95
+    if b <= 2_000:  # and the exact pmf's agree
+        assert (q, pytest.approx(sd, rel=1e-9)) == (
+            spread("laplace", b)[1],
+            spread("laplace", b)[0],
+        )
+
+
+@pytest.mark.parametrize("sigma", [60.0, 310.0, 2_500.0])
+def test_the_wide_gaussian_spread_is_within_one_of_the_definitions(sigma: float) -> None:
+    from airflow_privacy.core.dp.noise import _spread_wide
+
+    sd, q = _spread_wide("gaussian", sigma, 0.95)
+    want_sd, want_q = gaussian_spread(sigma)
+    assert abs(sd - want_sd) <= 1e-9 * want_sd
+    assert abs(q - want_q) <= 1
+
+
+def test_a_sums_draws_have_its_stated_spread() -> None:
+    p = plan("gaussian", 1.0, 1, 1, [("hours", 99)])
+    (s,) = p.sums
+    trials = 4000
+    noise = np.concatenate([draw(p, np.zeros(5, np.int64), s.scale) for _ in range(trials // 5)])
+    sd = float(noise.std(ddof=1))
+    assert abs(sd - s.stddev) <= 5 * s.stddev / math.sqrt(2 * len(noise))
+    assert abs(float(np.mean(np.abs(noise) <= s.half_width)) - 0.95) <= 5 * math.sqrt(
+        0.95 * 0.05 / len(noise)
+    )

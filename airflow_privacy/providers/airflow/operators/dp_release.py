@@ -30,6 +30,8 @@ class DPReleaseOperator(LedgerOperator):
         (a file whose lines' first field, ``;``-separated as ARX hierarchies, is a value);
         never read from the data
     :param output_file: the file to write the noisy counts to (``.csv`` or ``.parquet``)
+    :param sums: also the sum of a numeric column in every cell, each ``"COL=LOW:HIGH"``
+        (whole bounds; each value clamped to them and rounded): ``["hours-per-week=0:99"]``
     :param rho: the budget spent in zero-concentrated DP (discrete Gaussian noise)
     :param epsilon: instead of ``rho``, the budget in pure DP (discrete Laplace noise)
     :param entity_column: the column naming a person when a person may have several rows
@@ -59,6 +61,7 @@ class DPReleaseOperator(LedgerOperator):
         marginals: Sequence[str],
         key_files: Mapping[str, str],
         output_file: str,
+        sums: Sequence[str] | None = None,
         source: str | None = None,
         sql_table: str | None = None,
         rho: float | str | None = None,
@@ -77,6 +80,7 @@ class DPReleaseOperator(LedgerOperator):
         self.marginals = marginals
         self.key_files = key_files
         self.output_file = output_file
+        self.sums = sums
         self.rho = rho
         self.epsilon = epsilon
         self.entity_column = entity_column
