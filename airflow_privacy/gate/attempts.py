@@ -594,6 +594,7 @@ def _publish_envelope(
     facts = ReleaseFacts(
         ref=req.release.describe() if req.release else rel.name, records=rel.records,
         groups=rel.groups, sensitive=rel.sensitive, kind=rel.kind,
+        group_columns=[str(q) for q in rel.qis or []] if isinstance(rel.qis, list) else [],
     )  # fmt: skip
     checks = [
         {"name": c.name, "step": c.step, "safe": c.safe, "outcome": c.outcome} for c in info.checks

