@@ -26,9 +26,9 @@ from airflow_privacy.report.model import (
 )
 from airflow_privacy.report.risk_html import render_risk
 from airflow_privacy.report.svg import e
+from airflow_privacy.report.theme import dark_css
 
 CSS = """
-:root { color-scheme: light dark; }
 body { font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
   color: #1a1a1a; background: #ffffff; margin: 0 auto; max-width: 62rem; padding: 1rem 1.5rem; }
 h1 { font-size: 1.6rem; margin: 0.5rem 0; }
@@ -59,17 +59,16 @@ dl.facts dt { font-weight: 600; }
 dl.facts dd { margin: 0; }
 code { font-size: 0.9em; }
 @media print { details { display: block; } summary { display: none; } }
-@media (prefers-color-scheme: dark) {
-  body { color: #e4e6ea; background: #16191d; }
-  h2, .verdict { border-color: #e4e6ea; }
-  th { background: #2a2f36; }
-  th, td, .notrun { border-color: #5d646e; }
-  a { color: #8ab4f8; }
-  a:visited { color: #c58af9; }
-  /* the charts keep their ink on a light card */
-  figure svg.chart, svg.chart { background: #ffffff; color: #1a1a1a; border-radius: 4px; }
-}
-"""
+""" + dark_css([
+    ("body", "color: #e4e6ea; background: #16191d;"),
+    ("h2, .verdict", "border-color: #e4e6ea;"),
+    ("th", "background: #2a2f36;"),
+    ("th, td, .notrun", "border-color: #5d646e;"),
+    ("a", "color: #8ab4f8;"),
+    ("a:visited", "color: #c58af9;"),
+    # the charts keep their ink on a light card
+    ("figure svg.chart, svg.chart", "background: #ffffff; color: #1a1a1a; border-radius: 4px;"),
+])  # fmt: skip
 
 
 def render_html(report: ReleaseReport) -> str:

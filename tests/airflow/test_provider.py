@@ -80,7 +80,8 @@ print("RESULT " + json.dumps({
     "errors": errors,
     "source": str(mine[0].source) if mine else None,
     "prefixes": [a["url_prefix"] for p in mine for a in p.fastapi_apps],
-    "views": [v["name"] for p in mine for v in p.external_views],
+    "views": [[v["name"], v["destination"]] for p in mine for v in p.external_views],
+    "react_apps": [[a["name"], a["destination"]] for p in mine for a in p.react_apps],
 }))
 """
 
@@ -111,7 +112,10 @@ def test_airflow_loads_the_plugin_once_from_its_entry_point(tmp_path: Path) -> N
         assert mine == {}, out["errors"]
         assert "airflow_privacy.providers.airflow.plugin" in (out["source"] or ""), out
         assert out["prefixes"] == ["/privacy"]
-        assert out["views"] == ["Privacy ledger", "Privacy report"]  # the menu; a run tab
+        # the menu; a tab of each run and of each task instance
+        assert out["views"] == [["Privacy ledger", "nav"], ["Privacy report", "dag_run"],
+                                ["Privacy report", "task_instance"]], out["views"]  # fmt: skip
+        assert out["react_apps"] == [["Privacy releases", "dashboard"]]
 
 
 def test_ledger_view_is_read_only_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

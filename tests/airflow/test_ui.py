@@ -23,6 +23,7 @@ from fastapi.testclient import TestClient
 from airflow_privacy.core.composition import PublishedRelease
 from airflow_privacy.ledger import ReleaseLedger
 from airflow_privacy.providers.airflow import plugin as plugin_module
+from airflow_privacy.providers.airflow.dashboard import DASHBOARD_APP
 from airflow_privacy.providers.airflow.plugin import (
     AUTH_ENV,
     EXTERNAL_VIEW,
@@ -84,7 +85,12 @@ def assert_plain_page(doc: str) -> _Tags:
     assert doc.lstrip().lower().startswith("<!doctype html>")
     assert any(t == "html" and a.get("lang") for t, a in p.tags)
     assert any(t == "h1" for t, _ in p.tags)
-    assert not any(t == "script" for t, _ in p.tags), "no scripts (ledger strings are escaped)"
+    # one script: the app's own theme script, by its path, with nothing inline
+    scripts = [a for t, a in p.tags if t == "script"]
+    assert len(scripts) <= 1 and all((a.get("src") or "").endswith("/theme.js") for a in scripts), (
+        "no scripts but the theme's (ledger strings are escaped)"
+    )
+    assert all(not body.strip() for body in re.findall(r"<script[^>]*>(.*?)</script>", doc, re.S))
     assert not any(t == "img" for t, _ in p.tags), "no images (ledger strings are escaped)"
     for tag, attrs in p.tags:
         for name in ("src", "href", "action"):
@@ -177,7 +183,7 @@ def test_release_page_shows_the_stored_report_with_a_way_back(
     assert f'href="/api/releases/{uuid}/report"' in r.text  # the JSON, by UUID
     assert f'href="/releases/{uuid}?view=ledger"' in r.text  # the attempts, by UUID
     assert any(t == "svg" for t, _ in p.tags), "plots are inline SVG"
-    assert not any(t == "script" for t, _ in p.tags)
+    assert [a.get("src") for t, a in p.tags if t == "script"] == ["/theme.js"]  # the only one
     assert EVIL not in r.text
     body = r.text.split("<body", 1)[1]
     # the verdict first: the blocked status and its first reason come before any plot
@@ -292,9 +298,15 @@ def test_every_answer_carries_the_security_headers(client: TestClient, seeded: S
         for name, value in SECURITY_HEADERS.items():
             assert answer.headers.get(name) == value, (answer.url, name)
     csp = SECURITY_HEADERS["Content-Security-Policy"]
-    assert "default-src 'none'" in csp and "script-src" not in csp  # no script runs
+    # the one script the pages load is the app's own theme script: nothing inline runs
+    assert "default-src 'none'" in csp and "script-src 'self';" in csp
+    assert "unsafe-inline" not in csp.split("script-src", 1)[1].split(";", 1)[0]
     page = answers[1].text
-    assert "<script" not in page.replace("&lt;script", "")  # the pages need none
+    assert page.replace("&lt;script", "").count("<script") == 1
+    assert '<script src="/theme.js"></script>' in page
+    theme = client.get("/theme.js")
+    assert theme.status_code == 200 and theme.headers["content-type"].startswith("text/javascript")
+    assert 'getItem("theme")' in theme.text and "data-theme" in theme.text
 
 
 def test_json_never_returns_the_key_fingerprint(tmp_path: Path) -> None:
@@ -557,13 +569,14 @@ def test_plugin_declares_the_app_and_the_navigation_entry() -> None:
     for plugin in (AirflowPrivacyPlugin, AirflowPrivacyPlugin()):  # class; entry point: instance
         (app,) = plugin.fastapi_apps
         assert app["url_prefix"] == "/privacy" and app["app"] is not None
-    view, run_view = AirflowPrivacyPlugin.external_views
+    view, run_view, task_view = AirflowPrivacyPlugin.external_views
     assert view is EXTERNAL_VIEW
     assert not view["href"].startswith("/") and view["url_route"] == "privacy-ledger"
-    # a tab of every DAG run: the UI fills in {DAG_ID} and {RUN_ID}
-    assert run_view["destination"] == "dag_run"
-    assert run_view["href"] == "privacy/runs/{DAG_ID}/{RUN_ID}"
-    json.dumps([view, run_view])
+    # a tab of every DAG run and task instance: the UI fills in {DAG_ID} and {RUN_ID}
+    assert run_view["destination"] == "dag_run" and task_view["destination"] == "task_instance"
+    assert run_view["href"] == task_view["href"] == "privacy/runs/{DAG_ID}/{RUN_ID}"
+    assert run_view["url_route"] != task_view["url_route"]
+    json.dumps([view, run_view, task_view])
 
 
 def test_a_runs_tab_opens_the_report_of_the_attempt_it_opened(tmp_path: Path) -> None:
@@ -621,6 +634,13 @@ out = {
                     headers=bearer).status_code]
                 for p in ("/openapi.json", "/docs", "/redoc", "/api/openapi.json")},
     "openapi_body": c.get("/privacy/openapi.json").text,
+    # the theme script, the dashboard module and the widget: signed in only, like the rest
+    "new_routes": {p: [c.get("/privacy" + p).status_code,
+                       c.get("/privacy" + p, cookies={"_token": viewer}).status_code]
+                   for p in ("/theme.js", "/dashboard.js", "/widget")},
+    "widget_body": c.get("/privacy/widget", cookies={"_token": viewer}).text,
+    "react_apps": [a for p in plugins_manager._get_plugins()[0] if p.name == "airflow_privacy"
+                   for a in p.react_apps],
 }
 print("RESULT " + json.dumps(out))
 """
@@ -672,6 +692,11 @@ def test_the_api_server_authenticates_and_authorizes_the_plugin_app(
     assert out["openapi"]["/docs"] == [404, 404] and out["openapi"]["/redoc"] == [404, 404]
     assert out["openapi"]["/api/openapi.json"] == [401, 200]
     assert "/api/releases" not in out["openapi_body"]
+    assert out["new_routes"] == {p: [401, 200] for p in ("/theme.js", "/dashboard.js", "/widget")}
+    assert f'href="/privacy/releases/{uuid}"' in out["widget_body"]  # the blocked one, linked
+    assert '<script src="/privacy/theme.js"></script>' in out["widget_body"]
+    (app,) = out["react_apps"]
+    assert app["destination"] == "dashboard" and app["bundle_url"] == "privacy/dashboard.js"
 
 
 def test_pages_do_not_repeat_the_values_left_for_one_person(tmp_path: Path) -> None:
@@ -907,3 +932,54 @@ def test_a_dp_release_is_shown_with_its_report(tmp_path: Path) -> None:
     assert "dp-marginals" in ledger_view.text
     listed = client.get("/api/releases").json()
     assert [r["kind"] for r in listed] == ["dp-marginals"]
+
+
+def test_the_dashboard_widget_shows_blocked_published_and_budget_left(
+    tmp_path: Path, seeded: Seeded, client: TestClient
+) -> None:
+    """The widget page (what the dashboard's module frames): the releases blocked, linked by
+    UUID; the last publication of each dataset; a DP budget, after a spend; ledger metadata
+    only, escaped; the module sets the component Airflow renders."""
+    page = client.get("/widget")
+    assert page.status_code == 200
+    text = page.text
+    assert f'href="/releases/{seeded.uuid(seeded.blocked)}"' in text
+    blocked = int(re.search(r'status-blocked">(\d+)</strong>', text).group(1))  # type: ignore[union-attr]
+    from airflow_privacy.ledger import ReleaseLedger
+
+    with ReleaseLedger(seeded.url) as db:
+        assert blocked == len(db.list(status="blocked"))
+        (pub,) = [r for r in db.list(status="published") if r.id == seeded.published]
+    assert f'href="/releases/{pub.uuid}"' in text and "Last publication per dataset" in text
+    assert "budget left" not in text  # no dataset has a DP budget here
+    assert EVIL not in text
+    # a DP budget, spent once
+    from airflow_privacy.gate.context import GateContext
+    from airflow_privacy.gate.policy import Policy
+    from airflow_privacy.gate.refs import ReleaseRef
+    from airflow_privacy.gate.steps.dp_release import DP_RELEASE
+    from tests.policy_setup import record_policy
+
+    url = f"sqlite:///{tmp_path / 'dp.db'}"
+    record_policy(url, f"survey{EVIL}", policy=Policy(dp={"unit": "rho", "cap": 1.0}))
+    data = tmp_path / "d.csv"
+    data.write_text("sex\n" + "M\nF\n" * 20)
+    keys = tmp_path / "sex.csv"
+    keys.write_text("M\nF\n")
+    DP_RELEASE.run(DP_RELEASE.request({
+        "source": ReleaseRef(path=str(data)), "dataset": f"survey{EVIL}", "marginals": ["sex"],
+        "keys": {"sex": str(keys)}, "rho": 0.25, "out": str(tmp_path / "n.csv"), "ledger": url,
+    }), GateContext())  # fmt: skip
+    other = TestClient(create_app(auth=False, location=lambda: url)).get("/widget").text
+    assert "Differential privacy budget left" in other and "0.75 of 1" in other
+    assert EVIL not in other and esc(f"survey{EVIL}") in other
+    assert "No release has been published yet." in other
+    empty = TestClient(create_app(auth=False, location=lambda: f"sqlite:///{tmp_path / 'x.db'}"))
+    assert "0</strong> releases blocked" in empty.get("/widget").text  # no ledger yet: zeros
+    module = client.get("/dashboard.js")
+    assert module.headers["content-type"].startswith("text/javascript")
+    assert "globalThis.AirflowPlugin = PrivacyReleases" in module.text
+    assert 'new URL("privacy/widget", document.baseURI)' in module.text
+    from airflow_privacy.providers.airflow.plugin import AirflowPrivacyPlugin
+
+    assert AirflowPrivacyPlugin.react_apps == [DASHBOARD_APP]

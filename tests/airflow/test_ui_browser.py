@@ -505,6 +505,82 @@ def test_the_ledger_pages_follow_a_dark_color_scheme(
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
 
 
+def test_the_dashboard_widget_on_airflows_home(
+    session: Any, airflow: Airflow, seeded: Seeded
+) -> None:
+    """Airflow's Home page imports the plugin's dashboard module (``react_apps``,
+    destination ``dashboard``) and renders its component: a frame of the widget page with
+    the releases blocked (linked) and the last publication per dataset."""
+    from selenium.webdriver.common.by import By
+
+    browser = session
+    browser.get(f"{airflow.base}/")
+    frame = _wait(browser, lambda d: [
+        f for f in d.find_elements(By.TAG_NAME, "iframe")
+        if "/privacy/widget" in str(f.get_attribute("src"))
+    ])[0]  # fmt: skip
+    browser.execute_script("arguments[0].scrollIntoView()", frame)
+    browser.save_screenshot(str(artifacts_dir() / "airflow-home-privacy-widget.png"))
+    browser.switch_to.frame(frame)
+    try:
+        text = _wait(browser, lambda d: d.find_element(By.TAG_NAME, "body").text)
+        assert "blocked" in text and "Last publication per dataset" in text, text
+        links = [a.get_attribute("href") for a in browser.find_elements(By.TAG_NAME, "a")]
+        assert any(str(h).endswith(f"/privacy/releases/{seeded.uuid(seeded.blocked)}")
+                   for h in links), links  # fmt: skip
+        assert browser.execute_script("return window.pwned === undefined")
+    finally:
+        browser.switch_to.default_content()
+
+
+def test_the_pages_follow_airflows_own_theme(
+    session: Any, airflow: Airflow, seeded: Seeded
+) -> None:
+    """The system prefers light, the user picks Airflow's dark theme: the ledger view inside
+    Airflow (Browse -> Privacy ledger, an iframe) and the dashboard widget turn dark, and
+    back to light when the user switches back, without a reload."""
+    from selenium.webdriver.common.by import By
+
+    browser = session
+    light = [{"name": "prefers-color-scheme", "value": "light"}]
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": light})
+
+    def background_in(frame_src: str) -> str:
+        frame = _wait(browser, lambda d: [
+            f for f in d.find_elements(By.TAG_NAME, "iframe")
+            if frame_src in str(f.get_attribute("src"))
+        ])[0]  # fmt: skip
+        browser.switch_to.frame(frame)
+        try:
+            _wait(browser, lambda d: d.execute_script("return document.readyState") == "complete")
+            return str(
+                browser.execute_script("return getComputedStyle(document.body).backgroundColor")
+            )
+        finally:
+            browser.switch_to.default_content()
+
+    try:
+        browser.get(f"{airflow.base}/")
+        browser.execute_script("localStorage.setItem('theme', 'dark')")
+        browser.get(f"{airflow.base}/plugin/privacy-ledger")
+        _wait(browser, lambda d: "dark" in str(d.execute_script(
+            "return document.documentElement.className")))  # fmt: skip
+        assert _wait(browser, lambda d: background_in("/privacy/") == "rgb(22, 25, 29)")
+        browser.save_screenshot(str(artifacts_dir() / "airflow-privacy-ledger-dark.png"))
+        browser.get(f"{airflow.base}/")
+        assert _wait(browser, lambda d: background_in("/privacy/widget") == "rgb(22, 25, 29)")
+        browser.save_screenshot(str(artifacts_dir() / "airflow-home-privacy-widget-dark.png"))
+        # switched back in place: Airflow's class changes, the frame follows
+        browser.execute_script(
+            "document.documentElement.classList.remove('dark');"
+            "document.documentElement.classList.add('light');"
+        )
+        assert _wait(browser, lambda d: background_in("/privacy/widget") == "rgb(255, 255, 255)")
+    finally:
+        browser.execute_script("localStorage.removeItem('theme')")
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+
 def test_signing_in_from_a_deep_link_comes_back_to_it(
     session: Any, airflow: Airflow, seeded: Seeded
 ) -> None:

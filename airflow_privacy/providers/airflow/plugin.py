@@ -70,7 +70,9 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from airflow_privacy import __version__
+from airflow_privacy.providers.airflow.dashboard import DASHBOARD_APP
 from airflow_privacy.providers.airflow.urls import URL_PREFIX as URL_PREFIX  # re-exported
+from airflow_privacy.report.theme import THEME_JS, dark_css
 
 if TYPE_CHECKING:
     from airflow_privacy.ledger import AttemptInfo, ReleaseInfo, ReleaseLedger
@@ -94,6 +96,13 @@ RUN_VIEW: dict[str, Any] = {
     "href": URL_PREFIX.strip("/") + "/runs/{DAG_ID}/{RUN_ID}",
     "url_route": "privacy-report",
     "destination": "dag_run",
+}
+TASK_VIEW: dict[str, Any] = {
+    "name": "Privacy report",
+    # a tab of every task instance too: the report of the attempt its run opened
+    "href": URL_PREFIX.strip("/") + "/runs/{DAG_ID}/{RUN_ID}",
+    "url_route": "privacy-report-task",
+    "destination": "task_instance",
 }
 STATUS_TEXT = {
     "published": "✓ PUBLISHED",
@@ -365,12 +374,14 @@ LIST_FIELDS = ("id", "uuid", "dataset", "version", "status", "created_at", "upda
 Locate = Callable[[], "LedgerLocation | str"]
 
 
-#: Sent with every answer of the app. The pages load nothing (no script, no external style
-#: or image: inline CSS and inline SVG only), so the policy allows nothing else; they may be
-#: framed by Airflow's own UI (same origin: the "Privacy ledger" view), by nothing else.
+#: Sent with every answer of the app. The pages load one script of the app's own (the
+#: theme's, :mod:`airflow_privacy.report.theme`), no external style or image (inline CSS
+#: and inline SVG only), so the policy allows nothing else; they may be framed by Airflow's
+#: own UI (same origin: the "Privacy ledger" view, the run tab, the dashboard widget), by
+#: nothing else.
 SECURITY_HEADERS: dict[str, str] = {
     "Content-Security-Policy": (
-        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+        "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src data:; "
         "form-action 'self'; frame-ancestors 'self'; base-uri 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
@@ -446,7 +457,9 @@ def create_app(auth: bool | None = None, location: Locate | None = None) -> Fast
         if "/api/" in request.url.path:
             return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=headers)
         body = _error_body(request, exc.status_code, detail, "Retry-After" in headers)
-        return _page(f"Error {exc.status_code}", body, exc.status_code, headers)
+        return _page(
+            f"Error {exc.status_code}", body, exc.status_code, headers, root=_root(request)
+        )
 
     def find(db: ReleaseLedger, ref: str) -> ReleaseInfo:
         from airflow_privacy.errors import InputError
@@ -482,7 +495,7 @@ def create_app(auth: bool | None = None, location: Locate | None = None) -> Fast
             except NoLedger as exc:
                 missing = str(exc)
             body = _list_body(_root(request), shown, datasets, ds, st, missing)
-            return _page("Privacy ledger: releases", body)
+            return _page("Privacy ledger: releases", body, root=_root(request))
 
         result: Response = run(request, go)
         return result
@@ -505,12 +518,12 @@ def create_app(auth: bool | None = None, location: Locate | None = None) -> Fast
 
                     # redacted like the JSON route: a legacy reason never shows a person's values
                     document = render_html(ReleaseReport.from_dict(redacted(stored)))
-                    return HTMLResponse(_with_nav(document, _nav(root, info, status)))
+                    return HTMLResponse(_with_nav(document, _nav(root, info, status), root))
                 except Exception as exc:  # a report of another version, or tampered with
                     log.warning("stored report of release %s not shown: %s", info.uuid, exc)
                     problem = _short(f"{type(exc).__name__}: {exc}")
             body = _facts_body(root, info, status, attempts, stored, stored_at, problem, reported)
-            return _page(f"Release #{info.id}: {info.dataset} v{info.version}", body)
+            return _page(f"Release #{info.id}: {info.dataset} v{info.version}", body, root=root)
 
         result: Response = run(request, go)
         return result
@@ -544,7 +557,7 @@ def create_app(auth: bool | None = None, location: Locate | None = None) -> Fast
 
             document = render_html(ReleaseReport.from_dict(redacted(stored)))
             nav = _nav(root, info, status, attempt=a)
-            return HTMLResponse(_with_nav(document, nav))
+            return HTMLResponse(_with_nav(document, nav, root))
 
         result: Response = run(request, go)
         return result
@@ -569,7 +582,39 @@ def create_app(auth: bool | None = None, location: Locate | None = None) -> Fast
                 "(yet): nothing of it is in the ledger.</p>"
                 f"<p><a href='{_e(_root(request))}/'>All releases</a></p>"
             )
-            return _page("Privacy report of a run", body)
+            return _page("Privacy report of a run", body, root=_root(request))
+
+        result: Response = run(request, go)
+        return result
+
+    @app.get("/theme.js", include_in_schema=False)
+    def theme_js() -> Response:
+        """The pages' only script: they follow Airflow's light and dark theme."""
+        return Response(THEME_JS, media_type="text/javascript; charset=utf-8",
+                        headers={"Cache-Control": "max-age=3600"})  # fmt: skip
+
+    @app.get("/dashboard.js", include_in_schema=False)
+    def dashboard_js() -> Response:
+        """The dashboard widget's module (:mod:`airflow_privacy.providers.airflow.dashboard`)."""
+        from airflow_privacy.providers.airflow.dashboard import DASHBOARD_JS
+
+        return Response(DASHBOARD_JS, media_type="text/javascript; charset=utf-8")
+
+    @app.get("/widget", response_class=HTMLResponse)
+    def widget_page(request: Request) -> Response:
+        """The dashboard widget: releases blocked, the last publication of each dataset, the
+        DP budget left (ledger metadata only)."""
+
+        def go() -> Response:
+            from airflow_privacy.providers.airflow.dashboard import widget_body
+
+            try:
+                with open_ledger(where(request)) as db:
+                    blocked, published, budgets = _widget_facts(db)
+            except NoLedger:
+                blocked, published, budgets = [], [], []
+            body = widget_body(_root(request), blocked, published, budgets)
+            return _page("Privacy releases", body, root=_root(request), widget=True)
 
         result: Response = run(request, go)
         return result
@@ -686,21 +731,19 @@ nav.privacy-nav { margin-bottom: 1rem; padding: .5rem; border: 1px solid #999; }
 ul.reasons { margin: 0; padding-left: 1.2rem; }
 section.attempt { border-top: 2px solid #999; margin-top: 1.2rem; }
 p.notice { padding: .5rem; border: 1px solid #999; background: #f6f6f6; }
-:root { color-scheme: light dark; }
-@media (prefers-color-scheme: dark) {
-  body { color: #e4e6ea; background: #16191d; }
-  th { background: #2a2f36; }
-  th, td, nav.privacy-nav, p.notice { border-color: #5d646e; }
-  section.attempt { border-top-color: #5d646e; }
-  p.notice { background: #23272e; }
-  a { color: #8ab4f8; }
-  a:visited { color: #c58af9; }
-  .status-published, .status-already-published, .verdict-passed { color: #7ee2a0; }
-  .status-blocked, .verdict-failed { color: #ff9a9a; }
-  .status-superseded { color: #c6b8ff; }
-  .status-candidate, .status-open, .status-publishing { color: #f2d36b; }
-}
-"""
+""" + dark_css([
+    ("body", "color: #e4e6ea; background: #16191d;"),
+    ("th", "background: #2a2f36;"),
+    ("th, td, nav.privacy-nav, p.notice", "border-color: #5d646e;"),
+    ("section.attempt", "border-top-color: #5d646e;"),
+    ("p.notice", "background: #23272e;"),
+    ("a", "color: #8ab4f8;"),
+    ("a:visited", "color: #c58af9;"),
+    (".status-published, .status-already-published, .verdict-passed", "color: #7ee2a0;"),
+    (".status-blocked, .verdict-failed", "color: #ff9a9a;"),
+    (".status-superseded", "color: #c6b8ff;"),
+    (".status-candidate, .status-open, .status-publishing", "color: #f2d36b;"),
+])  # fmt: skip
 
 
 def _is_uuid(text: str) -> bool:
@@ -722,15 +765,63 @@ def _root(request: Request) -> str:
 
 
 def _page(
-    title: str, body: str, status_code: int = 200, headers: dict[str, str] | None = None
+    title: str,
+    body: str,
+    status_code: int = 200,
+    headers: dict[str, str] | None = None,
+    *,
+    root: str = "",
+    widget: bool = False,
 ) -> HTMLResponse:
+    """A ledger page: its CSS, the theme's script (``root``: the app's prefix), ``body``;
+    a ``widget`` page is compact (the dashboard's frame)."""
+    css = _CSS + (_WIDGET_CSS if widget else "")
     doc = (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n<main>\n"
+        f"{_theme_tag(root)}\n"
+        f"<title>{_e(title)}</title>\n<style>{css}</style>\n</head>\n<body>\n<main>\n"
         f"{body}\n</main>\n</body>\n</html>\n"
     )
     return HTMLResponse(doc, status_code=status_code, headers=headers)
+
+
+def _theme_tag(root: str) -> str:
+    return f'<script src="{_e(root)}/theme.js"></script>'
+
+
+_WIDGET_CSS = """
+body { margin: .25rem; font-size: .9rem; }
+table { margin-top: .5rem; }
+p.lead { margin: 0; font-size: 1rem; }
+"""
+
+
+def _widget_facts(db: ReleaseLedger) -> tuple[list[Any], list[Any], list[Any]]:
+    """What the dashboard widget shows (:mod:`airflow_privacy.providers.airflow.dashboard`),
+    from the ledger's metadata."""
+    from airflow_privacy.gate.policy import dp_cap
+    from airflow_privacy.providers.airflow.dashboard import Blocked, BudgetLeft, LastPublished
+
+    blocked = [Blocked(r.uuid, r.dataset, r.version, r.updated_at)
+               for r in db.list(status="blocked")]  # fmt: skip
+    last: dict[str, LastPublished] = {}
+    for r in db.list(status="published"):
+        count = last[r.dataset].count + 1 if r.dataset in last else 1
+        seen = last.get(r.dataset)
+        when = r.published_at or r.updated_at
+        if seen is None or when >= seen.when:
+            last[r.dataset] = LastPublished(r.uuid, r.dataset, r.version, when, count)
+        else:
+            last[r.dataset] = LastPublished(seen.uuid, seen.dataset, seen.version, seen.when,
+                                            count)  # fmt: skip
+    published = sorted(last.values(), key=lambda p: p.when, reverse=True)
+    budgets = []
+    for dataset in db.datasets():
+        b = db.dp_budget(dataset, dp_cap)
+        if b.unit is not None and b.cap is not None:
+            budgets.append(BudgetLeft(dataset, b.unit, b.cap, b.left))
+    return blocked, published, budgets
 
 
 def _status(status: Any) -> str:
@@ -900,8 +991,12 @@ def _nav(root: str, info: ReleaseInfo, status: str, attempt: AttemptInfo | None 
     )
 
 
-def _with_nav(document: str, nav: str) -> str:
-    """The report document with the ledger's navigation at the top of its body."""
+def _with_nav(document: str, nav: str, root: str = "") -> str:
+    """The report document with the ledger's navigation at the top of its body and the
+    theme's script in its head."""
+    head = re.search(r"<head[^>]*>", document, flags=re.IGNORECASE)
+    if head is not None:
+        document = document[: head.end()] + _theme_tag(root) + document[head.end() :]
     m = re.search(r"<body[^>]*>", document, flags=re.IGNORECASE)
     if m is None:
         return nav + document
@@ -1117,4 +1212,5 @@ class AirflowPrivacyPlugin(AirflowPlugin):
 
     name = "airflow_privacy"
     fastapi_apps = _LazyApps()
-    external_views = [EXTERNAL_VIEW, RUN_VIEW]  # noqa: RUF012  (AirflowPlugin's attribute)
+    external_views = [EXTERNAL_VIEW, RUN_VIEW, TASK_VIEW]  # noqa: RUF012  (AirflowPlugin's)
+    react_apps = [DASHBOARD_APP]  # noqa: RUF012  (the dashboard widget)
