@@ -25,6 +25,7 @@ operator does around the gate never makes a run green or publishes.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import urllib.error
@@ -53,6 +54,11 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Airflow, Pa
         "AIRFLOW_PRIVACY_LEDGER_URL": url,
         "AIRFLOW_PRIVACY_LEDGER_KEY": "tests-only-key-0123456789abcdefghijklmnopqrstuv",
         "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+        # OpenLineage's file transport: every task's events, for the DP test to read
+        "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
+            {"type": "file", "log_file_path": str(tmp / "lineage.jsonl"), "append": True}
+        ),
+        "AIRFLOW__OPENLINEAGE__NAMESPACE": "privacy-live",
     }
     # the organization's part: each dataset's policy, before its first release
     record_policy(url, "live", policy=Policy(criteria=[("k-anonymity", {"k": 3})]))
@@ -409,3 +415,41 @@ def test_dp_releases_stop_when_the_budget_is_spent(live: tuple[Airflow, Path, st
         assert _finished(af, consumer, run_id) == "success"
         loaded.append(_xcom(af, consumer, run_id, "load")["version"])
     assert sorted(loaded) == ["1", "2"]
+    # OpenLineage, as the workers sent it: each published run's gate asserts the DP budget
+    # and its verdict on the release it read, and writes the published copy; the refused
+    # run's DP task says it failed; nothing of the data (only ledger ids and words)
+    from airflow_privacy.providers.airflow.lineage import RUN_FACET
+
+    lineage = out.parent / "lineage.jsonl"
+
+    def events() -> list[dict[str, Any]]:
+        if not lineage.exists():
+            return []
+        return [json.loads(x) for x in lineage.read_text().splitlines() if x.strip()]
+
+    def ended(task: str, run: str) -> list[dict[str, Any]]:
+        return [e for e in events() if e["job"]["name"] == f"privacy_live_dp.{task}"
+                and e["eventType"] in ("COMPLETE", "FAIL")
+                and RUN_FACET in e["run"]["facets"]
+                and run in json.dumps(e["run"]["facets"].get("airflow"))]  # fmt: skip
+
+    wait_for(
+        "the OpenLineage events",
+        lambda: all(ended("publish", r) for r in (first, second)) and ended("dp_release", third),
+        af,
+        120,
+    )
+    for run in (first, second):
+        (gate,) = ended("publish", run)
+        assert gate["eventType"] == "COMPLETE"
+        facet = gate["run"]["facets"][RUN_FACET]
+        assert facet["outcome"] == "published" and facet["dataset"] == "dpsurvey"
+        checks = gate["inputs"][0]["inputFacets"]["dataQualityAssertions"]["assertions"]
+        assert {(a["assertion"], a["success"]) for a in checks} == {
+            ("dp-budget", True), ("privacy:publish", True)}  # fmt: skip
+        assert gate["outputs"][0]["name"].endswith(f"{_safe(run)}/marginals.csv")
+    (refused,) = ended("dp_release", third)
+    assert refused["eventType"] == "FAIL"
+    assert refused["run"]["facets"][RUN_FACET]["safe"] is False
+    (checked,) = refused["inputs"][0]["inputFacets"]["dataQualityAssertions"]["assertions"]
+    assert checked["assertion"] == "privacy:dp-release" and checked["success"] is False

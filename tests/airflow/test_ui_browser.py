@@ -570,8 +570,19 @@ def test_the_pages_follow_airflows_own_theme(
         browser.get(f"{airflow.base}/")
         assert _wait(browser, lambda d: background_in("/privacy/widget") == "rgb(22, 25, 29)")
         browser.save_screenshot(str(artifacts_dir() / "airflow-home-privacy-widget-dark.png"))
-        # switched back in place: Airflow's class changes, the frame follows
+        runs = airflow.runs()
+        if runs:  # the run tab (the trigger-form test's run)
+            from airflow_privacy.providers.airflow.operators.report import run_tab
+
+            browser.get(run_tab(DAG_ID, str(runs[0]["dag_run_id"]), airflow.base))
+            assert _wait(browser, lambda d: background_in("/privacy/runs/") == "rgb(22, 25, 29)")
+            browser.save_screenshot(str(artifacts_dir() / "airflow-run-privacy-tab-dark.png"))
+            browser.get(f"{airflow.base}/")
+            assert _wait(browser, lambda d: background_in("/privacy/widget") == "rgb(22, 25, 29)")
+        # switched back in place, as Airflow's theme menu does (its stored choice and its
+        # class, once the page has applied the dark one): the frame follows
         browser.execute_script(
+            "localStorage.setItem('theme', 'light');"
             "document.documentElement.classList.remove('dark');"
             "document.documentElement.classList.add('light');"
         )
