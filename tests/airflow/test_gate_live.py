@@ -435,7 +435,9 @@ def test_dp_releases_stop_when_the_budget_is_spent(live: tuple[Airflow, Path, st
 
     wait_for(
         "the OpenLineage events",
-        lambda: all(ended("publish", r) for r in (first, second)) and ended("dp_release", third),
+        lambda: (
+            all(ended("publish", r) for r in (first, second)) and bool(ended("dp_release", third))
+        ),
         af,
         120,
     )
@@ -453,3 +455,28 @@ def test_dp_releases_stop_when_the_budget_is_spent(live: tuple[Airflow, Path, st
     assert refused["run"]["facets"][RUN_FACET]["safe"] is False
     (checked,) = refused["inputs"][0]["inputFacets"]["dataQualityAssertions"]["assertions"]
     assert checked["assertion"] == "privacy:dp-release" and checked["success"] is False
+
+
+def test_a_mapped_check_with_one_failing_instance_blocks(live: tuple[Airflow, Path, str]) -> None:
+    """A check mapped over two criteria lists in a running Airflow: both instances run and
+    record their own verdict (``check[0]`` passed, ``check[1]`` failed), the gate blocks
+    naming the failed instance only, nothing is published, and the ledger keeps both."""
+    af, out, url = live
+    record_policy(url, "live-mapped")
+    dag = "privacy_mapped"
+    checks = [["k-anonymity:k=3"], ["k-anonymity:k=100000"]]
+    run = _trigger(af, dag, {"dataset": "live-mapped", "checks": checks})
+    assert _finished(af, dag, run) == "failed"
+    listed = _call(af, "GET", f"/api/v2/dags/{dag}/dagRuns/{run}/taskInstances")
+    states = {(t["task_id"], t["map_index"]): t["state"] for t in listed["task_instances"]}
+    assert states[("check", 0)] == "success" and states[("check", 1)] == "success", states
+    assert states[("publish", -1)] == "failed"
+    gate = _xcom(af, dag, run, "publish", "privacy_report")
+    assert gate["outcome"] == "blocked"
+    assert any(r.startswith("check[1]:") for r in gate["reasons"]), gate["reasons"]
+    assert not any(r.startswith("check[0]:") for r in gate["reasons"])
+    assert not _published(out, run)
+    with ReleaseLedger(url) as db:
+        (release,) = db.list("live-mapped")
+        (attempt,) = db.attempts(release.id)
+        assert {c.name: c.safe for c in attempt.checks} == {"check[0]": True, "check[1]": False}
