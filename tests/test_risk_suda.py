@@ -9,7 +9,9 @@ import math
 from collections import Counter
 from fractions import Fraction
 from itertools import combinations
+from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -281,3 +283,46 @@ def test_from_class_counts_refuses_bad_classes() -> None:
         suda2_counts([("a",), ("a",)], [1, 2], ["q"])
     with pytest.raises(InputError, match="at least 1"):
         suda2_counts([("a",)], [0], ["q"])
+
+
+def test_the_search_is_bounded_and_names_what_shrinks_it() -> None:
+    """Binary values over 16 QIs on 2,000 combinations (nothing becomes unique before
+    subsets of about 11): the search stops at its step budget, names the largest MSU size
+    that fits, and that size then finishes within the same budget."""
+    import re
+
+    from airflow_privacy.core.risk.suda import find_msus as search
+
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, 2, size=(2000, 16)).astype(np.int64)
+    with pytest.raises(InputError, match=r"more than 3,000,000 steps") as err:
+        search(codes, 16, max_steps=3_000_000)
+    size = int(re.search(r"suda-max-size (\d+) or less", str(err.value)).group(1))  # type: ignore[union-attr]
+    search(codes, size, max_steps=3_000_000)  # completes
+    assert size < 16
+
+
+def test_the_risk_command_refuses_a_search_past_its_budget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the command line: exit 2, one line naming --suda-max-size, no output file
+    (a budget of 10^6 steps here, to keep the test short)."""
+    import io
+
+    from airflow_privacy.core.risk import suda
+
+    monkeypatch.setattr(suda, "MAX_STEPS", 1_000_000)
+    import pyarrow.csv as pacsv
+
+    from airflow_privacy.cli import main
+
+    rng = np.random.default_rng(1)
+    codes = rng.integers(0, 2, size=(2500, 18))
+    path = tmp_path / "wide.csv"
+    pacsv.write_csv(pa.table({f"q{i}": codes[:, i] for i in range(18)}), path)
+    qis = [a for i in range(18) for a in ("--qi", f"q{i}")]
+    out = tmp_path / "scores.csv"
+    code = main(["risk", str(path), *qis, "--records", str(out), "--quiet"], io.StringIO())
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "--suda-max-size" in err[0], err
+    assert not out.exists()

@@ -51,6 +51,13 @@ IntArray = npt.NDArray[np.int64]
 Weighting = Literal["elliot", "ihsn"]
 WEIGHTINGS: tuple[Weighting, ...] = ("elliot", "ihsn")
 DEFAULT_DIS_FRACTION = 0.01  # sdcMicro's default sampling fraction
+MAX_STEPS = 30_000_000
+"""The most steps the MSU search may take (a step: one candidate combination looked at in
+one attribute subset, or one subset enumerated): about 10 s of one core where nothing is
+pruned (2,000 binary combinations over 16 QIs take 52 s; Adult's 8 QIs about 0.2 M steps).
+Counted as the search goes, so data whose combinations become unique early (real data)
+passes even where the worst case would not; beyond it the search stops with the options
+that shrink it (issue: 20 QIs on 2,000 records ran past 60 s)."""
 
 
 def suda_weight(n_qis: int, size: int, weighting: Weighting = "elliot") -> Fraction:
@@ -177,14 +184,18 @@ def _distinct_rows(codes: IntArray) -> tuple[IntArray, IntArray, IntArray]:
 
 
 def find_msus(
-    codes: IntArray, k_max: int, weights: IntArray | None = None
+    codes: IntArray,
+    k_max: int,
+    weights: IntArray | None = None,
+    max_steps: int | None = None,
 ) -> dict[tuple[int, ...], IntArray]:
     """Every MSU of size at most ``k_max``: attribute subset (column indices, ascending) ->
     the rows (ascending) for which it is minimal and unique. ``codes`` holds one small
     non-negative integer code per value, one column per QI; row ``i`` stands for
     ``weights[i]`` identical records (default 1), so the distinct QI combinations with their
     counts (the sufficient statistics) give the MSUs of the records: a combination held by
-    two or more records is unique on no subset."""
+    two or more records is unique on no subset. More than ``max_steps`` steps
+    (:data:`MAX_STEPS`) is bad input naming what shrinks the search."""
     n, m = codes.shape
     found: dict[tuple[int, ...], IntArray] = {}
     # alive[S] = (rows not unique on S nor on any subset of S, their group ids on S)
@@ -197,9 +208,14 @@ def find_msus(
             found[(c,)] = all_rows[unique]
         if not unique.all():
             alive[(c,)] = (all_rows[~unique], inverse[~unique].astype(np.int64))
+    steps = m * n
+    max_steps = MAX_STEPS if max_steps is None else max_steps
     for size in range(2, k_max + 1):
         nxt: dict[tuple[int, ...], tuple[IntArray, IntArray]] = {}
         for subset in combinations(range(m), size):
+            steps += 1
+            if steps > max_steps:
+                _too_long(m, size, k_max, max_steps)
             parts = [subset[:i] + subset[i + 1 :] for i in range(size)]
             if any(p not in alive for p in parts):
                 continue  # some immediate subset has no candidate left
@@ -210,6 +226,7 @@ def find_msus(
                     break
             if candidates.size == 0:
                 continue
+            steps += int(candidates.size)
             base_rows, base_keys = alive[subset[:-1]]
             keys = base_keys[np.searchsorted(base_rows, candidates)]
             last = subset[-1]
@@ -227,6 +244,14 @@ def find_msus(
         if not alive:
             break
     return found
+
+
+def _too_long(m: int, size: int, k_max: int, max_steps: int) -> None:
+    raise InputError(
+        f"SUDA2 over {m} quasi-identifiers (MSUs of up to {k_max}) needs more than "
+        f"{max_steps:,} steps on this data (it reached subsets of {size}): give "
+        f"{opt('suda_max_size')} {max(size - 1, 1)} or less, or fewer quasi-identifiers"
+    )
 
 
 def suda2(
