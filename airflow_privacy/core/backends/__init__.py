@@ -202,7 +202,38 @@ def choose(
         return "arrow"
     if kind == "csv" and path.name.lower().endswith(".gz"):
         kind = "csv.gz"
+        if size < DUCKDB_MIN_BYTES["csv.gz"] and gzip_reaches(path, DUCKDB_MIN_BYTES["csv"]):
+            return "duckdb"  # small, but not once decompressed: DuckDB streams it
     return "duckdb" if size >= DUCKDB_MIN_BYTES.get(str(kind), 64 << 20) else "arrow"
+
+
+GZIP_RATIO_MAX = 1032
+"""Deflate's largest compression ratio: a gzip file of ``n`` bytes holds at most about
+``1032 n`` (RFC 1951's longest match, 258 bytes, in about 2 bits)."""
+
+
+def gzip_reaches(path: Path, limit: int) -> bool:
+    """Whether the gzip file decompresses to at least ``limit`` bytes: never for a file too
+    small to hold them (:data:`GZIP_RATIO_MAX`), else by decompressing it, streaming, until
+    ``limit`` (a decompression bomb is seen for what it is, not for its size on disk; at
+    most ``limit`` bytes are produced, about 0.1 s for 64 MiB). A file that is not gzip
+    reaches nothing here: its reader names the error."""
+    import gzip
+    import zlib
+
+    try:
+        if os.stat(path).st_size * GZIP_RATIO_MAX < limit:
+            return False
+        seen = 0
+        with gzip.open(path, "rb") as fh:
+            while seen < limit:
+                chunk = fh.read(1 << 20)
+                if not chunk:
+                    return False
+                seen += len(chunk)
+        return True
+    except (OSError, EOFError, zlib.error):
+        return False
 
 
 def parquet_cells(path: Path, columns: Sequence[str] | None = None) -> int:
