@@ -66,6 +66,10 @@ MAX_POINT: Final[int] = 10_000
 """Largest ``l``, ``k`` or ``m`` of a skyline point checked (the scan's tables grow with
 ``k`` and ``m``: a point of a million takes gigabytes); knowledge of more than ten thousand
 values, people or implications is a typo, refused before any work."""
+MAX_POINTS: Final[int] = 1_000
+"""Most skyline points one criterion checks: the scan's work grows with the points (10,000
+took 18.8 s in ``check`` and 32 s in ``anonymize``, which checks every lattice node); a
+skyline is a handful of points (the report's curves use tens)."""
 
 
 class Kind(Enum):
@@ -126,6 +130,11 @@ def parse_points(criterion: str, points: Any) -> list[SkylinePoint]:
             ) from None
     if not raw_points:
         raise InputError(f"{criterion}: needs at least one point l,k,m,c")
+    if len(raw_points) > MAX_POINTS:
+        raise InputError(
+            f"{criterion}: {len(raw_points):,} points, at most {MAX_POINTS:,} (a skyline is a "
+            "few points: keep those no other point dominates)"
+        )
     for raw in raw_points:
         if isinstance(raw, str):
             text, parts = raw, [x.strip() for x in raw.split(",")]
