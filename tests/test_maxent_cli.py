@@ -363,3 +363,22 @@ def test_heatmap_rows_out_of_range_is_refused_in_each_front_ends_words(
     with pytest.raises(InputError, match=r"^heatmap_rows must be a whole number in \[0, 1000\]"):
         MaxEntRiskOperator(task_id="m", release="r.csv", sensitive="s", threshold=None,
                            heatmap_rows=1001)  # fmt: skip
+
+
+def test_knowledge_is_bounded_before_the_solver(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """4,001 statements (the file's and the mined rules') are refused with exit 2 before the
+    solver (its step grows with their square; 100,000 rules had been accepted); the rule
+    counts are bounded as declared."""
+    from airflow_privacy.core.maxent.estimate import MAX_STATEMENTS
+
+    fact = "  - given: {gender: male}\n    value: Flu\n    probability: 0.3\n"
+    many = files["dir"] / "many.yaml"
+    many.write_text("knowledge:\n" + fact * (MAX_STATEMENTS + 1))
+    code, _, err = run([*base(files), "--knowledge", str(many)], capsys)
+    assert code == 2 and "4,001 knowledge statements" in err and "at most 4,000" in err
+    assert "--top-positive" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run([*base(files), "--original", str(files["original"]),
+                        "--top-negative", "2001"], capsys)  # fmt: skip
+    assert code == 2 and "--top-negative" in err

@@ -19,6 +19,12 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
+MAX_STATEMENTS = 4_000
+"""The most knowledge statements one estimate takes (a knowledge file's and the mined rules'
+together): Newton's step factors a dense matrix over the statements (4,000: 128 MB and about
+2 x 10^10 operations a step); 100,000 rules had been accepted."""
+
+
 def estimate(
     release: BucketRelease,
     knowledge: Knowledge | None = None,
@@ -60,6 +66,12 @@ def estimate(
         )
         rules = pos + neg
     know = (knowledge or Knowledge()) + rules_knowledge(rules)
+    if len(know) > MAX_STATEMENTS:
+        raise InputError(
+            f"{len(know):,} knowledge statements (the file's and the mined rules'), at most "
+            f"{MAX_STATEMENTS:,}: the solver's step grows with their square; keep the "
+            f"strongest ({opt('top_positive')}, {opt('top_negative')}) or split the file"
+        )
     system = build_system(release, know)
     solution = solve(system, options, warm_start)
     accuracy = None

@@ -129,7 +129,7 @@ class MaxEntStep(MeasuringStep):
             metavar="K",
             default=0,
             low=0,
-            high=100_000,
+            high=2_000,
             type_hint="int | str",
         ),
         Field(
@@ -140,7 +140,7 @@ class MaxEntStep(MeasuringStep):
             metavar="K",
             default=0,
             low=0,
-            high=100_000,
+            high=2_000,
             type_hint="int | str",
         ),
         Field(
