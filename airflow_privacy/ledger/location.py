@@ -9,6 +9,9 @@ Order (the first that applies wins):
 2b. the option ``ledger_url`` of Airflow's ``[privacy]`` configuration section (inside
    Airflow from its configuration, on the command line from its environment form
    ``AIRFLOW__PRIVACY__LEDGER_URL``);
+2c. the connection named by the option ``ledger_conn_id`` of that section
+   (``$AIRFLOW_PRIVACY_LEDGER_CONN_ID`` overrides it): one name for the organization's
+   ledger; a connection named there that does not exist is an error, never a fallback;
 3. the connection ``privacy_ledger_default``: inside Airflow from its connection store, on
    the command line from Airflow's environment form ``AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT``
    (JSON or URI), so that both see the same ledger;
@@ -36,6 +39,9 @@ from airflow_privacy.errors import InputError, opt
 
 URL_ENV = "AIRFLOW_PRIVACY_LEDGER_URL"
 DEFAULT_CONN_ID = "privacy_ledger_default"
+CONN_ID_ENV = "AIRFLOW_PRIVACY_LEDGER_CONN_ID"
+"""Overrides the ``[privacy] ledger_conn_id`` setting (the connection used when none is
+named)."""
 DEFAULT_FILE = "privacy_ledger.db"
 CONN_TYPE = "privacyledger"  # RFC 3986 scheme: no "_" (Airflow warns on every read)
 DEFAULT_KEY_ENV = "AIRFLOW_PRIVACY_LEDGER_KEY"
@@ -107,9 +113,19 @@ def resolve(
     env = os.environ.get(URL_ENV, "").strip()
     if env:
         return LedgerLocation(env, f"${URL_ENV}")
-    configured = (config or env_setting)("ledger_url")
+    read = config or env_setting
+    configured = read("ledger_url")
     if configured:
         return LedgerLocation(configured, "[privacy] ledger_url")
+    named = os.environ.get(CONN_ID_ENV, "").strip() or read("ledger_conn_id")
+    if named:  # the organization's connection: missing is an error, never a fallback
+        fields = find(named)
+        if fields is None:
+            raise InputError(
+                f"ledger connection {named!r} (the [privacy] ledger_conn_id setting) does "
+                "not exist: define it, or change the setting"
+            )
+        return from_connection(fields)
     fields = find(DEFAULT_CONN_ID)
     if fields is not None:
         return from_connection(fields)

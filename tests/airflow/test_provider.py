@@ -155,7 +155,7 @@ def test_airflow_config_lists_the_privacy_section(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=300)  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
     assert "[privacy]" in out.stdout
-    for option in ("ledger_url", "output_dir", "ui_auth"):
+    for option in ("ledger_url", "ledger_conn_id", "output_dir", "ui_auth"):
         assert option in out.stdout, option
     assert "/srv/from-airflow-config" in out.stdout  # Airflow's own environment form
     got = subprocess.run([airflow, "config", "get-value", "privacy", "ui_auth"], env=env,
@@ -188,6 +188,36 @@ def test_settings_read_the_projects_variable_then_airflows_config(
     monkeypatch.setenv("AIRFLOW_PRIVACY_LEDGER_URL", "sqlite:////elsewhere.db")
     assert auth_mode() == "airflow"
     assert resolve(None, lookup=lambda _c: None, config=setting).url == "sqlite:////elsewhere.db"
+
+
+def test_the_organizations_ledger_connection_is_a_setting(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``[privacy] ledger_conn_id``: the connection used when none is named, for the
+    operators and the UI (Airflow's config) and the command line (its environment form);
+    a named connection that does not exist is an error, not the default file."""
+    from airflow_privacy.errors import InputError
+    from airflow_privacy.ledger.location import ConnectionFields, resolve
+    from airflow_privacy.providers.airflow.config import setting
+
+    names = ("AIRFLOW_PRIVACY_LEDGER_URL", "AIRFLOW__PRIVACY__LEDGER_URL",
+             "AIRFLOW_PRIVACY_LEDGER_CONN_ID", "AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT")  # fmt: skip
+    for name in names:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path))
+    url = f"sqlite:///{tmp_path / 'org.db'}"
+    conns = {"privacy_ledger_prod": ConnectionFields(conn_id="privacy_ledger_prod",
+                                                     extra={"url": url})}  # fmt: skip
+    monkeypatch.setenv("AIRFLOW__PRIVACY__LEDGER_CONN_ID", "privacy_ledger_prod")
+    for config in (setting, None):
+        loc = resolve(None, lookup=conns.get, config=config)
+        assert loc.url == url and loc.source == "connection 'privacy_ledger_prod'"
+        # the operators' default conn id means "not named": the setting decides
+        assert resolve(None, conn_id="privacy_ledger_default", lookup=conns.get,
+                       config=config).url == url  # fmt: skip
+    monkeypatch.setenv("AIRFLOW_PRIVACY_LEDGER_CONN_ID", "privacy_ledger_gone")
+    with pytest.raises(InputError, match=r"'privacy_ledger_gone'.*does not exist"):
+        resolve(None, lookup=conns.get, config=setting)
 
 
 def test_the_plugins_folder_copy_is_registered_once_beside_the_entry_point(

@@ -25,6 +25,15 @@ OPTIONS: dict[str, tuple[str, str, str | None, str]] = {
         "postgresql+psycopg://ledger@db/ledger",
         "",
     ),
+    "ledger_conn_id": (
+        "AIRFLOW_PRIVACY_LEDGER_CONN_ID",
+        "The connection that holds the ledger when no operator names one and no ledger_url is "
+        "set (default privacy_ledger_default): one organization-wide name for every DAG. "
+        "A connection named here that does not exist is an error, never a fallback. "
+        "$AIRFLOW_PRIVACY_LEDGER_CONN_ID overrides it.",
+        "privacy_ledger_prod",
+        "",
+    ),
     "output_dir": (
         "AIRFLOW_PRIVACY_OUTPUT_DIR",
         "Where the sample DAG writes its inputs, releases and published copies "
@@ -49,8 +58,10 @@ def provider_config() -> dict[str, Any]:
 
     return {
         SECTION: {
-            "description": "airflow-privacy: where the ledger is, where the sample DAG writes, "
-            "how the ledger pages authenticate.\n",
+            "description": "airflow-privacy: where the ledger is (its URL or its connection), "
+            "where the sample DAG writes, how the ledger pages authenticate. The criteria and "
+            "thresholds every release must pass are not set here: they are each dataset's "
+            "policy, recorded in the ledger (airflow-privacy policy set).\n",
             "options": {
                 name: {
                     "description": f"{text}\n",
