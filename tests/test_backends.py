@@ -603,12 +603,13 @@ def test_auto_sees_a_gzip_bomb_for_what_it_is(tmp_path: Path) -> None:
 
 def test_a_gzip_bomb_is_checked_in_bounded_memory(tmp_path: Path) -> None:
     """10^8 records in 0.7 MB took 3.06 GB in check when Arrow read it whole (about 30 bytes
-    a record): 4 x 10^7 records counted by DuckDB stay under 512 MiB. The command's own peak
-    memory is asserted (measured in its process), not its time."""
+    a record; 4 x 10^7 took 1.25 GB): 6 x 10^7 records counted by DuckDB stay under 1 GiB
+    (220-260 MB alone, 751 MB once in CI beside other tests). The command's own peak memory
+    is asserted (measured in its process), not its time."""
     import subprocess
     import sys
 
-    bomb = _gzip_rows(tmp_path / "bomb.csv.gz", 40_000_000)
+    bomb = _gzip_rows(tmp_path / "bomb.csv.gz", 60_000_000)
     probe = (
         "import resource, sys, runpy\n"
         "sys.argv = ['airflow-privacy', *sys.argv[1:]]\n"
@@ -626,4 +627,4 @@ def test_a_gzip_bomb_is_checked_in_bounded_memory(tmp_path: Path) -> None:
     peak = [line.split() for line in proc.stderr.splitlines() if line.startswith("PEAK ")]
     assert peak and peak[0][2] == "0", proc.stderr[-2000:]
     assert '"safe": true' in proc.stdout
-    assert int(peak[0][1]) < 512 * 1024, f"{int(peak[0][1]) / 1024:.0f} MiB"  # KiB on Linux
+    assert int(peak[0][1]) < 1024 * 1024, f"{int(peak[0][1]) / 1024:.0f} MiB"  # KiB on Linux
