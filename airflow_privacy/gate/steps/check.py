@@ -11,7 +11,7 @@ as the attempt's check ``name`` (:class:`~airflow_privacy.gate.steps.base.Measur
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.errors import InputError, opt
@@ -48,6 +48,10 @@ class CheckRequest:
     benign: Sequence[str] = ()
     population: ReleaseRef | None = None
     """A population table (k-map against it, delta-presence): counted on the group columns."""
+    hierarchies: Mapping[str, str] = field(default_factory=dict)
+    """For the way forward only: ``{group column: ARX hierarchy file}``; a failed criterion's
+    advice then includes the smallest coarser recoding that passes
+    (:mod:`airflow_privacy.core.recoding_advice`)."""
     backend: str = "auto"
     """The counting backend of a file (:mod:`airflow_privacy.core.backends`): ``auto``,
     ``arrow``, ``duckdb`` or ``spark`` (a Parquet file or folder; a ``spark:`` table is
@@ -133,6 +137,17 @@ class CheckStep(MeasuringStep):
             default="auto",
             choices=BACKENDS,
             type_hint="str",
+        ),
+        Field(
+            "hierarchy",
+            "files",
+            "for the way forward only: the ARX hierarchy of a group column; when a "
+            "criterion fails, the advice includes the fewest further generalization steps "
+            "that pass, re-checked on the merged groups",
+            cli="--hierarchy",
+            airflow="hierarchies",
+            metavar="COL=FILE",
+            type_hint="Mapping[str, str] | None",
         ),
         Field(
             "entity",
@@ -221,6 +236,7 @@ class CheckStep(MeasuringStep):
             benign=tuple(values.get("benign") or ()),
             population=values.get("population"),
             backend="auto" if values.get("backend") is None else values["backend"],
+            hierarchies=dict(values.get("hierarchy") or {}),
         )
 
     # ------------------------------------------------------------------ the work
@@ -232,6 +248,12 @@ class CheckStep(MeasuringStep):
         benign_values(req.benign)
         column(req.sensitive, "sensitive")
         columns(req.group_columns, "group")
+        for name in req.hierarchies:
+            if name not in req.group_columns:
+                raise InputError(
+                    f"{opt('hierarchy')} {name!r} names no group column (group columns: "
+                    f"{', '.join(req.group_columns)})"
+                )
 
     def measure(
         self, req: CheckRequest, ctx: GateContext, start: CheckStart, prepared: Any
@@ -281,13 +303,15 @@ class CheckStep(MeasuringStep):
         )
         results = []
         advice: list[dict[str, Any]] = []
+        hierarchies = _hierarchies(req.hierarchies)
         for name, params in criteria:
             ctx.progress(f"checking {name}")
             criterion = create(name, params)
             result = criterion.evaluate(b).to_dict()
             if result["safe"] is not True:
                 _which_attribute(b, criterion, result)
-                advice += _advice(b, criterion, name, params, ctx, result.get("value"))
+                advice += _advice(b, criterion, name, params, ctx, result.get("value"),
+                                  hierarchies)  # fmt: skip
             results.append(result)
         failed = [r for r in results if r["safe"] is not True]
         safe = not failed
@@ -347,6 +371,13 @@ def _params(params: dict[str, Any]) -> str:
     return ", ".join(out)
 
 
+def _hierarchies(files: Mapping[str, str]) -> dict[str, Any]:
+    """The hierarchies given for the way forward, read (a bad file is bad input)."""
+    from airflow_privacy.core.hierarchy import Hierarchy
+
+    return {name: Hierarchy.from_arx_csv(path, name) for name, path in files.items()}
+
+
 def _advice(
     b: Bucketization,
     criterion: Criterion,
@@ -354,15 +385,21 @@ def _advice(
     params: dict[str, Any],
     ctx: GateContext,
     measured: Any = None,
+    hierarchies: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The way forward from a failed criterion, each change re-checked
     (:mod:`airflow_privacy.core.advice`): the groups to suppress, the parameter that would
-    pass."""
+    pass, and with hierarchies the smallest coarser recoding that passes
+    (:mod:`airflow_privacy.core.recoding_advice`)."""
     from airflow_privacy.core.advice import parameter_advice, suppression_advice
 
     ctx.progress(f"computing the way forward for {name}")
     level = float(measured) if isinstance(measured, int | float) else None
     found = [suppression_advice(b, criterion), parameter_advice(b, name, dict(params), level)]
+    if hierarchies:
+        from airflow_privacy.core.recoding_advice import recoding_advice
+
+        found.append(recoding_advice(b, criterion, hierarchies))
     out = [a.to_dict() for a in found if a is not None]
     for a in out:
         ctx.progress(f"advice: {a['text']}")

@@ -48,6 +48,9 @@ class CheckSafetyOperator(CheckOperator):
         Parquet file or folder, by Spark); a ``sql_table`` is counted in its database
         (``auto`` only), a ``spark_table`` by Spark. The envelope records it in
         ``details.backend`` (docs/backends.md)
+    :param hierarchies: for the way forward only, ``{group column: ARX hierarchy file}``:
+        when a criterion fails, the advice includes the fewest further generalization steps
+        that pass (re-checked on the merged groups)
     Also ``attempt``, ``attempt_task_id``, ``check_name``, ``privacy_ledger_conn_id``,
     ``on_unsafe`` (see :class:`CheckOperator`).
 
@@ -74,10 +77,12 @@ class CheckSafetyOperator(CheckOperator):
         population: str | None = None,
         backend: str = "auto",
         spark_table: str | None = None,
+        hierarchies: Mapping[str, str] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.spark_table = spark_table
+        self.hierarchies = hierarchies
         self.backend = backend
         self.population = population
         self.benign_values = benign_values
