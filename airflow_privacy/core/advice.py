@@ -357,7 +357,7 @@ def composition_advice(
     from airflow_privacy.core.composition.result import gate
 
     out: list[Advice] = []
-    label = _audit_label(confidence, max_pvp, measure)
+    label = audit_label(confidence, max_pvp, measure)
     pinned = result.vp_c(confidence, measure)
     shown = [b.describe_public() for b in result.worst[:NAMED_GROUPS]]
     if pinned and shown:
@@ -398,7 +398,7 @@ def composition_advice(
     return out
 
 
-def _audit_label(confidence: float, max_pvp: float, measure: Measure) -> str:
+def audit_label(confidence: float, max_pvp: float, measure: Measure) -> str:
     """The audit's parameters as an advice names them."""
     return f"composition ({measure}, confidence={confidence:g}, max_pvp={max_pvp:g})"
 
@@ -470,7 +470,7 @@ def _audit_suppression(
     shown = "; ".join(named[:NAMED_GROUPS]) + (
         f"; and {len(named) - NAMED_GROUPS:,} more" if len(named) > NAMED_GROUPS else ""
     )
-    label = _audit_label(confidence, max_pvp, measure)
+    label = audit_label(confidence, max_pvp, measure)
     text = (
         f"suppressing {records:,} of {total:,} records ({records / total:.1%}) in "
         f"{gone.size:,} of {len(candidate.keys):,} groups of the candidate passes the "

@@ -21,15 +21,16 @@ generalize full domains this way; the lattice anonymizer, docs/anonymizers.md.)
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from airflow_privacy.core.advice import Advice
 
 if TYPE_CHECKING:
+    from airflow_privacy.core.composition.release import PublishedRelease
     from airflow_privacy.core.criteria.base import Criterion
     from airflow_privacy.core.hierarchy import Hierarchy
     from airflow_privacy.core.model import Bucketization
@@ -82,14 +83,7 @@ def recoding_advice(
 ) -> Advice | None:
     """The smallest coarser recoding that passes ``criterion`` (module doc); None when no
     given hierarchy applies or no node within the search passes."""
-    columns: list[tuple[int, str, Hierarchy, int]] = []
-    for i, name in enumerate(b.group_columns):
-        h = hierarchies.get(name)
-        if h is None:
-            continue
-        level = current_level([g[i] for g in b.groups], h)
-        if level is not None and level < h.height - 1:
-            columns.append((i, name, h, level))
+    columns = _raisable(b.group_columns, b.groups, hierarchies)
     if not columns:
         return None
     room = [h.height - 1 - level for _, _, h, level in columns]
@@ -99,22 +93,33 @@ def recoding_advice(
         for raise_by in _compositions(steps, room):
             if evaluated >= MAX_NODES:
                 return None
-            maps: dict[int, dict[str, str]] = {}
-            for (i, _name, h, level), d in zip(columns, raise_by, strict=True):
-                if d:
-                    found = ancestors(h, level, level + d)
-                    if found is None:
-                        break
-                    maps[i] = found
-            else:
-                merged = coarsened(b, maps)
-                evaluated += 1
-                if criterion.evaluate(merged).safe is True:
-                    passing.append((merged.n_groups, raise_by, merged))
+            maps = _maps(columns, raise_by)
+            if maps is None:
+                continue
+            merged = coarsened(b, maps)
+            evaluated += 1
+            if criterion.evaluate(merged).safe is True:
+                passing.append((merged.n_groups, raise_by, merged))
         if passing:
             _groups, raise_by, merged = max(passing, key=lambda t: (t[0], [-d for d in t[1]]))
             return _advice(b, criterion, columns, raise_by, merged)
     return None
+
+
+def _raisable(
+    names: Sequence[str], keys: Sequence[Sequence[str]], hierarchies: Mapping[str, Hierarchy]
+) -> list[tuple[int, str, Hierarchy, int]]:
+    """The columns that can be raised: (position, name, hierarchy, current level) of each
+    column with a hierarchy whose labels sit at a level below its top."""
+    out = []
+    for i, name in enumerate(names):
+        h = hierarchies.get(name)
+        if h is None:
+            continue
+        level = current_level([k[i] for k in keys], h)
+        if level is not None and level < h.height - 1:
+            out.append((i, name, h, level))
+    return out
 
 
 def _compositions(total: int, room: Sequence[int]) -> list[tuple[int, ...]]:
@@ -131,6 +136,100 @@ def _advice(
     raise_by: Sequence[int],
     merged: Bucketization,
 ) -> Advice:
+    text = (
+        f"generalizing {' and '.join(_described(columns, raise_by))} merges {b.n_groups:,} "
+        f"groups into {merged.n_groups:,} and passes {criterion.label} (re-checked on the "
+        "merged groups; no record suppressed)"
+    )
+    return Advice(
+        kind="coarser-recoding", criterion=criterion.label, text=text,
+        groups=_levels(columns, raise_by), records=b.n_records,
+    )  # fmt: skip
+
+
+#: re-audits the composition search may spend (each is a whole composition audit)
+MAX_AUDITS = 12
+
+
+def coarsened_release(
+    release: PublishedRelease, maps: Mapping[int, Mapping[str, str]]
+) -> PublishedRelease:
+    """A generalized release with the labels of QI ``i`` mapped by ``maps[i]`` and the
+    groups that then coincide merged (their sensitive counts added)."""
+    index: dict[tuple[str, ...], int] = {}
+    rows = [
+        index.setdefault(tuple(maps[i].get(v, v) if i in maps else v for i, v in enumerate(k)),
+                         len(index))
+        for k in release.keys
+    ]  # fmt: skip
+    counts = np.zeros((len(index), len(release.values)), dtype=np.int64)
+    np.add.at(counts, np.asarray(rows, dtype=np.int64), np.asarray(release.counts, np.int64))
+    return replace(release, keys=tuple(index), counts=counts, members=None)
+
+
+def composition_recoding(
+    candidate: PublishedRelease,
+    hierarchies: Mapping[str, Hierarchy],
+    reaudit: Callable[[PublishedRelease], Any],
+    passes: Callable[[Any], bool],
+    label: str,
+) -> Advice | None:
+    """The fewest further generalization steps of the candidate (its QIs with a hierarchy)
+    after which the composition audit, run again against the same people and earlier
+    releases (``reaudit``), passes (``passes``); among those, the most groups kept. At most
+    :data:`MAX_AUDITS` re-audits; None for a release that is not generalized."""
+    if candidate.kind != "generalized" or candidate.members is not None:
+        return None
+    columns = _raisable(candidate.qis, candidate.keys, hierarchies)
+    if not columns:
+        return None
+    room = [h.height - 1 - level for _, _, h, level in columns]
+    audits = 0
+    for steps in range(1, min(sum(room), MAX_STEPS) + 1):
+        passing: list[tuple[int, tuple[int, ...], PublishedRelease]] = []
+        for raise_by in _compositions(steps, room):
+            maps = _maps(columns, raise_by)
+            if maps is None:
+                continue
+            changed = coarsened_release(candidate, maps)
+            if len(changed.keys) == len(candidate.keys):
+                continue  # nothing merged: the audit sees the same groups
+            if audits >= MAX_AUDITS:
+                return None
+            audits += 1
+            if passes(reaudit(changed)):
+                passing.append((len(changed.keys), raise_by, changed))
+        if passing:
+            _groups, raise_by, changed = max(passing, key=lambda t: (t[0], [-d for d in t[1]]))
+            text = (
+                f"generalizing {' and '.join(_described(columns, raise_by))} merges "
+                f"{len(candidate.keys):,} groups of the candidate into {len(changed.keys):,} "
+                "and passes the composition audit (re-audited against the same people and "
+                "earlier releases; no record suppressed)"
+            )
+            return Advice(
+                kind="coarser-recoding", criterion=label, text=text,
+                groups=_levels(columns, raise_by), records=int(np.asarray(candidate.counts).sum()),
+            )  # fmt: skip
+    return None
+
+
+def _maps(
+    columns: Sequence[tuple[int, str, Hierarchy, int]], raise_by: Sequence[int]
+) -> dict[int, dict[str, str]] | None:
+    maps: dict[int, dict[str, str]] = {}
+    for (i, _name, h, level), d in zip(columns, raise_by, strict=True):
+        if d:
+            found = ancestors(h, level, level + d)
+            if found is None:
+                return None
+            maps[i] = found
+    return maps
+
+
+def _described(
+    columns: Sequence[tuple[int, str, Hierarchy, int]], raise_by: Sequence[int]
+) -> list[str]:
     parts = []
     for (_i, name, h, level), d in zip(columns, raise_by, strict=True):
         if not d:
@@ -141,15 +240,11 @@ def _advice(
             f"{name} from level {level} to {level + d} ({'; '.join(shown)}"
             f"{'; ...' if len(mapping) > 3 else ''})"
         )
-    label = criterion.label
-    text = (
-        f"generalizing {' and '.join(parts)} merges {b.n_groups:,} groups into "
-        f"{merged.n_groups:,} and passes {label} (re-checked on the merged groups; no "
-        "record suppressed)"
-    )
-    return Advice(
-        kind="coarser-recoding", criterion=label, text=text,
-        groups=[f"{name}={level + d}" for (_i, name, _h, level), d in zip(columns, raise_by,
-                                                                          strict=True) if d],
-        records=b.n_records,
-    )  # fmt: skip
+    return parts
+
+
+def _levels(
+    columns: Sequence[tuple[int, str, Hierarchy, int]], raise_by: Sequence[int]
+) -> list[str]:
+    return [f"{name}={level + d}" for (_i, name, _h, level), d in zip(columns, raise_by,
+                                                                     strict=True) if d]  # fmt: skip

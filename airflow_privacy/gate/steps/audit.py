@@ -519,7 +519,20 @@ class AuditStep(MeasuringStep):
                 population, candidate, result, reaudit, req.confidence, req.max_pvp,
                 req.measure, hierarchies,  # type: ignore[arg-type]
             )  # fmt: skip
-            advice = [a.to_dict() for a in ([suppressed] if suppressed else []) + found]
+            coarser = None
+            if hierarchies:
+                from airflow_privacy.core.advice import audit_label
+                from airflow_privacy.core.composition.result import gate as gated
+                from airflow_privacy.core.recoding_advice import composition_recoding
+
+                ctx.progress("computing the way forward: a coarser recoding of the candidate")
+                coarser = composition_recoding(
+                    candidate, hierarchies, reaudit,
+                    lambda r: gated(r, req.confidence, req.max_pvp, req.measure).safe is True,  # type: ignore[arg-type]
+                    audit_label(req.confidence, req.max_pvp, req.measure),  # type: ignore[arg-type]
+                )  # fmt: skip
+            advice = [a.to_dict() for a in ([suppressed] if suppressed else [])
+                      + ([coarser] if coarser else []) + found]  # fmt: skip
             if dp_budget is not None:
                 advice.append(dp_advice(dp_budget))
             for a in advice:

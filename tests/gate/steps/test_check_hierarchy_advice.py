@@ -57,3 +57,38 @@ def test_a_hierarchy_of_another_column_is_bad_input(
 ) -> None:
     code, _ = check(release, "--hierarchy", f"zip={release['age']}")
     assert code == 2 and "--hierarchy 'zip' names no group column" in capsys.readouterr().err
+
+
+def test_a_blocked_audit_names_a_coarser_recoding_of_the_candidate(tmp_path: Path) -> None:
+    """``audit --hierarchy``: the candidate at (age level 1, zip level 1, sex) intersected
+    with a prior at (age level 2, zip level 2, any sex) pins people; the advice includes the
+    fewest further generalization steps of the candidate after which the re-audit passes."""
+    import random
+
+    from tests.core.test_recoding_advice import HIER, _table, records
+
+    rng = random.Random(100)
+    rows = records(rng, rng.randrange(120, 240))
+    import pyarrow.csv as pacsv
+
+    files = {}
+    for name, levels in (("population", {"age": 0, "zip": 0, "sex": 0}),
+                         ("prior", {"age": 2, "zip": 2, "sex": 1}),
+                         ("candidate", {"age": 1, "zip": 1, "sex": 0})):  # fmt: skip
+        files[name] = tmp_path / f"{name}.csv"
+        pacsv.write_csv(_table(rows, levels), files[name])
+    for column, h in HIER.items():
+        files[column] = tmp_path / f"{column}.csv"
+        files[column].write_text("".join(";".join(h.levels[i][v] for i in range(h.height)) + "\n"
+                                         for v in h.values))  # fmt: skip
+    out = io.StringIO()
+    code = main(["audit", str(files["candidate"]), "--sensitive", "disease", "--qi", "age",
+                 "--qi", "zip", "--qi", "sex", "--population", str(files["population"]),
+                 "--no-ledger", "--prior", str(files["prior"]), "--max-pvp", "5",
+                 *[a for c in HIER for a in ("--hierarchy", f"{c}={files[c]}")],
+                 "--format", "json", "--quiet"], out)  # fmt: skip
+    env = json.loads(out.getvalue())
+    assert code == 1 and env["safe"] is False
+    (coarser,) = [a for a in env["advice"] if a["kind"] == "coarser-recoding"]
+    assert coarser["groups"] == ["zip=2"]
+    assert "passes the composition audit (re-audited" in coarser["text"]
