@@ -4390,6 +4390,7 @@ def _misc_cases(cases: list[Case]) -> None:
         ("short", BAD),
         (None, BAD),
         ("k" * 100, BAD),
+        ("0123456789" * 4, BAD),  # a unit of 10 bytes repeated: as strong as 10 bytes
         (KEY + "-another", OK),
     ):
         _case(

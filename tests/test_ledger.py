@@ -426,7 +426,8 @@ def test_identifier_hashes_need_the_same_strong_key(
         ReleaseLedger(url, key_env="MY_LEDGER_KEY").member_hashes(info.id)
     assert ledger.record("noids", sample()).members is None
     # weak keys are refused: a 1-character key, the old 15-byte test key, a repeated pattern
-    for weak in ("k", "ledger-test-key", "ab" * 20):
+    for weak in ("k", "ledger-test-key", "ab" * 20, "0123456789" * 4,
+                 "correct-horse-" * 3):  # fmt: skip
         monkeypatch.setenv("MY_LEDGER_KEY", weak)
         with pytest.raises(InputError, match="too weak"):
             ReleaseLedger(url, key_env="MY_LEDGER_KEY").record(
@@ -593,3 +594,21 @@ def test_reports_are_stored_per_attempt_replaced_and_deleted_with_their_release(
 
 def _failed_rules(task: str, info: Any, policy: Any = None) -> list[str]:
     return reasons(info, {task: "failed"}, policy)
+
+
+def test_the_period_of_a_key_is_its_shortest_repeated_unit() -> None:
+    """Against the definition: the smallest p such that every byte equals the one p before
+    it (p = len when none), on every short key over a small alphabet."""
+    import itertools
+
+    from airflow_privacy.core.composition.identifiers import period
+
+    def brute(key: bytes) -> int:
+        return next(p for p in range(1, len(key) + 1)
+                    if all(key[i] == key[i - p] for i in range(p, len(key))))  # fmt: skip
+
+    for n in range(1, 9):
+        for key in itertools.product(b"ab", repeat=n):
+            assert period(bytes(key)) == brute(bytes(key)), key
+    assert period(b"0123456789" * 4) == 10 and period(b"0123456789" * 4 + b"0") == 10
+    assert period(b"tests-only-key-0123456789abcdefghijklmnopq") == 42

@@ -53,10 +53,32 @@ def key_from_env(name: str = DEFAULT_KEY_ENV, required: bool = True) -> bytes | 
     return key
 
 
+def period(key: bytes) -> int:
+    """The length of the shortest unit the key repeats (``len(key)`` when it repeats none):
+    ``b"0123456789" * 4`` has period 10, however long it is."""
+    n = len(key)
+    fail = [0] * n  # the prefix function (Knuth, Morris and Pratt)
+    k = 0
+    for i in range(1, n):
+        while k and key[i] != key[k]:
+            k = fail[k - 1]
+        if key[i] == key[k]:
+            k += 1
+        fail[i] = k
+    return n - fail[-1] if n else 0
+
+
 def check_key(key: bytes, what: str = "the identifier hash key") -> None:
-    """Refuse keys an attacker could guess: fewer than 32 bytes, or too few distinct bytes."""
+    """Refuse keys an attacker could guess: fewer than 32 bytes, too few distinct bytes, or
+    a shorter unit repeated (its strength is the unit's: ``"0123456789" x 4``)."""
     if not isinstance(key, bytes) or len(key) == 0:
         raise InputError(f"{what} must be non-empty bytes")
+    if period(key) < MIN_KEY_BYTES:
+        raise InputError(
+            f"{what} is too weak: it repeats a unit of {period(key)} bytes (at least "
+            f"{MIN_KEY_BYTES} random bytes are needed), e.g. "
+            '`python -c "import secrets; print(secrets.token_hex(32))"`'
+        )
     if len(key) < MIN_KEY_BYTES or len(set(key)) < MIN_DISTINCT_BYTES:
         raise InputError(
             f"{what} is too weak ({len(key)} bytes, {len(set(key))} distinct): use at least "
