@@ -73,21 +73,24 @@ def main(dag_id: str, items: list[dict[str, Any]]) -> None:
                 .join(AssetModel, AssetModel.id == AssetEvent.asset_id)
                 .filter(AssetEvent.source_dag_id == dag_id, AssetEvent.source_run_id == dr.run_id)
             ]
-        print(
-            "RESULT "
-            + json.dumps(
-                {
-                    "state": str(dr.state),
-                    "run_id": dr.run_id,
-                    "tasks": tis,
-                    "xcoms": xcoms,
-                    "asset_events": events,
-                    "log": handler.lines,
-                },
-                default=str,
-            ),
-            flush=True,
+        line = "RESULT " + json.dumps(
+            {
+                "state": str(dr.state),
+                "run_id": dr.run_id,
+                "tasks": tis,
+                "xcoms": xcoms,
+                "asset_events": events,
+                "log": handler.lines,
+            },
+            default=str,
         )
+        # a file of its own when asked (DAG_DRIVER_RESULTS): other processes forked by the
+        # run (OpenLineage's senders) write to the same stdout and can split a long line
+        out = os.environ.get("DAG_DRIVER_RESULTS")
+        if out:
+            with open(out, "a", encoding="utf-8") as fh:
+                fh.write(line + "\n")
+        print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -151,9 +151,14 @@ def test_a_dag_run_emits_the_gates_lineage(airflow_home: Path, tmp_path: Path) -
     assert green(published) and not green(blocked)
 
     def arrived(found: list[dict[str, Any]]) -> bool:
-        ended = [e for e in found if e["job"]["name"].endswith(".publish")
-                 and e["eventType"] in ("COMPLETE", "FAIL")]  # fmt: skip
-        return len(ended) >= 2
+        """The gate's and the check's end events of both runs (each task's events are sent
+        by their own process, in no fixed order)."""
+
+        def ended(task: str) -> int:
+            return sum(1 for e in found if e["job"]["name"].endswith(f".{task}")
+                       and e["eventType"] in ("COMPLETE", "FAIL"))  # fmt: skip
+
+        return ended("publish") >= 2 and ended("check_safety") >= 2
 
     sent = events(log, arrived)
     gate = [e for e in sent if e["job"]["name"].endswith(".publish")]

@@ -84,16 +84,21 @@ def drive(
     item_env = {"AIRFLOW_PRIVACY_OUTPUT_DIR": str(out), "AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT": conn,
                 **(extra_env or {})}  # fmt: skip
     items = [{"conf": c, "env": item_env} for c in confs]
-    proc = subprocess.run(
-        [sys.executable, "-m", "tests.airflow.dag_driver", dag_id, json.dumps(items)],
-        env=_env(home, dags),
-        capture_output=True,
-        text=True,
-        timeout=900,
-        cwd=ROOT,
-    )
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        results_file = Path(tmp) / "results.jsonl"
+        proc = subprocess.run(
+            [sys.executable, "-m", "tests.airflow.dag_driver", dag_id, json.dumps(items)],
+            env={**_env(home, dags), "DAG_DRIVER_RESULTS": str(results_file)},
+            capture_output=True,
+            text=True,
+            timeout=900,
+            cwd=ROOT,
+        )
+        written = results_file.read_text().splitlines() if results_file.exists() else []
     lines = proc.stdout.splitlines()
-    results = [json.loads(line[7:]) for line in lines if line.startswith("RESULT ")]
+    results = [json.loads(line[7:]) for line in written if line.startswith("RESULT ")]
     logged = [line for r in results for line in r.pop("log")]
     text = "\n".join([*(x for x in lines if not x.startswith("RESULT ")), *logged]) + proc.stderr
     assert proc.returncode == 0 and len(results) == len(confs), text[-4000:]
