@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -84,25 +84,51 @@ def recoding_advice(
     """The smallest coarser recoding that passes ``criterion`` (module doc); None when no
     given hierarchy applies or no node within the search passes."""
     columns = _raisable(b.group_columns, b.groups, hierarchies)
+    found = _smallest(
+        columns, MAX_NODES, lambda maps: coarsened(b, maps),
+        lambda merged: criterion.evaluate(merged).safe is True, lambda merged: merged.n_groups,
+    )  # fmt: skip
+    if found is None:
+        return None
+    raise_by, merged = found
+    return _advice(b, criterion, columns, raise_by, merged)
+
+
+T = TypeVar("T")
+
+
+def _smallest(
+    columns: Sequence[tuple[int, str, Hierarchy, int]],
+    limit: int,
+    change: Callable[[dict[int, dict[str, str]]], T | None],
+    passes: Callable[[T], bool],
+    groups: Callable[[T], int],
+) -> tuple[tuple[int, ...], T] | None:
+    """The search both advisers share (module doc): the nodes above the release by the
+    number of steps; ``change`` builds a node's release from its label maps (None: nothing
+    to judge, not counted), ``passes`` judges it, at most ``limit`` judged; among the passing
+    nodes of the fewest steps, the one with the most ``groups``."""
     if not columns:
         return None
     room = [h.height - 1 - level for _, _, h, level in columns]
-    evaluated = 0
+    judged = 0
     for steps in range(1, min(sum(room), MAX_STEPS) + 1):
-        passing: list[tuple[int, tuple[int, ...], Bucketization]] = []
+        passing: list[tuple[int, tuple[int, ...], T]] = []
         for raise_by in _compositions(steps, room):
-            if evaluated >= MAX_NODES:
-                return None
             maps = _maps(columns, raise_by)
             if maps is None:
                 continue
-            merged = coarsened(b, maps)
-            evaluated += 1
-            if criterion.evaluate(merged).safe is True:
-                passing.append((merged.n_groups, raise_by, merged))
+            changed = change(maps)
+            if changed is None:
+                continue
+            if judged >= limit:
+                return None
+            judged += 1
+            if passes(changed):
+                passing.append((groups(changed), raise_by, changed))
         if passing:
-            _groups, raise_by, merged = max(passing, key=lambda t: (t[0], [-d for d in t[1]]))
-            return _advice(b, criterion, columns, raise_by, merged)
+            _n, raise_by, changed = max(passing, key=lambda t: (t[0], [-d for d in t[1]]))
+            return raise_by, changed
     return None
 
 
@@ -181,37 +207,27 @@ def composition_recoding(
     if candidate.kind != "generalized" or candidate.members is not None:
         return None
     columns = _raisable(candidate.qis, candidate.keys, hierarchies)
-    if not columns:
+
+    def merged(maps: dict[int, dict[str, str]]) -> PublishedRelease | None:
+        changed = coarsened_release(candidate, maps)
+        # nothing merged: the audit would see the same groups
+        return None if len(changed.keys) == len(candidate.keys) else changed
+
+    found = _smallest(columns, MAX_AUDITS, merged, lambda r: passes(reaudit(r)),
+                      lambda r: len(r.keys))  # fmt: skip
+    if found is None:
         return None
-    room = [h.height - 1 - level for _, _, h, level in columns]
-    audits = 0
-    for steps in range(1, min(sum(room), MAX_STEPS) + 1):
-        passing: list[tuple[int, tuple[int, ...], PublishedRelease]] = []
-        for raise_by in _compositions(steps, room):
-            maps = _maps(columns, raise_by)
-            if maps is None:
-                continue
-            changed = coarsened_release(candidate, maps)
-            if len(changed.keys) == len(candidate.keys):
-                continue  # nothing merged: the audit sees the same groups
-            if audits >= MAX_AUDITS:
-                return None
-            audits += 1
-            if passes(reaudit(changed)):
-                passing.append((len(changed.keys), raise_by, changed))
-        if passing:
-            _groups, raise_by, changed = max(passing, key=lambda t: (t[0], [-d for d in t[1]]))
-            text = (
-                f"generalizing {' and '.join(_described(columns, raise_by))} merges "
-                f"{len(candidate.keys):,} groups of the candidate into {len(changed.keys):,} "
-                "and passes the composition audit (re-audited against the same people and "
-                "earlier releases; no record suppressed)"
-            )
-            return Advice(
-                kind="coarser-recoding", criterion=label, text=text,
-                groups=_levels(columns, raise_by), records=int(np.asarray(candidate.counts).sum()),
-            )  # fmt: skip
-    return None
+    raise_by, changed = found
+    text = (
+        f"generalizing {' and '.join(_described(columns, raise_by))} merges "
+        f"{len(candidate.keys):,} groups of the candidate into {len(changed.keys):,} "
+        "and passes the composition audit (re-audited against the same people and "
+        "earlier releases; no record suppressed)"
+    )
+    return Advice(
+        kind="coarser-recoding", criterion=label, text=text,
+        groups=_levels(columns, raise_by), records=int(np.asarray(candidate.counts).sum()),
+    )  # fmt: skip
 
 
 def _maps(
