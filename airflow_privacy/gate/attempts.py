@@ -422,49 +422,12 @@ def _destination(req: PublishRequest) -> ReleaseRef | None:
     return ReleaseRef(path=f"{base}/{req.release.name}", conn=req.conn)
 
 
-#: The private copies of releases being published: ``<prefix><pid>-<random>`` in the
-#: temporary folder, so that a copy whose process was killed can be told from a live one.
-SNAPSHOT_PREFIX = "airflow-privacy-publish-"
-
-
-#: A leftover copy is swept only when nothing in it changed for this long: a process of
-#: another PID namespace sharing the folder (another container) looks gone from here.
-SNAPSHOT_STALE_SECONDS = 3600
-
-
-def _sweep_snapshots(tmp: Path, now: float | None = None) -> None:
-    """Remove the private copies left by publishing processes that were killed (a copy is
-    removed when its process ends; ``kill -9`` leaves it): those whose process is gone and
-    in which nothing changed for :data:`SNAPSHOT_STALE_SECONDS`."""
-    import shutil
-    import time
-
-    now = time.time() if now is None else now
-    try:
-        entries = list(tmp.glob(f"{SNAPSHOT_PREFIX}*"))
-    except OSError:
-        return
-    for entry in entries:
-        pid_text = entry.name[len(SNAPSHOT_PREFIX) :].partition("-")[0]
-        try:
-            if not pid_text.isdigit() or entry.is_symlink() or not entry.is_dir():
-                continue
-            newest = max([entry.stat().st_mtime, *(f.stat().st_mtime for f in entry.iterdir())])
-            if now - newest < SNAPSHOT_STALE_SECONDS:
-                continue
-            os.kill(int(pid_text), 0)
-        except ProcessLookupError:  # no such process: its copy is a leftover
-            shutil.rmtree(entry, ignore_errors=True)
-        except (OverflowError, OSError):
-            continue  # alive (another user's), unreadable, or not a process number
-
-
 @contextlib.contextmanager
 def _snapshot(ref: ReleaseRef, ctx: GateContext) -> Iterator[ReleaseRef]:
     """A private local copy of a release file and its manifest (same names, a fresh folder)."""
     import shutil
-    import tempfile
 
+    from airflow_privacy.core import private_folders
     from airflow_privacy.core.io import is_regular_file
     from airflow_privacy.gate.tables import local_copy
 
@@ -474,8 +437,7 @@ def _snapshot(ref: ReleaseRef, ctx: GateContext) -> Iterator[ReleaseRef]:
         with snapshot(ref, ctx) as snap_table:
             yield snap_table
         return
-    _sweep_snapshots(Path(tempfile.gettempdir()))
-    folder = Path(tempfile.mkdtemp(prefix=f"{SNAPSHOT_PREFIX}{os.getpid()}-"))
+    folder = private_folders.make("publish")
     try:
         snap = ReleaseRef(path=str(folder / ref.name))
         with local_copy(ref, ctx) as path:

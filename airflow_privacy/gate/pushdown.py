@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -258,10 +257,11 @@ def written_file(
 ) -> Iterator[Path]:
     """The release written by DuckDB into a private temporary file named like the release
     (so its format is the release's); removed afterwards."""
+    from airflow_privacy.core import private_folders
     from airflow_privacy.core.backends.duck import DuckDBBackend
     from airflow_privacy.core.io import detect_format
 
-    folder = Path(tempfile.mkdtemp(prefix="airflow-privacy-release-"))
+    folder = private_folders.make("release")
     try:
         target = folder / release.name  # not gzip: choose() leaves that to arrow
         kind = detect_format(target)

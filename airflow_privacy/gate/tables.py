@@ -39,7 +39,6 @@ import secrets
 import shutil
 import socket
 import stat
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -77,13 +76,12 @@ def local_copy(ref: ReleaseRef, ctx: GateContext) -> Iterator[Path]:
     if not ref.is_uri:
         yield ref.local
         return
-    folder = tempfile.mkdtemp(prefix="airflow-privacy-")
-    try:
-        path = Path(folder) / ref.name
+    from airflow_privacy.core.private_folders import private_folder
+
+    with private_folder("download") as folder:
+        path = folder / ref.name
         ctx.connections.download(str(ref.path), ref.conn, str(path))  # streamed, not in memory
         yield path
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def read_table(

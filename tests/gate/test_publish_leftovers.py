@@ -14,11 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from airflow_privacy.gate.attempts import (
-    SNAPSHOT_PREFIX,
-    SNAPSHOT_STALE_SECONDS,
-    _sweep_snapshots,
-)
+from airflow_privacy.core.private_folders import PREFIX, STALE_SECONDS, sweep
+
+SNAPSHOT_PREFIX = f"{PREFIX}publish-"
 
 
 def _dead_pid() -> int:
@@ -39,16 +37,20 @@ def _leftover(tmp: Path, pid: int, age: float) -> Path:
 
 def test_only_stale_copies_of_gone_processes_are_swept(tmp_path: Path) -> None:
     dead = _dead_pid()
-    stale = _leftover(tmp_path, dead, SNAPSHOT_STALE_SECONDS + 60)
+    stale = _leftover(tmp_path, dead, STALE_SECONDS + 60)
     recent = tmp_path / f"{SNAPSHOT_PREFIX}{dead}-recent"
     recent.mkdir()
     (recent / "release.csv").write_text("x\n")  # touched now: maybe another namespace's
-    alive = _leftover(tmp_path, os.getpid(), SNAPSHOT_STALE_SECONDS + 60)
+    alive = _leftover(tmp_path, os.getpid(), STALE_SECONDS + 60)
     other = tmp_path / "airflow-privacy-publish-notapid"
     other.mkdir()
-    _sweep_snapshots(tmp_path)
+    unknown = tmp_path / f"{PREFIX}other-{dead}-abc123"  # not a kind of ours
+    unknown.mkdir()
+    then = time.time() - STALE_SECONDS - 60
+    os.utime(unknown, (then, then))
+    assert sweep(tmp_path) == 1
     assert not stale.exists()
-    assert recent.exists() and alive.exists() and other.exists()
+    assert recent.exists() and alive.exists() and other.exists() and unknown.exists()
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="kill -9 of a child process")
@@ -78,5 +80,5 @@ def test_a_killed_publish_leaves_a_copy_the_next_publish_sweeps(tmp_path: Path) 
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     assert left[0].exists()  # kill -9: no clean-up
-    _sweep_snapshots(tmp, now=time.time() + SNAPSHOT_STALE_SECONDS + 1)
+    sweep(tmp, now=time.time() + STALE_SECONDS + 1)
     assert not left[0].exists()

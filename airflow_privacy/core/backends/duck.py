@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -277,16 +276,15 @@ def _kind(path: Path) -> Any:
 @contextlib.contextmanager
 def _private_link(path: Path, kind: str) -> Iterator[Path]:
     """A symbolic link to ``path`` with a plain fixed name, in a private folder."""
-    folder = tempfile.mkdtemp(prefix="airflow-privacy-duckdb-")
-    try:
+    from airflow_privacy.core.private_folders import private_folder
+
+    with private_folder("duckdb") as folder:
         suffix = ".parquet" if kind == "parquet" else ".csv"
         if path.name.lower().endswith(".gz"):
             suffix += ".gz"
-        link = Path(folder) / f"release{suffix}"
+        link = folder / f"release{suffix}"
         os.symlink(path.resolve(), link)
         yield link
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -294,7 +292,9 @@ def _connection() -> Iterator[duckdb.DuckDBPyConnection]:
     """An in-memory DuckDB that loads no extension and spills to a private folder."""
     import duckdb
 
-    spill = tempfile.mkdtemp(prefix="airflow-privacy-duckdb-spill-")
+    from airflow_privacy.core import private_folders
+
+    spill = str(private_folders.make("spill"))
     con = duckdb.connect(
         ":memory:",
         config={
