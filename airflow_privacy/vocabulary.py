@@ -21,7 +21,7 @@ METRICS: tuple[str, ...] = (
     "non-uniform-entropy",
 )
 # airflow_privacy.core.anonymize.dimensions.CATEGORICAL_SPLITS
-CATEGORICAL_SPLITS: tuple[str, ...] = ("hierarchy", "halving")
+CATEGORICAL_SPLITS: tuple[str, ...] = ("auto", "hierarchy", "halving")
 # airflow_privacy.core.algorithm_aware.intervals.METHODS
 INTERVAL_METHODS: tuple[str, ...] = ("clopper-pearson", "wilson")
 # airflow_privacy.ledger.models.STATUSES (what a release is shown as)

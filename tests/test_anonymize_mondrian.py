@@ -92,7 +92,8 @@ _FOUR = Problem([{"q0": v, "s": s} for v, s in zip("1234", "xyxy", strict=True)]
 def test_mondrian_partitions_are_valid_passing_and_maximal(p: Problem, criteria: Criteria) -> None:
     table_s = [r["s"] for r in p.rows]
     try:
-        result = anonymize(p.table, p.qis, "s", "mondrian", criteria, p.hierarchies)
+        result = anonymize(p.table, p.qis, "s", "mondrian", criteria, p.hierarchies,
+                           categorical_split="hierarchy")  # fmt: skip
     except InputError as exc:
         assert fails_alone(table_s, table_s, criteria) or not all(
             evaluate(bucketization({("all",): table_s}, ["g"]), n, prm).safe for n, prm in criteria
@@ -129,7 +130,7 @@ def test_adult_five_anonymous_release_format() -> None:
     qis = [c for c in t.column_names if c != "occupation"]
     hierarchies = adult_hierarchies()
     result = anonymize(t, qis, "occupation", "mondrian", [("k-anonymity", {"k": 5})],
-                       {q: hierarchies[q] for q in qis})  # fmt: skip
+                       {q: hierarchies[q] for q in qis}, categorical_split="hierarchy")  # fmt: skip
     m = result.manifest
     assert m.details["dimensions"]["age"] == "numeric"
     assert m.details["dimensions"]["education"] == "categorical"
@@ -205,3 +206,29 @@ def test_deterministic_and_seeded_row_order() -> None:
     assert a.release.equals(b.release)
     assert not a.release.equals(c.release)
     assert a.manifest.details["partitions"] == c.manifest.details["partitions"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(p=problems(max_rows=24, max_values=5), criteria=st.lists(LOCAL, min_size=1, max_size=2))
+def test_the_default_split_publishes_the_finer_of_both(p: Problem, criteria: Criteria) -> None:
+    """``categorical_split="auto"`` (the default; issue 24): both partitionings are made and
+    the one with more classes (the smaller average class size) is published, the hierarchy's
+    on a tie; the release is exactly that split's own."""
+    runs: dict[str, Any] = {}
+    for split in ("hierarchy", "halving", "auto"):
+        try:
+            runs[split] = anonymize(p.table, p.qis, "s", "mondrian", criteria, p.hierarchies,
+                                    categorical_split=split)  # fmt: skip
+        except InputError:
+            runs[split] = None
+    if runs["hierarchy"] is None:  # the whole table fails: no split can help
+        assert runs["halving"] is None and runs["auto"] is None
+        return
+    groups = {k: runs[k].manifest.groups for k in ("hierarchy", "halving")}
+    best = "halving" if groups["halving"] > groups["hierarchy"] else "hierarchy"
+    chosen = runs["auto"]
+    assert chosen.manifest.parameters["categorical_split"] == best
+    assert chosen.manifest.groups == max(groups.values())
+    assert chosen.release.equals(runs[best].release)
+    if any(not _numeric(p, q) for q in p.qis):
+        assert chosen.manifest.details["partitions_by_split"] == groups

@@ -316,10 +316,14 @@ def test_halving_beats_the_hierarchy_where_the_hierarchy_blocks() -> None:
     forbids; halving splits {a, b} | {c, d}."""
     t = pa.table({"q": list("aabbccdd"), "s": list("xyxyxyxy")})
     crit = [("k-anonymity", {"k": 3})]
-    flat = anonymize(t, ["q"], "s", "mondrian", crit)
+    flat = anonymize(t, ["q"], "s", "mondrian", crit, categorical_split="hierarchy")
     halves = anonymize(t, ["q"], "s", "mondrian", crit, categorical_split="halving")
     assert flat.manifest.groups == 1 and flat.release.column("q").to_pylist() == ["*"] * 8
     assert halves.manifest.groups == 2
+    chosen = anonymize(t, ["q"], "s", "mondrian", crit)  # auto, the default: the finer one
+    assert chosen.manifest.parameters["categorical_split"] == "halving"
+    assert chosen.manifest.details["partitions_by_split"] == {"hierarchy": 1, "halving": 2}
+    assert chosen.release.equals(halves.release)
 
 
 @given(st.lists(st.text(alphabet="ab|\\{}, ", max_size=4), min_size=1, max_size=4, unique=True))
@@ -334,7 +338,9 @@ def test_set_label_reads_back(values: list[str]) -> None:
 
 def test_bad_categorical_split_names_the_option() -> None:
     t = pa.table({"q": list("aabb"), "s": list("xyxy")})
-    with pytest.raises(InputError, match="option 'categorical_split' must be one of hierarchy"):
+    with pytest.raises(
+        InputError, match="option 'categorical_split' must be one of auto, hierarchy, halving"
+    ):
         anonymize(t, ["q"], "s", "mondrian", [("k-anonymity", {"k": 2})],
                   categorical_split="halves")  # fmt: skip
     with pytest.raises(InputError, match="categorical_split"):
@@ -449,7 +455,9 @@ def test_operator_categorical_split_is_checked_when_the_dag_is_parsed() -> None:
         method="mondrian", method_options={"categorical_split": "halving"}, **args
     )
     assert op.method_options == {"categorical_split": "halving"}
-    with pytest.raises(InputError, match=r"categorical_split'\] must be one of hierarchy"):
+    with pytest.raises(
+        InputError, match=r"categorical_split'\] must be one of auto, hierarchy, halving"
+    ):
         AnonymizeLatticeOperator(
             method="mondrian", method_options={"categorical_split": "halves"}, **args
         )

@@ -498,9 +498,15 @@ def test_k_map_against_the_population_survives_suppression(
 # ------------------------------------------------------------------------------ Mondrian
 def _covers(pp: PopProblem, qi: str, label: str, value: str) -> bool:
     """Does published ``label`` of ``qi`` cover ``value``: ``*``, the value itself, a label
-    of its hierarchy above it, or a numeric range ``lo-hi`` holding it."""
+    of its hierarchy above it, a set ``{a|b}`` holding it (the halving split), or a numeric
+    range ``lo-hi`` holding it."""
+    from airflow_privacy.core.set_labels import parse_set_label
+
     if label in ("*", value):
         return True
+    members = parse_set_label(label)
+    if members is not None:
+        return value in members
     if any(level.get(value) == label for level in pp.levels_of(qi)):
         return True
     lo, sep, hi = label.partition("-")

@@ -115,10 +115,11 @@ def register(sub: Any) -> None:
     )  # fmt: skip
     p.add_argument(
         "--categorical-split", choices=CATEGORICAL_SPLITS, default=None,
-        help="mondrian: split a categorical QI along its hierarchy (hierarchy, the default: "
-        "published as the values' lowest common ancestor) or into two halves of the values "
-        "present (halving, as anonypy: published as the set {a|b|c}; finer partitions, "
-        "labels outside the hierarchy); see docs/anonymizers.md",
+        help="mondrian: split a categorical QI along its hierarchy (hierarchy: published as "
+        "the values' lowest common ancestor) or into two halves of the values present "
+        "(halving, as anonypy: published as the set {a|b|c}; labels outside the hierarchy); "
+        "auto (the default) makes both and publishes the one with more classes, the "
+        "hierarchy's on a tie; see docs/anonymizers.md",
     )  # fmt: skip
     p.add_argument(
         "--bucket-column", default=None, metavar="COL",

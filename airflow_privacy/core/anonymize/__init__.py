@@ -95,7 +95,7 @@ _OPTIONS: dict[str, dict[str, Any]] = {
         "disclosure": "naive",
         "disclosure_limit": 200_000,
     },
-    "mondrian": {"progress": None, "categorical_split": "hierarchy"},
+    "mondrian": {"progress": None, "categorical_split": "auto"},
 }
 
 

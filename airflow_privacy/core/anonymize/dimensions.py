@@ -224,7 +224,9 @@ class Dimension:
         return cat_loss, cat_cov
 
 
-CATEGORICAL_SPLITS = ("hierarchy", "halving")
+#: ``auto`` (Mondrian only): both partitionings, the one with more classes published
+#: (:func:`airflow_privacy.core.anonymize.mondrian.mondrian_anonymize`)
+CATEGORICAL_SPLITS = ("auto", "hierarchy", "halving")
 
 
 def dimensions(

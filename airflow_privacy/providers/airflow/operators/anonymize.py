@@ -293,10 +293,11 @@ class AnonymizeLatticeOperator(_AnonymizeBase):
     :param method_options: lattice: ``utility`` (a metric name), ``suppression_limit`` (in
         [0, 1)), ``max_lattice_size`` (1 to 10,000,000), ``disclosure`` (``naive``/``safe``),
         ``disclosure_limit`` (1 to 10,000,000); mondrian: ``categorical_split``
-        (``"hierarchy"``, the default: a categorical QI splits along its hierarchy and
-        publishes the lowest common ancestor; ``"halving"``: into two halves of the values
-        present, published as the set ``{a|b|c}``, see docs/anonymizers.md). Checked when
-        the DAG is parsed
+        (``"auto"``, the default: both splits below, the one with more classes published,
+        the hierarchy's on a tie; ``"hierarchy"``: a categorical QI splits along its
+        hierarchy and publishes the lowest common ancestor; ``"halving"``: into two halves
+        of the values present, published as the set ``{a|b|c}``, see docs/anonymizers.md).
+        Checked when the DAG is parsed
     :param population: path/URI (through ``source_conn_id``) of a population table
         containing the source (the lattice generalizes it with the same hierarchies, Mondrian
         counts its records in each region), for k-map
