@@ -23,7 +23,7 @@ from pathlib import Path
 
 from airflow_privacy.gate.steps import STEPS
 from airflow_privacy.gate.steps.base import Step
-from airflow_privacy.gate.steps.fields import REF_VARIANTS, Field
+from airflow_privacy.gate.steps.fields import REF_VARIANTS, Field, variant_kind
 
 BLOCK = re.compile(
     r"(<!-- generated: (usage|cli|operator) ([a-z-]+) -->\n)(.*?)(<!-- end generated -->)", re.S
@@ -49,6 +49,8 @@ def _cell(text: str) -> str:
 
 
 def _default(f: Field, front: str) -> str:
+    if front == "operator" and f.airflow_default is not None:
+        return f"`{f.airflow_default!r}`"
     if f.required:
         return "required"
     if f.kind == "flag" and front == "cli":
@@ -100,6 +102,7 @@ def operator_table(step: Step) -> str:
         "| parameter | type | default | templated | meaning |",
         "| --- | --- | --- | --- | --- |",
     ]
+    connections: set[str] = set()
     for f in step.fields:
         name = f.argument
         if name is None:
@@ -108,16 +111,30 @@ def operator_table(step: Step) -> str:
         meaning = f.help + (f"; {f.airflow_note}" if f.airflow_note else "")
         if f.kind == "ref" and f.variants:
             rows.append(f"| `{name}` | `str \\| None` | `None` | {templated} | {_cell(meaning)} |")
-            for variant in f.variants:
+            tables = []
+            for i, variant in enumerate(f.variants):
+                kind = variant_kind(variant)
+                what = (
+                    f.variant_help[i]
+                    if f.variant_help
+                    else REF_VARIANTS[kind].replace("`conn_id`", f"`{f.table_conn}`")
+                )
                 rows.append(
                     f"| `{variant}` | `str \\| None` | `None` | yes | instead of `{name}`: "
-                    f"{_cell(REF_VARIANTS[variant])} |"
+                    f"{_cell(what)} |"
                 )
-            sql = " or of `sql_table` (which needs it)" if "sql_table" in f.variants else ""
-            rows.append(
-                "| `conn_id` | `str \\| None` | `None` | yes | the connection of a URI "
-                f"`{name}`{sql} |"
-            )
+                if kind == "sql_table":
+                    tables.append(variant)
+            for conn in dict.fromkeys((f.conn_arg, f.table_conn)):
+                if conn in connections:
+                    continue
+                connections.add(conn)
+                whose = [f"a URI `{name}`"] if conn == f.conn_arg else []
+                whose += [f"`{t}` (which needs it)" for t in tables if conn == f.table_conn]
+                rows.append(
+                    f"| `{conn}` | `str \\| None` | `None` | yes | the connection of "
+                    f"{' or of '.join(whose)} |"
+                )
             continue
         if f.range_text():
             meaning += f" ({f.range_text()})"

@@ -32,6 +32,8 @@ RELEASE_STATUSES: tuple[str, ...] = ("candidate", "published")
 DISCLOSURE_MODES: tuple[str, ...] = ("naive", "safe")
 # airflow_privacy.core.backends.BACKENDS
 BACKENDS: tuple[str, ...] = ("auto", "arrow", "duckdb", "spark")
+# airflow_privacy.gate.pushdown.ANONYMIZE_BACKENDS
+ANONYMIZE_BACKENDS: tuple[str, ...] = ("auto", "arrow", "duckdb", "sql", "spark")
 # airflow_privacy.core.composition.release.KINDS (how a release publishes its QIs)
 RELEASE_KINDS: tuple[str, ...] = ("generalized", "bucketized", "microaggregated")
 # airflow_privacy.ledger.models.DP_KIND (a differentially private release: noisy marginals)

@@ -2535,11 +2535,6 @@ def _is_whole(v: float) -> bool:
 Domain = Callable[[Any], bool]
 
 
-def _at_least(low: int) -> Domain:
-    """Whole numbers >= ``low`` of any size (a seed, a cap: big ones are fine)."""
-    return lambda v: isinstance(v, int) and v >= low
-
-
 def _between(low: float, high: float, low_open: bool = False) -> Domain:
     def ok(v: Any) -> bool:
         try:
@@ -2671,20 +2666,28 @@ def _numeric_options() -> list[NumericOption]:
                 "{N}",
             ),
             int,
-            _at_least(0),
+            _declared("anonymize", "--seed"),
             OK,
         ),
         NumericOption(
-            "anonymize", (*lat, "--suppression", "{N}"), float, lambda v: 0 <= v < 1, OK | BAD
+            "anonymize",
+            (*lat, "--suppression", "{N}"),
+            float,
+            _declared("anonymize", "--suppression"),
+            OK | BAD,
         ),
         NumericOption(
-            "anonymize", (*lat, "--max-lattice-size", "{N}"), int, _at_least(1), OK | BAD
+            "anonymize",
+            (*lat, "--max-lattice-size", "{N}"),
+            int,
+            _declared("anonymize", "--max-lattice-size"),
+            OK | BAD,
         ),
         NumericOption(
             "anonymize",
             (*lat, "--disclosure", "safe", "--disclosure-limit", "{N}"),
             int,
-            _at_least(1),
+            _declared("anonymize", "--disclosure-limit"),
             OK | BAD,
         ),
         NumericOption("audit", (*au, "--top", "{N}"), int, _declared("audit", "--top"), VERDICT),

@@ -121,7 +121,7 @@ def test_anonymize_disclosure_safe(
     assert manifest["details"]["disclosure"]["naive_rank"] == 3
     method = envelope["details"]["method_details"]
     assert method["levels"] == {"age": 1, "sex": 1} and method["disclosure"]["naive_rank"] == 3
-    code, out, _ = run(argv, capsys)
+    code, out, _ = run([*argv, "--replace"], capsys)  # the same --out, written over
     envelope = json.loads(out)
     manifest = json.loads(Path(envelope["outputs"]["manifest"]).read_text())
     assert code == 0 and manifest["details"]["levels"] == {"age": 1, "sex": 0}

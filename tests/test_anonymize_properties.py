@@ -31,8 +31,13 @@ def _covers(p: Problem, q: str, label: str, value: str, method: str) -> bool:
     if any(level[value] == label for level in p.levels_of(q)):
         return True
     if method == "mondrian":
+        from airflow_privacy.core.set_labels import parse_set_label
+
         if label == "*":
             return True
+        members = parse_set_label(label)  # the halving split's {a|b}
+        if members is not None:
+            return value in members
         lo, sep, hi = label.partition("-")
         try:
             return sep != "" and float(lo) <= float(value) <= float(hi)

@@ -436,6 +436,7 @@ def test_mondrian_release_with_its_manifest(
             method="mondrian",
             criteria=[("k-anonymity", {"k": 5})],
             hierarchies={"education": _edu()},
+            categorical_split="hierarchy",  # labels of the hierarchy (the test's point)
         )
         path = tmp_path / f"r{j}.parquet"
         pq.write_table(res.release, path)

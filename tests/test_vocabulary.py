@@ -15,6 +15,7 @@ def test_the_word_sets_equal_the_engines_constants() -> None:
     from airflow_privacy.core.backends import BACKENDS
     from airflow_privacy.core.composition.release import KINDS
     from airflow_privacy.core.dp.noise import MECHANISMS as DP_MECHANISMS
+    from airflow_privacy.gate.pushdown import ANONYMIZE_BACKENDS
     from airflow_privacy.ledger.models import DP_KIND, RELEASE_STATUSES, STATUSES
 
     assert vocabulary.LEDGER_STATUSES == STATUSES
@@ -25,6 +26,7 @@ def test_the_word_sets_equal_the_engines_constants() -> None:
     assert vocabulary.CATEGORICAL_SPLITS == CATEGORICAL_SPLITS
     assert vocabulary.DISCLOSURE_MODES == DISCLOSURE_MODES
     assert vocabulary.BACKENDS == BACKENDS
+    assert vocabulary.ANONYMIZE_BACKENDS == ANONYMIZE_BACKENDS
     assert vocabulary.RELEASE_KINDS == KINDS
     assert vocabulary.DP_KIND == DP_KIND
     assert vocabulary.DP_MECHANISMS == DP_MECHANISMS

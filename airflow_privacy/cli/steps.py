@@ -71,6 +71,7 @@ def add_field(p: Any, f: Field) -> None:
     elif f.kind == "choice":
         kw["choices"] = f.choices
         kw["default"] = f.default
+        kw["required"] = f.required
     elif f.kind in ("number", "whole"):
         kw["type"] = number(int if f.kind == "whole" else float, flag)
         kw["default"] = f.default

@@ -239,6 +239,8 @@ with DAG(
         task_id="anonymize",
         source="{{ ti.xcom_pull(task_ids='prepare_input')['input'] }}",
         release="{{ ti.xcom_pull(task_ids='prepare_input')['release'] }}",
+        # the run's own folder: a cleared run writes its release again (nothing else is there)
+        replace=True,
         qis=QIS,
         sensitive="{{ params.sensitive }}",
         criteria=[

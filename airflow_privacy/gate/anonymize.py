@@ -60,6 +60,9 @@ class AnonymizeRequest:
     also_read: Sequence[str] = ()
     """Other files the front end read for this request (the command line's
     ``--criteria-file``): no output may overwrite them either."""
+    replace: bool = False
+    """Write over outputs that exist already (a release file or table, its manifest, QIT,
+    ST); without it an existing output is bad input, named, before any work."""
     backend: str = "auto"
     """Where the anonymization runs (:mod:`airflow_privacy.gate.pushdown`): ``auto``,
     ``arrow`` (in process), ``duckdb`` (a file, out of core), ``sql`` (a SQL table in its
@@ -111,6 +114,55 @@ def _options(req: AnonymizeRequest) -> dict[str, Any]:
                 f"{opt('bucket_column')} must be a printable column name without leading or "
                 f"trailing blanks, got {name!r}"
             )
+    return out
+
+
+def _not_there(ref: ReleaseRef, what: str, option: str, ctx: GateContext) -> None:
+    """An output that exists already is bad input without ``replace`` (nothing of the
+    user's is written over without being asked to); a Spark table is checked where it is
+    written (never written over)."""
+    if ref.is_spark:
+        return
+    if ref.is_table:
+        from airflow_privacy.gate.sql_releases import exists
+        from airflow_privacy.gate.tables import sql_target
+
+        engine, name = sql_target(ref, ctx)
+        there = exists(engine, name)
+    elif ref.is_uri:
+        there = ctx.connections.exists(str(ref.path), ref.conn)
+    else:
+        there = ref.local.exists() or ref.local.is_symlink()
+    if there:
+        raise InputError(
+            f"the {what} ({opt(option)}) {ref.describe()} exists already: give {opt('replace')} "
+            "to write over it, or another name"
+        )
+
+
+def criteria_file(path: str) -> list[tuple[str, dict[str, Any]]]:
+    """The criteria of a YAML or JSON file: a list of ``{name, parameters}`` (or a mapping
+    whose ``criteria`` is that list)."""
+    from pathlib import Path
+
+    from airflow_privacy.core.io import load_yaml, read_text
+
+    text = read_text(Path(path), "criteria", limit=1 << 20)
+    data = load_yaml(text, f"criteria file {path!r}")
+    if isinstance(data, dict) and "criteria" in data:
+        data = data["criteria"]
+    if not isinstance(data, list) or not data:
+        raise InputError(f"criteria file {path!r} must hold a non-empty list of criteria")
+    out = []
+    for i, entry in enumerate(data):
+        if not isinstance(entry, dict) or "name" not in entry:
+            raise InputError(
+                f"criteria file {path!r}, entry {i + 1}: expected {{name, parameters}}"
+            )
+        params = entry.get("parameters", entry.get("params", {})) or {}
+        if not isinstance(params, dict):
+            raise InputError(f"criteria file {path!r}, entry {i + 1}: parameters must be a mapping")
+        out.append((str(entry["name"]), dict(params)))
     return out
 
 
@@ -238,12 +290,13 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
         from airflow_privacy.gate.tables import sql_target
 
         engine, name = sql_target(req.release, ctx)
-        check_name_length(engine, name, f"the release table ({opt('out')})")
+        check_name_length(engine, name, f"the release table ({opt('out_release')})")
     manifest_ref = req.manifest or req.release.sibling(MANIFEST_SUFFIX)
     outputs = [("release", req.release), ("manifest", manifest_ref)]
     outputs += [(k, r) for k, r in (("qit", req.qit), ("st", req.st)) if r is not None]
     seen: dict[str, str] = {}
-    options_of = {"release": "out", "manifest": "manifest" if req.manifest is not None else "out",
+    options_of = {"release": "out_release",
+                  "manifest": "manifest" if req.manifest is not None else "out_release",
                   "qit": "qit", "st": "st"}  # fmt: skip
     for what, ref in outputs:
         if not (what == "release" and (ref.is_table or ref.is_spark)):  # written in place
@@ -261,6 +314,9 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
                 f"the {seen[key]} and the {what} are written to the same place {key!r}"
             )
         seen[key] = what
+    if not req.replace:
+        for what, ref in outputs:
+            _not_there(ref, what, options_of[what], ctx)
     for col in req.intervals:
         if col in req.hierarchies:
             raise InputError(f"column {col!r} has both a hierarchy file and {opt('interval')}")

@@ -89,7 +89,8 @@ def choose(requested: str, source: ReleaseRef, release: ReleaseRef, ctx: GateCon
     gzip = release.name.lower().endswith(".gz")  # DuckDB writes .parquet or .csv, not gzip
     if requested == "duckdb" and gzip:
         raise InputError(
-            f"{opt('out')} {release.describe()}: backend duckdb writes .parquet or .csv releases"
+            f"{opt('out_release')} {release.describe()}: backend duckdb writes .parquet or .csv "
+            "releases"
         )
     if requested in ("arrow", "duckdb"):
         return requested
@@ -107,13 +108,13 @@ def _choose_spark(requested: str, source: ReleaseRef, release: ReleaseRef) -> st
         if source.is_spark:
             raise InputError(
                 f"the input {source.describe()} is a Spark table: its release is written by "
-                f"Spark, give {opt('out')} spark:TABLE (a file release of it: export the "
+                f"Spark, give {opt('out_release')} spark:TABLE (a file release of it: export the "
                 "table to Parquet and anonymize the file)"
             )
         raise InputError(
-            f"{opt('backend')} spark writes the release as a Spark table: give {opt('out')} "
-            f"spark:TABLE, not {release.describe()} (Spark writes folders; a file release is "
-            f"written by {opt('backend')} duckdb or arrow)"
+            f"{opt('backend')} spark writes the release as a Spark table: give "
+            f"{opt('out_release')} spark:TABLE, not {release.describe()} (Spark writes "
+            f"folders; a file release is written by {opt('backend')} duckdb or arrow)"
         )
     if requested not in ("auto", "spark"):
         raise InputError(
@@ -186,7 +187,7 @@ def check_spark_target(release: ReleaseRef, ctx: GateContext) -> None:
     written over anything)."""
     if spark_session(ctx).catalog.tableExists(release.spark_table):
         raise InputError(
-            f"the release ({opt('out')}) {release.describe()} already exists; a release is "
+            f"the release ({opt('out_release')}) {release.describe()} already exists; a release is "
             "never written over anything: choose a new name"
         )
 

@@ -82,9 +82,10 @@ def test_spark_table_arguments() -> None:
                              release_spark_table="db.out", manifest="m.json", **anon)  # fmt: skip
     cases = [
         ({"source_spark_table": "db.in", "release": "r.parquet"},
-         "^source_spark_table is anonymized by Spark into release_spark_table"),
+         r"^a Spark table input \(source\) is anonymized by Spark into a Spark table: give "
+         "release as one"),
         ({"source": "in.parquet", "release_spark_table": "db.out"},
-         "^release_spark_table needs manifest"),
+         r"^the release spark:db.out \(release\) is a Spark table: give manifest"),
         ({"source": "in.parquet", "release": "r.parquet", "release_spark_table": "db.out"},
          "^give exactly one of release, release_table and release_spark_table"),
     ]  # fmt: skip

@@ -442,9 +442,10 @@ def test_scenarios_green_iff_published(airflow_home: Path, tmp_path: Path, ledge
             {"first_record": 500, "audit_datasets": ["adlut"]},  # a typo in datasets
             {"first_record": 600, "fail_side_task": True},  # a failed side task
             {"first_record": 500, "overlap": "known", "max_pvp": 100.0},  # month 2, known overlap
+            {"first_record": 700, "stale_release": True},  # a file where the release goes
         ],
     )
-    month1, typo, side, month2 = runs
+    month1, typo, side, month2, stale = runs
     assert green(month1) and envelope(month1, "publish")["outcome"] == "published"
     assert envelope(month1, "open_attempt")["details"]["members"] == 1000  # hashes recorded
     # a typo in the audit's datasets: the audit is bad input, the gate blocks, naming it
@@ -475,6 +476,12 @@ def test_scenarios_green_iff_published(airflow_home: Path, tmp_path: Path, ledge
         ("2", "published", ["blocked", "published"]),
         ("3", "blocked", ["blocked"]),
     ]
+    # anonymize never writes over a file it was not asked to replace (issue 27): the task
+    # fails naming it, the file is as it was, the run is red and nothing was attempted
+    assert not green(stale) and stale["tasks"]["anonymize"] == "failed"
+    assert "exists already: give replace to write over it" in log
+    left = Path(stale["xcoms"]["prepare"]["return_value"]["release"])
+    assert left.read_bytes() == b"left here by another job"
     # raw identifiers never leave the data: only keyed hashes reach the ledger
     assert "person-" not in log and "person-" not in json.dumps([r["xcoms"] for r in runs])
     assert "person-" not in "".join(api_texts(ledger_url))

@@ -226,14 +226,14 @@ def _adult_table(url: str, name: str = "adult_in") -> None:
     engine.dispose()
 
 
-def _anonymize(ws: Workspace, url: str, out: str, k: int = 5) -> Any:
+def _anonymize(ws: Workspace, url: str, out: str, k: int = 5, replace: bool = False) -> Any:
     from airflow_privacy.gate.anonymize import AnonymizeRequest, run_anonymize
 
     return run_anonymize(
         AnonymizeRequest(
             source=ref(url, "adult_in"), release=ref(url, out), qis=["age", "sex", "race"],
             sensitive="occupation", method="mondrian", criteria=[f"k-anonymity:k={k}"],
-            manifest=ReleaseRef(path=str(ws.root / "m.json")),
+            manifest=ReleaseRef(path=str(ws.root / "m.json")), replace=replace,
         ),
         GateContext(),
     )  # fmt: skip
@@ -268,11 +268,33 @@ def test_a_release_table_failing_its_recheck_leaves_the_old_one(
 
     monkeypatch.setattr(pushdown, "recheck", broken)
     with pytest.raises(RuntimeError, match="counts decided"):
-        _anonymize(ws, db, "rel", k=10)
+        _anonymize(ws, db, "rel", k=10, replace=True)
     assert rows_of(db, "rel") == first
     names = sa.inspect(sa.create_engine(db)).get_table_names()
     assert not [n for n in names if "__ap_" in n], names
     monkeypatch.undo()
-    again = _anonymize(ws, db, "rel", k=10)  # a passing re-check replaces it
+    again = _anonymize(ws, db, "rel", k=10, replace=True)  # a passing re-check replaces it
     assert sum(rows_of(db, "rel").values()) == again.release.records if again.release else False
+    assert rows_of(db, "rel") != first
+
+
+def test_an_existing_release_table_is_written_over_only_when_asked(ws: Workspace, db: str) -> None:
+    """Issue 27: ``anonymize --out table:NAME`` replaced an existing table. Without
+    ``replace`` an existing release table (or manifest) is bad input, named, and nothing is
+    written; with it the table is replaced."""
+    _adult_table(db)
+    _anonymize(ws, db, "rel", k=5)
+    first, manifest = rows_of(db, "rel"), (ws.root / "m.json").read_bytes()
+    with pytest.raises(
+        InputError, match=r"^the release \(--out\) table:rel exists already: give --replace"
+    ):
+        _anonymize(ws, db, "rel", k=10)
+    assert rows_of(db, "rel") == first and (ws.root / "m.json").read_bytes() == manifest
+    (ws.root / "m.json").unlink()
+    _anonymize(ws, db, "rel2", k=5)  # a new table, but the manifest exists
+    with pytest.raises(InputError, match=r"^the manifest \(--manifest\) .*m.json exists already"):
+        _anonymize(ws, db, "rel3", k=5)
+    names = sa.inspect(sa.create_engine(db)).get_table_names()
+    assert "rel3" not in names
+    _anonymize(ws, db, "rel", k=10, replace=True)
     assert rows_of(db, "rel") != first

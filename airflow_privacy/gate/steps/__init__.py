@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 #: the module of each declared step and the name of its declaration there
 DECLARATIONS: tuple[tuple[str, str], ...] = (
+    ("anonymize", "ANONYMIZE"),
     ("attempt", "ATTEMPT"),
     ("audit", "AUDIT"),
     ("audit_algorithm", "AUDIT_ALGORITHM"),

@@ -78,7 +78,7 @@ class Step:
                 continue
             out.append(f.argument)
             if f.kind == "ref" and f.variants:
-                out.extend([*f.variants, "conn_id"])
+                out.extend([*f.variants, f.conn_arg, f.table_conn])
         return tuple(dict.fromkeys(out))
 
     def field(self, key: str) -> Field:

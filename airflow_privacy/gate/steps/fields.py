@@ -39,6 +39,7 @@ Kind = Literal[
     "refs",  # a list of table references (a repeated flag on the CLI; a list of paths in Airflow)
     "intervals",  # {column: [width, ...]} (``--FLAG COL=W1,W2,...`` repeated on the CLI)
     "masks",  # {column: depth or None} (``--FLAG COL[=DEPTH]`` repeated on the CLI)
+    "options",  # a mapping of named options (Airflow only: the CLI has a flag for each)
 ]
 
 #: what each operator argument a ``ref`` field may stand for besides its own name (a path or
@@ -47,6 +48,12 @@ REF_VARIANTS: dict[str, str] = {
     "sql_table": "a table (`schema.name`) on the SQL connection `conn_id`, counted in the database",
     "spark_table": "a table of the Spark catalog (`db.name`), counted by Spark; no attempt",
 }
+
+
+def variant_kind(name: str) -> str:
+    """What a ``ref`` field's variant argument names: ``spark_table`` (any argument ending so,
+    e.g. ``source_spark_table``) or ``sql_table`` (any other, e.g. ``release_table``)."""
+    return "spark_table" if name.endswith("spark_table") else "sql_table"
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,14 @@ class Field:
     under its own name, or one of these (:data:`REF_VARIANTS`: ``sql_table``,
     ``spark_table``). On the command line the reference's prefix says which
     (``table:NAME``, ``spark:NAME``)."""
+    variant_help: tuple[str, ...] = ()
+    """What each of ``variants`` holds, in the docs (default: :data:`REF_VARIANTS`)."""
+    conn_arg: str = "conn_id"
+    """The operator argument holding the connection of a ``ref``'s URI (and of its SQL table
+    variant unless ``table_conn_arg`` says otherwise)."""
+    table_conn_arg: str = ""
+    """The operator argument holding the connection of a ``ref``'s SQL table variant, when
+    it is not ``conn_arg`` (a release table is written in the database of the input)."""
     negatable: bool = False
     """A ``flag`` the command line spells ``--NAME`` / ``--no-NAME``."""
     exclusive: str = ""
@@ -96,6 +111,9 @@ class Field:
     explicit: bool = False
     """The operator has no default for it: a DAG must say the value (None included), so
     that leaving it out is never a silent choice (e.g. MaxEnt's ``threshold``)."""
+    airflow_default: Any = None
+    """The operator's default when the command line has none (the command line requires
+    ``--method``; ``AnonymizeLatticeOperator`` defaults to ``lattice``)."""
     airflow_required: bool = False
     """The operator requires it (no default) though the command line may leave it out."""
     noun: str = ""
@@ -115,6 +133,11 @@ class Field:
         if self.cli is None:
             return None
         return self.cli or "--" + self.key.replace("_", "-")
+
+    @property
+    def table_conn(self) -> str:
+        """The operator argument holding the connection of the SQL table variant."""
+        return self.table_conn_arg or self.conn_arg
 
     @property
     def positional(self) -> bool:
@@ -144,8 +167,9 @@ class Field:
         if self.kind == "choice":
             return "one of " + ", ".join(f"`{c}`" for c in self.choices)
         if self.kind in ("number", "whole") and (self.low is not None or self.high is not None):
-            lo = "-inf" if self.low is None else f"{self.low:g}"
-            hi = "inf" if self.high is None else f"{self.high:g}"
+            whole = self.kind == "whole"
+            lo = "-inf" if self.low is None else _end(self.low, whole)
+            hi = "inf" if self.high is None else _end(self.high, whole)
             left = "(" if self.open_low or self.low is None else "["
             right = ")" if self.open_high or self.high is None else "]"
             what = "a whole number" if self.kind == "whole" else "a number"
@@ -153,6 +177,11 @@ class Field:
         if self.kind == "flag":
             return "true or false"
         return ""
+
+
+def _end(x: float, whole: bool) -> str:
+    """A range's end in the docs: a whole number in full (``4294967295``)."""
+    return str(int(x)) if whole else f"{x:g}"
 
 
 def spellings() -> dict[str, tuple[str | None, str | None]]:

@@ -28,14 +28,11 @@ from contextlib import contextmanager
 from typing import Any
 
 from airflow_privacy.errors import InputError
-from airflow_privacy.vocabulary import CATEGORICAL_SPLITS, DISCLOSURE_MODES
 
 TEMPLATE = "{{"
 _SPAN = re.compile(r"\{\{.*?\}\}", re.S)
 #: a ledger name (dataset, version, check) is stored as text of at most this many characters
 MAX_LABEL = 255
-#: lattice options checked here without importing the engines (numpy) when a DAG is parsed;
-#: tests/airflow/test_operator_arguments.py keeps them equal to the engines' constants
 #: stand-ins for templated criterion parameters, so that the rest of a criterion is checked
 #: when the DAG is parsed (each passes every criterion's check of that parameter)
 
@@ -278,69 +275,32 @@ def masks(value: Any, name: str = "masks") -> dict[str, int | None]:
     return out
 
 
-def _metric(value: Any, name: str) -> str:
-    from airflow_privacy.vocabulary import METRICS
+def option_values(value: Any, name: str) -> dict[str, Any]:
+    """``method_options``: each option's value checked as its command-line flag is declared
+    (:data:`airflow_privacy.gate.steps.anonymize.OPTIONS`) and brought to its type; None
+    counts as not given. Which method a key applies to is the step's rule."""
+    from airflow_privacy.gate.steps.anonymize import ANONYMIZE, OPTIONS
 
-    return choice(value, name, METRICS)
-
-
-def _fraction(value: Any, name: str) -> float:
-    out = None if blank(value) else number(value, name, 0, 1, open_high=True)
-    if out is None:
-        raise InputError(f"{name} must be a fraction in [0, 1), got {value!r}")
-    return out
-
-
-def _positive(value: Any, name: str) -> int:
-    out = None if blank(value) else whole(value, name, 1, 2**63 - 1)
-    if out is None:
-        raise InputError(f"{name} must be a whole number >= 1, got {value!r}")
-    return out
-
-
-def _bounded(high: int) -> Any:
-    """A whole number from 1 to ``high`` (what memory can hold: the lattice's nodes, the
-    safe mode's worlds), checked when the DAG is parsed."""
-
-    def check(value: Any, name: str) -> int:
-        out = None if blank(value) else whole(value, name, 1, high)
-        if out is None:
-            raise InputError(f"{name} must be a whole number >= 1, got {value!r}")
-        return out
-
-    return check
-
-
-_OPTION_CHECKS: dict[str, Any] = {
-    "utility": _metric,
-    "suppression_limit": _fraction,
-    "max_lattice_size": _bounded(10_000_000),
-    "disclosure": lambda v, n: choice(v, n, DISCLOSURE_MODES),
-    "disclosure_limit": _bounded(10_000_000),
-    "bucket_column": column,
-    "categorical_split": lambda v, n: choice(v, n, CATEGORICAL_SPLITS),
-}
-
-
-def method_options(value: Any, name: str, methods: Sequence[str]) -> dict[str, Any]:
-    """The options of one of ``methods`` (several while the method is templated), each
-    checked and brought to its type; None counts as not given."""
-    from airflow_privacy.gate.anonymize import METHOD_OPTIONS
-
-    allowed = [k for m in methods for k in METHOD_OPTIONS[m]]
+    fields = {option: ANONYMIZE.field(key) for key, (option, _) in OPTIONS.items()}
     out: dict[str, Any] = {}
     for key, v in mapping(value, name, keys=None).items():
-        if key not in allowed:
-            others = [m for m, keys in METHOD_OPTIONS.items() if key in keys]
-            where = (
-                f"applies to method {others[0]} only"
-                if others
-                else f"is not an option (options: {', '.join(allowed) or 'none'})"
-            )
-            raise InputError(f"{name}: {key!r} {where} (method {' or '.join(methods)})")
-        if v is not None:
-            out[key] = _OPTION_CHECKS[key](v, f"{name}[{key!r}]")
-    return out
+        f = fields.get(key)
+        if f is None or v is None:
+            out[key] = v
+            continue
+        where = f"{name}[{key!r}]"
+        if blank(v):
+            raise InputError(f"{where} is blank: give a value or leave the key out")
+        if f.kind == "choice":
+            out[key] = choice(v, where, f.choices)
+        elif f.kind == "number":
+            out[key] = number(v, where, f.low or 0.0, f.high if f.high is not None else math.inf,
+                              open_low=f.open_low, open_high=f.open_high)  # fmt: skip
+        elif f.kind == "whole":
+            out[key] = whole(v, where, int(f.low or 0), int(f.high or 2**63 - 1))
+        else:
+            out[key] = column(v, where)
+    return {k: v for k, v in out.items() if v is not None}
 
 
 # ---------------------------------------------------------------------- criteria

@@ -44,6 +44,10 @@ def _check_field(a: Args, f: Field, name: str) -> Any:
         from airflow_privacy.providers.airflow.params import masks
 
         return masks(getattr(a.op, name), name)
+    if f.kind == "options":
+        from airflow_privacy.providers.airflow.params import option_values
+
+        return option_values(getattr(a.op, name), name)
     if f.kind == "values":
         return a.values(name)
     if f.kind == "choice":
@@ -76,22 +80,24 @@ def _release_ref(op: Any, f: Field, args: dict[str, Any]) -> Any:
     """The reference of a ``ref`` field with variants: exactly one of its arguments (a path
     or URI, ``sql_table`` on ``conn_id``, ``spark_table``); None while it is a template."""
     from airflow_privacy.gate.refs import ReleaseRef
+    from airflow_privacy.gate.steps.fields import variant_kind
 
     names = [str(f.argument), *f.variants]
     given = [n for n in names if getattr(op, n, None) is not None]
     if len(given) != 1:
         raise InputError(f"give exactly one of {_one_of(names)}")
-    if given[0] == "sql_table" and getattr(op, "conn_id", None) is None:
-        raise InputError("sql_table needs conn_id: the SQL connection of the table")
     which = given[0]
+    kind = variant_kind(which) if which != f.argument else "path"
+    if kind == "sql_table" and getattr(op, f.table_conn, None) is None:
+        raise InputError(f"{which} needs {f.table_conn}: the SQL connection of the table")
     value = args[which]
     if templated(value):
         return None
-    if which == "sql_table":
-        return ReleaseRef(sql_table=value, conn=args.get("conn_id"))
-    if which == "spark_table":
+    if kind == "sql_table":
+        return ReleaseRef(sql_table=value, conn=args.get(f.table_conn))
+    if kind == "spark_table":
         return ReleaseRef(spark_table=value)
-    return ReleaseRef(path=value, conn=args.get("conn_id"))
+    return ReleaseRef(path=value, conn=args.get(f.conn_arg))
 
 
 def _exclusive(op: Any, step: Step) -> None:
@@ -121,6 +127,11 @@ def check_arguments(op: Any, step: Step, parsing: bool) -> dict[str, Any]:
     known: dict[str, Any] = {}
     conn = a.text("conn_id", optional=True) if hasattr(op, "conn_id") else None
     args["conn_id"] = conn
+    for f in step.fields:  # the connections of the references (source_conn_id, ...)
+        if f.kind in ("ref", "refs"):
+            for conn_arg in (f.conn_arg, f.table_conn):
+                if conn_arg not in args and hasattr(op, conn_arg):
+                    args[conn_arg] = a.text(conn_arg, optional=True)
     _exclusive(op, step)
     for f in step.fields:
         name = f.argument
@@ -138,14 +149,17 @@ def check_arguments(op: Any, step: Step, parsing: bool) -> dict[str, Any]:
         value = _check_field(a, f, name)
         waiting = parsing and templated(raw)
         if f.kind == "ref" and value is not None and not waiting:
-            value = ReleaseRef(path=value, conn=conn)
+            value = ReleaseRef(path=value, conn=args.get(f.conn_arg))
         if f.kind == "refs" and value is not None and not waiting:
-            value = [ReleaseRef(path=v, conn=conn) for v in value]
+            value = [ReleaseRef(path=v, conn=args.get(f.conn_arg)) for v in value]
         if value is None and f.default is not None:
             value = f.default
         values[f.key] = value
         if not waiting:
             known[f.key] = value
+    for name, value in args.items():  # the connections, for the request (the manifest's)
+        if name.endswith("conn_id") and name != "conn_id":
+            values.setdefault(name, value)
     attempt = getattr(op, "attempt", None)
     if attempt is not None or getattr(op, "attempt_task_id", None) is not None:
         known["attempt"] = attempt or "(from attempt_task_id)"

@@ -51,6 +51,9 @@ def build(dag_id: str) -> DAG:
             "records": Param(1000, type="integer", minimum=10),
             "max_pvp": Param(100.0, type="number", minimum=0, maximum=100),
             "fail_side_task": Param(False, type="boolean"),
+            # a file left where the release goes (by another job): anonymize must not
+            # write over it (no replace), so the run is red and nothing is published
+            "stale_release": Param(False, type="boolean"),
             # the criteria the release is anonymized to and checked against
             "anonymize_criteria": Param(["k-anonymity:k=3"], type="array"),
             "check_criteria": Param(["k-anonymity:k=3"], type="array"),
@@ -63,6 +66,8 @@ def build(dag_id: str) -> DAG:
             folder, run = run_folder()
             first, n = int(p["first_record"]), int(p["records"])
             write_adult(folder / "input.parquet", first, n, ids=True)
+            if p["stale_release"]:
+                (folder / "release.parquet").write_bytes(b"left here by another job")
             return {
                 "input": str(folder / "input.parquet"),
                 "release": str(folder / "release.parquet"),

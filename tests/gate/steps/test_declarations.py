@@ -66,18 +66,29 @@ def test_the_operator_signature_is_the_declaration(name: str) -> None:
     declared default, and the template fields are the declared templated ones."""
     step = STEPS[name]
     cls = _operator(step)
-    params = inspect.signature(cls.__init__).parameters
+    params: dict[str, inspect.Parameter] = {}
+    for klass in cls.__mro__:  # a subclass's own arguments, then its base's (**kwargs)
+        own = inspect.signature(klass.__init__).parameters
+        params.update({k: v for k, v in own.items() if k not in params})
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in own.values()):
+            break
+        if klass.__name__ in ("PrivacyOperator", "LedgerOperator"):
+            break
     templated = set(cls.template_fields)
     for f in step.fields:
         arg = f.argument
         if arg is None:
             continue
-        names = [arg, *f.variants, "conn_id"] if f.kind == "ref" and f.variants else [arg]
+        names = [arg]
+        if f.kind == "ref" and f.variants:
+            names += [*f.variants, f.conn_arg, f.table_conn]
         for n in names:
             assert n in params, (cls.__name__, n)
             assert (n in templated) is f.templated, (cls.__name__, n)
         p = params[arg]
-        if (f.required and not f.variants) or f.explicit or f.airflow_required:
+        if f.airflow_default is not None:
+            assert p.default == f.airflow_default, (cls.__name__, arg)
+        elif (f.required and not f.variants) or f.explicit or f.airflow_required:
             assert p.default is inspect.Parameter.empty, (cls.__name__, arg)
         else:
             want = f.default if f.default is not None else None
@@ -138,7 +149,9 @@ def test_every_step_has_both_tables_in_the_docs(name: str) -> None:
 def test_constants_the_parser_holds_equal_the_engines() -> None:
     """Declarations are imported when the command line builds its parser, without the
     engines: the bounds they copy equal the engines' own."""
+    from airflow_privacy.core.anonymize.lattice import MAX_DISCLOSURE_LIMIT, MAX_LATTICE_CAP
     from airflow_privacy.core.criteria.registry import MAX_K_CURVE
-    from airflow_privacy.gate.steps import disclosure
+    from airflow_privacy.gate.steps import anonymize, disclosure
 
     assert disclosure.MAX_K_CURVE == MAX_K_CURVE
+    assert anonymize.MAX_NODES == MAX_LATTICE_CAP == MAX_DISCLOSURE_LIMIT

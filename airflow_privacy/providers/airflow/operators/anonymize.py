@@ -1,7 +1,8 @@
 """``BucketizeOperator`` and ``AnonymizeLatticeOperator``: produce the release.
 
-Adapters over :func:`airflow_privacy.gate.anonymize.run_anonymize`, the service behind
-``airflow-privacy anonymize``: the input and output travel by reference (path, URI or SQL
+Their arguments are checked as the step declares them
+(:class:`airflow_privacy.gate.steps.anonymize.AnonymizeStep`, the declaration behind
+``airflow-privacy anonymize``): the input and output travel by reference (path, URI or SQL
 table), the release is written with its manifest beside it (``<release>.manifest.json``) in
 one atomic step, and XCom carries the report envelope (``outputs.release`` is where the
 release went).
@@ -12,29 +13,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from airflow_privacy.gate.pushdown import ANONYMIZE_BACKENDS
+from airflow_privacy.gate.steps.anonymize import ANONYMIZE
 from airflow_privacy.providers.airflow.operators.base import PrivacyOperator
-from airflow_privacy.providers.airflow.params import (
-    Args,
-    choice,
-    intervals,
-    masks,
-    method_options,
-    templated,
-)
 
 METHODS = ("lattice", "mondrian")
 
 
 class _AnonymizeBase(PrivacyOperator):
-    template_fields: Sequence[str] = (
-        "source", "source_table", "source_conn_id", "release", "release_conn_id", "qis",
-        "sensitive", "criteria", "hierarchies", "seed", "missing_as", "benign_values",
-        "population", "release_table", "manifest", "backend", "source_spark_table",
-        "release_spark_table",
-    )  # fmt: skip
+    #: derived from the step's declaration
+    template_fields: Sequence[str] = ANONYMIZE.template_fields()
     template_fields_renderers: ClassVar[dict[str, str]] = {"criteria": "json"}
-    method: ClassVar[str] = ""
 
     def __init__(
         self,
@@ -57,6 +45,7 @@ class _AnonymizeBase(PrivacyOperator):
         release: str | None = None,
         release_table: str | None = None,
         manifest: str | None = None,
+        replace: bool = False,
         backend: str = "auto",
         source_spark_table: str | None = None,
         release_spark_table: str | None = None,
@@ -67,6 +56,7 @@ class _AnonymizeBase(PrivacyOperator):
         self.release_spark_table = release_spark_table
         self.release_table = release_table
         self.manifest = manifest
+        self.replace = replace
         self.backend = backend
         self.benign_values = benign_values
         self.population = population
@@ -84,148 +74,19 @@ class _AnonymizeBase(PrivacyOperator):
         self.seed = seed
         self.method_options = method_options
         self.missing_as = missing_as
-        self._check_at_parse_time()
-
-    def _methods(self) -> tuple[str, ...]:
-        """The method (several while it is a template, or not yet known)."""
-        return (self.method,)
+        # the subclass sets its method, then checks the arguments (_check_at_parse_time)
 
     def check_arguments(self, parsing: bool) -> dict[str, Any]:
-        """Every argument (:meth:`PrivacyOperator.check_arguments`)."""
-        from airflow_privacy.errors import InputError
+        """Every argument, as the step declares them
+        (:func:`airflow_privacy.providers.airflow.steps.check_arguments`)."""
+        from airflow_privacy.providers.airflow import steps
 
-        a = Args(self, parsing)
-        methods = self._methods()
-        out = {
-            "source": a.text("source", optional=True),
-            "source_table": a.text("source_table", optional=True),
-            "source_conn_id": a.text("source_conn_id", optional=True),
-            "release": a.text("release", optional=True),
-            "release_table": a.text("release_table", optional=True),
-            "manifest": a.text("manifest", optional=True),
-            "backend": a.choice("backend", ANONYMIZE_BACKENDS),
-            "release_conn_id": a.text("release_conn_id", optional=True),
-            "qis": a.names("qis"),
-            "sensitive": a.text("sensitive"),
-            "criteria": a.criteria("criteria"),
-            "hierarchies": a.files("hierarchies"),
-            "intervals": intervals(self.intervals),
-            "masks": masks(self.masks),
-            "seed": a.whole("seed", 0, 2**32 - 1),
-            "method_options": method_options(self.method_options, "method_options", methods),
-            "missing_as": a.text("missing_as", optional=True),
-            "benign_values": a.values("benign_values"),
-            "population": a.text("population", optional=True),
-            "method": methods[0],
-            "source_spark_table": a.text("source_spark_table", optional=True),
-            "release_spark_table": a.text("release_spark_table", optional=True),
-        }
-        self._check_population(methods)
-        sources = (self.source, self.source_table, self.source_spark_table)
-        if sum(x is not None for x in sources) != 1:
-            raise InputError("give exactly one of source, source_table and source_spark_table")
-        if self.source_table is not None and self.source_conn_id is None:
-            raise InputError("source_table needs source_conn_id: the SQL connection of the table")
-        releases = (self.release, self.release_table, self.release_spark_table)
-        if sum(x is not None for x in releases) != 1:
-            raise InputError("give exactly one of release, release_table and release_spark_table")
-        if self.source_spark_table is not None and self.release_spark_table is None:
-            raise InputError(
-                "source_spark_table is anonymized by Spark into release_spark_table: give "
-                "release_spark_table (a file release of it: export the table to Parquet)"
-            )
-        if self.release_spark_table is not None and self.manifest is None:
-            raise InputError(
-                "release_spark_table needs manifest: the file its manifest is written to"
-            )
-        if self.release_table is not None and self.source_table is None:
-            raise InputError(
-                "release_table is written in the database of source_table: give source_table "
-                "(a file source is written to release)"
-            )
-        if self.release_table is not None and self.manifest is None:
-            raise InputError("release_table needs manifest: the file its manifest is written to")
-        built = {"hierarchies": out["hierarchies"], "intervals": out["intervals"],
-                 "masks": out["masks"]}  # fmt: skip
-        qis = out["qis"] if isinstance(out["qis"], list) and not templated(self.qis) else None
-        for what, given in built.items():
-            for col in given:
-                if qis is not None and col not in qis:
-                    raise InputError(
-                        f"{what} is given for column {col!r}, which is not a quasi-identifier "
-                        f"(qis: {', '.join(qis)})"
-                    )
-                others = [w for w, g in built.items() if w != what and col in g]
-                if others:
-                    raise InputError(f"column {col!r} has both {what} and {others[0]}")
-        return out
-
-    def _check_population(self, methods: tuple[str, ...]) -> None:
-        """``population`` with a method that cannot use it, or criteria that need it
-        without it: bad input when the DAG is parsed (templates wait for the task)."""
-        from airflow_privacy.core.anonymize import check_population_method
-        from airflow_privacy.core.anonymize.criteria import CriteriaSet
-        from airflow_privacy.gate.criteria import parse_criteria
-        from airflow_privacy.providers.airflow.operators.check import require_population_for
-
-        if self.population is None:
-            require_population_for(self.criteria)
-            return
-        if len(methods) == 1 and not templated(self.criteria):
-            parsed = CriteriaSet.parse(parse_criteria(self.criteria, "criteria"))
-            check_population_method(methods[0], parsed, True)
+        return steps.check_arguments(self, ANONYMIZE, parsing)
 
     def execute(self, context: Any) -> dict[str, Any]:
-        from airflow_privacy.gate.anonymize import AnonymizeRequest, run_anonymize
-        from airflow_privacy.gate.refs import ReleaseRef
+        from airflow_privacy.providers.airflow import steps
 
-        def service(ctx: Any) -> Any:
-            a = self.check_arguments(parsing=False)
-            source = (
-                ReleaseRef(sql_table=a["source_table"], conn=a["source_conn_id"])
-                if a["source_table"] is not None
-                else ReleaseRef(spark_table=a["source_spark_table"])
-                if a["source_spark_table"] is not None
-                else ReleaseRef(path=a["source"], conn=a["source_conn_id"])
-            )
-            return run_anonymize(
-                AnonymizeRequest(
-                    source=source,
-                    release=(
-                        ReleaseRef(sql_table=a["release_table"], conn=a["source_conn_id"])
-                        if a["release_table"] is not None
-                        else ReleaseRef(spark_table=a["release_spark_table"])
-                        if a["release_spark_table"] is not None
-                        else ReleaseRef(path=a["release"], conn=a["release_conn_id"])
-                    ),
-                    manifest=(
-                        ReleaseRef(path=a["manifest"], conn=a["release_conn_id"])
-                        if a["manifest"] is not None
-                        else None
-                    ),
-                    backend=a["backend"],
-                    qis=a["qis"],
-                    sensitive=a["sensitive"],
-                    method=a["method"],
-                    criteria=a["criteria"],
-                    hierarchies=a["hierarchies"],
-                    intervals=a["intervals"],
-                    masks=a["masks"],
-                    seed=a["seed"],
-                    options=a["method_options"],
-                    name=self.name,
-                    missing_as=a["missing_as"],
-                    benign=a["benign_values"],
-                    population=(
-                        ReleaseRef(path=a["population"], conn=a["source_conn_id"])
-                        if a["population"] is not None
-                        else None
-                    ),
-                ),
-                ctx,
-            )
-
-        return self.run_service(context, service)
+        return steps.execute(self, ANONYMIZE, context)
 
 
 class BucketizeOperator(_AnonymizeBase):
@@ -272,6 +133,9 @@ class BucketizeOperator(_AnonymizeBase):
         e.g. ``["none"]``): the search and the manifest's results judge the criteria with
         them, as ``CheckSafetyOperator(benign_values=...)`` re-checks the release
     :param population: not for bucketization (its buckets publish the exact QIs): bad input
+    :param replace: write over a release (file or table), manifest that exists already
+        (default False: an existing one fails the task before any work, and nothing is
+        written; a Spark table is never written over)
     An anonymizer records nothing in the ledger (the attempt opened afterwards records the
     release), and a release it writes has passed its criteria.
 
@@ -279,7 +143,10 @@ class BucketizeOperator(_AnonymizeBase):
     ``outputs.manifest`` are where the files went).
     """
 
-    method = "bucketize"
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.method = "bucketize"
+        self._check_at_parse_time()
 
 
 class AnonymizeLatticeOperator(_AnonymizeBase):
@@ -308,19 +175,24 @@ class AnonymizeLatticeOperator(_AnonymizeBase):
     ``source_conn_id``, ``source_spark_table``, ``release``, ``release_table``,
     ``release_spark_table``, ``manifest``, ``release_conn_id``, ``backend``, ``qis``,
     ``sensitive``, ``criteria``, ``intervals``, ``masks``, ``seed``, ``missing_as``,
-    ``benign_values``. An anonymizer works outside the ledger: it takes no ``attempt``,
+    ``benign_values``, ``replace``. An anonymizer works outside the ledger: it takes no ``attempt``,
     ``check_name`` or ledger connection.
     """
 
-    template_fields: Sequence[str] = (*_AnonymizeBase.template_fields, "method_name")
-
     def __init__(self, *, method: str = "lattice", **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.method_name = method
+        self.method = method
         self._check_at_parse_time()
 
-    def _methods(self) -> tuple[str, ...]:
-        method = getattr(self, "method_name", None)  # None while the base constructor checks
-        if method is None or templated(method):
-            return METHODS
-        return (choice(method, "method", METHODS),)
+    def check_arguments(self, parsing: bool) -> dict[str, Any]:
+        """As the step declares them; the method is lattice or mondrian (bucketization is
+        :class:`BucketizeOperator`)."""
+        from airflow_privacy.errors import InputError
+        from airflow_privacy.providers.airflow.params import templated
+
+        if not templated(self.method) and self.method not in METHODS:
+            raise InputError(
+                f"method must be one of {', '.join(METHODS)}, got {self.method!r} "
+                "(bucketization is BucketizeOperator)"
+            )
+        return super().check_arguments(parsing)
