@@ -140,6 +140,10 @@ def register(sub: Any) -> None:
                            "(without it and --to, only the ledger is updated)")  # fmt: skip
             d.add_argument("--to", metavar="DIR", default=None,
                            help="the folder to publish into (with RELEASE)")  # fmt: skip
+            d.add_argument("--set-aside", action="store_true", dest="set_aside",
+                           help="approve a pending override as a supersede instead: the block "
+                           "no longer stands, nothing is published, a new attempt is judged "
+                           "afresh (no RELEASE or --to)")  # fmt: skip
         d.add_argument("--reason", required=True, help="why (kept with the decision)")
         d.add_argument("--by", help="who decides (default: your user name)")
         add_ledger_arg(d)
@@ -210,6 +214,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         from airflow_privacy.gate.refs import ReleaseRef
 
         release = getattr(args, "release", None)
+        if action == "approve" and args.set_aside:
+            action = "set-aside"
         env = override(
             OverrideRequest(
                 attempt=args.attempt, action="ask" if action == "override" else action,

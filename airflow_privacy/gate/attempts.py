@@ -682,9 +682,11 @@ def supersede(
 @dataclass(frozen=True)
 class OverrideRequest:
     """A decision on publishing a blocked attempt despite its reasons: ``ask`` (the first
-    person), ``approve`` or ``reject`` (a second, different person). Approving with
-    ``release`` and ``destination`` verifies the release is the attempt's bytes and copies it
-    there (as the gate does); without them only the ledger is updated."""
+    person), ``approve``, ``set-aside`` or ``reject`` (a second, different person). Approving
+    with ``release`` and ``destination`` verifies the release is the attempt's bytes and
+    copies it there (as the gate does); without them only the ledger is updated.
+    ``set-aside`` approves the pending request as a supersede: the block no longer stands,
+    nothing is published, a new attempt is judged afresh."""
 
     attempt: str
     action: str
@@ -699,10 +701,18 @@ class OverrideRequest:
 def override(req: OverrideRequest, ctx: GateContext) -> Envelope:
     """Ask for, approve or reject an override of a blocked attempt (four eyes)."""
     who = req.by if req.by is not None else ctx.user()
-    if req.action not in ("ask", "approve", "reject"):
-        raise InputError(f"an override is asked, approved or rejected, not {req.action!r}")
+    if req.action not in ("ask", "approve", "set-aside", "reject"):
+        raise InputError(
+            f"an override is asked, approved, set aside or rejected, not {req.action!r}"
+        )
     if req.action != "approve" and (req.release is not None or req.destination is not None):
         raise InputError(f"the release file and {opt('to')} go with approving only")
+    if req.action == "set-aside":
+        with ctx.open_ledger(req.ledger) as db:
+            info = db.decide_override(
+                req.attempt, approve=True, by=who, reason=req.reason, set_aside=True
+            )
+        return _override_envelope(info, "superseded")
     if req.action == "ask":
         with ctx.open_ledger(req.ledger) as db:
             info = db.request_override(req.attempt, by=who, reason=req.reason)
@@ -763,10 +773,11 @@ def _override_envelope(info: AttemptInfo, outcome: str) -> Envelope:
             "the block stands"
         )
     elif outcome == "superseded":
+        why = o.get("decision_reason") if o.get("asked_as") else o.get("request_reason")
+        asked = " (asked as an override)" if o.get("asked_as") else ""
         summary = (
-            f"attempt {info.uuid} of {rel.name} superseded: asked by {o.get('requested_by')}, "
-            f"approved by {o.get('decided_by')} at {o.get('decided_at')}: "
-            f"{o.get('request_reason')}"
+            f"attempt {info.uuid} of {rel.name} superseded: asked by {o.get('requested_by')}"
+            f"{asked}, approved by {o.get('decided_by')} at {o.get('decided_at')}: {why}"
         )
     else:
         where = f" to {info.destination}" if info.destination else ""

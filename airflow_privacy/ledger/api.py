@@ -1339,10 +1339,14 @@ class ReleaseLedger:
         by: str,
         reason: str,
         destination: str | None = None,
+        set_aside: bool = False,
     ) -> AttemptInfo:
         """A second person approves (an override: the attempt moves to ``publishing`` and its
         content to ``published``, :meth:`finish_publish` completes it; a supersede: the
         attempt is set aside) or rejects a pending override or supersede.
+        ``set_aside``: the second person approves a pending override as a supersede instead
+        (the steward's third answer: the block no longer stands, nothing is published; the
+        request is recorded as a supersede, ``asked_as`` override).
         Never by the person who asked; when the dataset's policy names approvers, only by
         one of them. The policy version in force is recorded."""
         by = _check_text(by, "name", limit=255)
@@ -1374,6 +1378,9 @@ class ReleaseLedger:
                     f"v{policy.version if policy else '?'} names {', '.join(approvers)}"
                 )
             now = _now()
+            if approve and set_aside and kind != "supersede":
+                kind = "supersede"
+                pending.update(kind=kind, asked_as="override")
             pending.update(
                 decided_by=by, decided_at=_iso(now), decision_reason=reason,
                 outcome="approved" if approve else "rejected",
@@ -1382,7 +1389,9 @@ class ReleaseLedger:
             a.override, a.updated_at = pending, now
             if approve and kind == "supersede":
                 a.status, a.superseded_at, a.superseded_by = "superseded", now, asked
-                a.supersede_reason = str(pending.get("request_reason") or reason)
+                a.supersede_reason = (
+                    reason if set_aside else str(pending.get("request_reason") or reason)
+                )
             elif approve:
                 if row.status == "published":
                     raise IllegalTransition(

@@ -62,7 +62,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Airflow, Pa
     }
     # the organization's part: each dataset's policy, before its first release
     record_policy(url, "live", policy=Policy(criteria=[("k-anonymity", {"k": 3})]))
-    record_policy(url, "wards", "audited", "elsewhere", "sidecar")
+    record_policy(url, "wards", "wards-aside", "audited", "elsewhere", "sidecar")
     record_policy(url, "dpsurvey", policy=Policy(dp={"unit": "rho", "cap": 1.0}))
     with running_airflow(
         tmp, "gate", HERE / "live_dags", DAG, env_extra=env, users=("steward",)
@@ -277,23 +277,33 @@ def test_a_cleanup_task_after_the_gate_is_refused_when_parsed(
 def test_a_steward_override_takes_a_second_person(live: tuple[Airflow, Path, str]) -> None:
     """A blocked run waits for the steward (human in the loop, answered through the REST
     API): the person who triggered the run cannot approve (red, not published); a second
-    person can (green, published, both names in the ledger)."""
+    person can (green, published, both names in the ledger); a second person may instead
+    set the block aside (red, nothing published, the attempt superseded, both names kept)."""
     af, out, url = live
     dag = "privacy_live_steward"
     hitl = "/api/v2/dags/{dag}/dagRuns/{run}/taskInstances/steward/-1/hitlDetails"
-    answer = {"chosen_options": ["Publish anyway"], "params_input": {"reason": "accepted"}}
     runs = {}
-    for first, user in ((1500, "admin"), (1800, "steward")):
-        conf = {"first_record": first, "check_k": 500, "dataset": "wards", "first_release": True}
+    for first, user, option in ((1500, "admin", "Publish anyway"),
+                                (1800, "steward", "Publish anyway"),
+                                (2100, "aside", "Set it aside (supersede)")):  # fmt: skip
+        answer = {"chosen_options": [option], "params_input": {"reason": "accepted"}}
+        # the set-aside run is another dataset's first release (wards is published by then)
+        dataset = "wards-aside" if user == "aside" else "wards"
+        conf = {"first_record": first, "check_k": 500, "dataset": dataset, "first_release": True}
         run = _trigger(af, dag, conf)
         _wait_state(af, dag, run, "steward", "awaiting_input")
         _wait_parked(af, dag, run, "steward")
         assert _task_state(af, dag, run, "publish") == "failed"  # the gate blocked it
         detail = _call(af, "GET", hitl.format(dag=dag, run=run))
         assert "was blocked by the gate" in detail["body"] and "k-anonymity" in detail["body"]
-        _call(af, "PATCH", hitl.format(dag=dag, run=run), answer, user=user)
+        assert option in detail["options"]
+        _call(af, "PATCH", hitl.format(dag=dag, run=run), answer,
+              user="steward" if user == "aside" else user)  # fmt: skip
         runs[user] = (run, _finished(af, dag, run))
     (own, own_state), (other, other_state) = runs["admin"], runs["steward"]
+    aside, aside_state = runs["aside"]
+    assert aside_state == "failed" and not _published(out, aside)  # set aside: nothing out
+    assert _task_state(af, dag, aside, "steward") == "success"
     assert own_state == "failed" and not _published(out, own)  # four eyes: refused
     assert _task_state(af, dag, own, "steward") == "failed"
     assert other_state == "success" and _published(out, other)
@@ -305,6 +315,13 @@ def test_a_steward_override_takes_a_second_person(live: tuple[Airflow, Path, str
         assert approved.override["decided_by"] == "steward"
         assert by_run[own].status == "blocked"
         assert (by_run[own].override or {}).get("outcome") == "pending"
+        set_aside = by_run[aside]
+        assert set_aside.status == "superseded" and set_aside.override is not None
+        assert set_aside.override["kind"] == "supersede"
+        assert set_aside.override["asked_as"] == "override"
+        assert (set_aside.override["requested_by"], set_aside.override["decided_by"]) == (
+            "admin", "steward",
+        )  # fmt: skip
 
 
 def _wait_state(af: Airflow, dag: str, run: str, task: str, state: str) -> None:

@@ -103,3 +103,48 @@ def test_overrides_on_the_command_line(ws: Workspace, ctx: GateContext) -> None:
     assert run("ledger", "approve", u, "--by", "alice", "--reason", "mine")[0] == 5
     code, env = run("ledger", "approve", u, "--by", "bob", "--reason", "board decision")
     assert code == 0 and env["outcome"] == "published"
+
+
+def test_a_pending_override_set_aside_by_a_second_person(ws: Workspace, ctx: GateContext) -> None:
+    """The steward's third answer (issue 23): a pending override approved as a supersede.
+    Four eyes as for an approval; nothing is published; the attempt is superseded, recorded
+    as a supersede asked as an override; a new attempt of the same release is judged
+    afresh; the command line and the layer agree."""
+    set_policy("adult", build_policy(criteria=["k-anonymity:k=3"]), by="officer", reason="r",
+               ctx=ctx, ledger=ws.ledger)  # fmt: skip
+    rel, u = _blocked(ws, ctx)
+    with pytest.raises(IllegalTransition, match="no override or supersede waiting"):
+        _ov(ws, ctx, u, "set-aside", "bob")
+    _ov(ws, ctx, u, "ask", "alice")
+    with pytest.raises(IllegalTransition, match="four eyes"):
+        _ov(ws, ctx, u, "set-aside", "alice")
+    with pytest.raises(InputError, match="go with approving only"):
+        _ov(ws, ctx, u, "set-aside", "bob", release=ReleaseRef(path=str(rel)))
+    done = _ov(ws, ctx, u, "set-aside", "bob")
+    assert done.outcome == "superseded" and done.step == "supersede"  # type: ignore[attr-defined]
+    summary = done.summary  # type: ignore[attr-defined]
+    assert "asked by alice (asked as an override), approved by bob" in summary
+    assert summary.endswith("bob's reason")
+    assert not (ws.root / "published").exists()
+    with ReleaseLedger(ws.ledger) as db:
+        a = db.attempt(u)
+        assert a.status == "superseded" and a.override is not None
+        assert (a.override["kind"], a.override["asked_as"]) == ("supersede", "override")
+        assert (a.override["requested_by"], a.override["decided_by"]) == ("alice", "bob")
+        assert a.override["policy_version"] == 1
+        assert db.info(a.release.id).status != "published"
+    again = uuid_of(attempt(ws, ctx, rel, first_release=True, required=["strict"]))  # afresh
+    assert again != u
+    # the same through the command line
+    _rel2, u2 = _blocked(ws, ctx, "v2", 3000)
+
+    def run(*argv: str) -> tuple[int, dict[str, object]]:
+        out = io.StringIO()
+        code = main([*argv, "--ledger", ws.ledger, "--format", "json", "--quiet"], out=out)
+        return code, json.loads(out.getvalue()) if out.getvalue() else {}
+
+    assert run("ledger", "override", u2, "--by", "alice", "--reason", "r")[0] == 1
+    code, env = run("ledger", "approve", u2, "--set-aside", "--by", "bob", "--reason", "bob's")
+    assert code == 0 and env["step"] == "supersede" and env["outcome"] == "superseded"
+    code, _ = run("ledger", "approve", u2, "--set-aside", "--by", "carol", "--reason", "x")
+    assert code != 0  # decided already

@@ -3,12 +3,14 @@ standard provider's human-in-the-loop operator (Airflow 3.3: the task waits in
 ``awaiting_input`` and is answered in the UI or through the REST API).
 
 When this run's attempt was blocked, it asks (in the ledger, as the person who triggered
-the run) to publish it anyway, and shows the redacted reasons to the steward with two
+the run) for a steward's decision, and shows the redacted reasons to the steward with three
 options: *Publish anyway* (with a reason) publishes through
 :func:`airflow_privacy.gate.attempts.override` (the bytes verified, the files copied, who
-asked, who approved, when, why and the policy version recorded), refused when the steward is
-the person who asked (four eyes); *Keep the block* records the rejection. When the attempt
-was not blocked it has nothing to decide and skips. Without this step a block stands.
+asked, who approved, when, why and the policy version recorded); *Set it aside (supersede)*
+(with a reason) records that the block no longer stands without publishing anything, so a
+new attempt of the release is judged afresh; both are refused when the steward is the
+person who asked (four eyes). *Keep the block* records the rejection. When the attempt was
+not blocked it has nothing to decide and skips. Without this step a block stands.
 
 Wire it between the gate and the report teardown (``publish >> steward >> report``, the
 report as the teardown): the report then reads the ledger after the steward's decision, and
@@ -26,6 +28,7 @@ from airflow.providers.standard.operators.hitl import HITLOperator
 from airflow.sdk import Param
 
 PUBLISH = "Publish anyway"
+SET_ASIDE = "Set it aside (supersede)"
 KEEP = "Keep the block"
 
 
@@ -40,12 +43,13 @@ class StewardOverrideOperator(HITLOperator):
     :param subject: the headline the steward sees (default: "Publish this blocked release
         anyway?")
     Also the human-in-the-loop arguments (``assigned_users``, ``response_timeout``,
-    ``notifiers``). The operator sets the others: ``options`` (Publish anyway / Keep the
-    block), ``defaults`` (Keep the block, also on a timeout), ``multiple`` (one answer),
-    ``body`` (the redacted reasons of the block). The trigger rule defaults to
-    ``all_done``.
+    ``notifiers``). The operator sets the others: ``options`` (Publish anyway / Set it
+    aside (supersede) / Keep the block), ``defaults`` (Keep the block, also on a timeout),
+    ``multiple`` (one answer), ``body`` (the redacted reasons of the block). The trigger
+    rule defaults to ``all_done``.
 
-    Returns (XCom) the report envelope (step ``override``: ``published`` or ``rejected``).
+    Returns (XCom) the report envelope (step ``override``: ``published`` or ``rejected``;
+    step ``supersede``: ``superseded``).
     """
 
     template_fields: Sequence[str] = (*HITLOperator.template_fields, "release", "publish_to")
@@ -72,7 +76,7 @@ class StewardOverrideOperator(HITLOperator):
         # a default, so the task starts (params are validated then); an approval without a
         # reason is refused when the steward answers
         params["reason"] = Param("", type="string", description="why (kept in the ledger)")
-        super().__init__(options=[PUBLISH, KEEP], defaults=KEEP, params=params, **kwargs)
+        super().__init__(options=[PUBLISH, SET_ASIDE, KEEP], defaults=KEEP, params=params, **kwargs)
         self.attempt_task_id = attempt_task_id
         self.release = release
         self.publish_to = publish_to
@@ -111,8 +115,9 @@ class StewardOverrideOperator(HITLOperator):
         reasons = "\n".join(f"* {redact(str(r))}" for r in info.reasons)
         self.body = (
             f"**{info.release.name}** (attempt `{uuid}`) was blocked by the gate:\n\n{reasons}"
-            "\n\nPublishing it anyway is recorded with your name, the time, your reason and "
-            "the dataset's policy version. The person who triggered the run cannot approve."
+            "\n\nPublishing it anyway, or setting it aside (nothing is published; a new attempt "
+            "is judged afresh), is recorded with your name, the time, your reason and the "
+            "dataset's policy version. The person who triggered the run cannot approve."
         )
         return super().execute(context)
 
@@ -125,13 +130,15 @@ class StewardOverrideOperator(HITLOperator):
         user = answer.get("responded_by_user") or {}
         who = str(user.get("name") or user.get("id") or "unknown")
         reason = str((answer.get("params_input") or {}).get("reason") or "").strip()
-        approve = PUBLISH in (answer.get("chosen_options") or [])
-        if approve and not reason:
+        chosen = answer.get("chosen_options") or []
+        approve, aside = PUBLISH in chosen, SET_ASIDE in chosen
+        if (approve or aside) and not reason:
             from airflow.sdk.exceptions import AirflowFailException
 
+            what = PUBLISH if approve else SET_ASIDE
             raise AirflowFailException(
-                f"{who} chose {PUBLISH!r} without a reason: an override is recorded with its "
-                "reason, so nothing was published (the block stands)"
+                f"{who} chose {what!r} without a reason: the decision is recorded with its "
+                "reason, so nothing was done (the block stands)"
             )
         uuid = adapter.attempt_of(self, context)
         assert uuid is not None
@@ -139,7 +146,8 @@ class StewardOverrideOperator(HITLOperator):
         def service(ctx: Any) -> Any:
             return override(
                 OverrideRequest(
-                    attempt=uuid, action="approve" if approve else "reject",
+                    attempt=uuid,
+                    action="approve" if approve else "set-aside" if aside else "reject",
                     reason=reason or "(no reason given)", by=who,
                     release=ReleaseRef(path=self.release, conn=self.conn_id) if approve else None,
                     destination=self.publish_to if approve else None, conn=self.conn_id,
