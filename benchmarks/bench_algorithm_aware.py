@@ -88,7 +88,8 @@ DECLINED = re.compile(r"\((\d+) of (\d+) nodes have blocks larger")
 
 # --------------------------------------------------------------------------- part 1
 def paper_table(n: int, rng: random.Random) -> tuple[list[str], list[list[int]]]:
-    """The paper's shape (tests/test_algorithm_aware_properties.py ``paper_like``) with
+    """The paper's shape (tests/core/algorithm_aware/test_algorithm_aware_properties.py
+    ``paper_like``) with
     ``n`` people: values distinct but one repeated, QIs with 3 and 2 values, candidates
     ``(q1, q2), (q1), (q2), (*)``."""
     base = rng.sample(LETTERS, n - 1)

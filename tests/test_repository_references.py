@@ -199,7 +199,7 @@ def test_allow_lists_are_all_used() -> None:
     ("token", "path"),
     [
         ("docs/design.md", "docs/design.md"),
-        ("tests/test_cli.py::test_help", "tests/test_cli.py"),
+        ("tests/cli/test_cli.py::test_help", "tests/cli/test_cli.py"),
         ("search.py", "search.py"),
         ("benchmarks/", "benchmarks/"),
         ("N/A", None),

@@ -1,5 +1,5 @@
 """Backend ``spark`` of the check and anonymize steps (``airflow_privacy.gate.pushdown``),
-in local mode with the session of tests/test_backends_spark.py.
+in local mode with the session of tests/core/backends/test_backends_spark.py.
 
 * check: a Parquet file counted by Arrow, DuckDB and Spark gives equal envelopes apart
   from ``details.backend``; a Spark table (``spark:NAME``) is counted by Spark, and its
@@ -36,7 +36,7 @@ from airflow_privacy.gate.anonymize import AnonymizeRequest, run_anonymize
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.refs import ReleaseRef
 from airflow_privacy.gate.steps.check import CheckRequest, run_check
-from tests import test_backends_spark
+from tests.core.backends import test_backends_spark
 
 CRITERIA = ["k-anonymity:k=2", "distinct-l-diversity:l=2", "ck-safety:c=0.7,k=1",
             "t-closeness:t=0.3"]  # fmt: skip

@@ -14,7 +14,7 @@ its groups that fail on their own can be removed within the budget and the rest 
 stays monotone only when merging a passing group with *any* group gives a passing group
 (the records to suppress at a coarser node are then a subset of those at a finer node):
 true for k-anonymity and distinct l-diversity, false for the others (see the counterexamples
-in ``tests/test_anonymize_monotone.py``).
+in ``tests/core/anonymize/test_anonymize_monotone.py``).
 
 ``local`` marks criteria that hold iff every group passes on its own (given the whole
 table's sensitive distribution, which t-closeness compares with). Mondrian and the
@@ -25,7 +25,8 @@ release.
 Each criterion declares its own traits (``Criterion.monotonicity``, with the reference the
 property comes from, in its class under ``airflow_privacy/core/criteria/models/``), as ARX's
 criteria do (``isMonotonicWithGeneralization``, ``isMonotonicWithSuppression``). Every
-``True`` is checked by brute force in ``tests/test_anonymize_monotone.py`` (random merges of
+``True`` is checked by brute force in ``tests/core/anonymize/test_anonymize_monotone.py`` (random
+merges of
 random bucketizations; the (c,k)-safety engine is itself checked against the possible-worlds
 oracle). A criterion that declares nothing (a plug-in, say) is treated as non-monotone and
 non-local: correct, only slower.

@@ -16,7 +16,7 @@ takes two predicates on nodes:
   below it is already known to pass; every other node either fails or cannot be minimal.
 
 The result lists every minimal node (exactly the ones an exhaustive evaluation finds:
-``tests/test_anonymize_lattice.py``) and what was checked.
+``tests/core/anonymize/test_anonymize_lattice.py``) and what was checked.
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ for the capped value(s)); ``details["k_achieved"]`` is the smallest group size. 
 compares integers: sizes exactly, shares ``c / n`` as exact fractions against ``alpha`` as
 written (:mod:`airflow_privacy.core.thresholds`), so a share of exactly ``alpha`` passes.
 
-Facts for the anonymizers (checked by brute force in ``tests/test_criteria_alpha_k.py``):
+Facts for the anonymizers (checked by brute force in
+``tests/core/criteria/test_criteria_alpha_k.py``):
 monotone under merging groups (sizes add up; the share of a merged group is the mediant of
 its parts' shares, at most the larger one); local (the release passes iff every group does);
 not monotone with a suppression budget (a passing group merged with a homogeneous one can

@@ -26,8 +26,8 @@ is transcendental and is compared with the exact ``D`` at a precision that separ
 (:mod:`airflow_privacy.core.criteria._distribution`). Floats decide outside the tolerance
 band.
 
-Facts for the anonymizers (``tests/test_criteria_beta_likeness.py``, by brute force): both
-forms are monotone under merging groups and local given the table's distribution (each cap
+Facts for the anonymizers (``tests/core/criteria/test_criteria_beta_likeness.py``, by brute force):
+both forms are monotone under merging groups and local given the table's distribution (each cap
 bounds ``q_i`` linearly by a constant, and a merged group's ``q`` is a convex combination
 of its parts'), neither is monotone with a suppression budget (suppressing records changes
 the table's distribution; the test gives a lattice).

@@ -22,8 +22,8 @@ Exactness: ``ln(c N / (n T))`` of a rational other than 1 is transcendental and 
 the rational ``delta`` as written; near the band its side is settled with :mod:`decimal`
 logarithms at growing precision (:func:`airflow_privacy.core.criteria._distribution.log_sign`).
 
-Facts for the anonymizers (``tests/test_criteria_delta_disclosure.py``): monotone under
-merging groups and local given the table's distribution (each bound is the interval
+Facts for the anonymizers (``tests/core/criteria/test_criteria_delta_disclosure.py``): monotone
+under merging groups and local given the table's distribution (each bound is the interval
 ``p e^-delta < q < p e^delta``, convex in ``q``); not monotone with a suppression budget.
 
 Benign values (``Bucketization.benign``, docs/distribution-criteria.md, "Benign values"):

@@ -10,8 +10,8 @@ recursive (c,l)-diversity and t-closeness call the verdict helpers of
 totals), negation-safety compares its ratio with :mod:`airflow_privacy.core.thresholds` as
 its check does. So near a threshold (a group a hair below ``log l``, a ratio equal to ``c``
 as written) the anonymizer decides exactly as the re-check of its release will: it never
-publishes a group that the check then refuses. ``tests/test_anonymize_criteria.py`` checks
-that the two agree, on random inputs and near ties. For (c,k)-safety a single group's own
+publishes a group that the check then refuses. ``tests/core/anonymize/test_anonymize_criteria.py``
+checks that the two agree, on random inputs and near ties. For (c,k)-safety a single group's own
 maximum disclosure is a necessary condition (the adversary can put all his knowledge in that
 group; Martin et al. 2007), computed by the criterion itself once per distinct count row;
 the same holds for the skyline criterion (Chen et al. 2007: every placement inside one group
@@ -20,7 +20,7 @@ is also open to the adversary when there are more groups).
 Benign values (docs/anonymizers.md, "Benign values"): :func:`alone` builds its one-group
 releases ``.with_benign(...)`` and :func:`negation` uses the benign-aware closed form of
 docs/worst-case-engine.md, so with declared benign values too the anonymizer decides as the
-re-check with them does (``tests/test_criteria_benign.py``).
+re-check with them does (``tests/core/criteria/test_criteria_benign.py``).
 
 Each criterion class picks its test here (``Criterion.group_test``); the classes import
 this module only when an anonymizer asks, so the registry stays cheap to import.

@@ -14,7 +14,7 @@ a built-in) is bad input naming the entry point.
 
 Importing this module is cheap: it imports neither numpy, scipy, pandas nor pyarrow (the
 CLI builds its argument parser from :data:`CRITERIA` before it reads any data);
-``tests/test_thresholds.py`` checks this in a fresh interpreter.
+``tests/core/test_thresholds.py`` checks this in a fresh interpreter.
 
 Parameter errors name the criterion and the parameter in neutral words
 (``ck-safety: c must be in (0, 1], got 2``), because the same parameters arrive as CLI

@@ -22,7 +22,7 @@ Conventions (docs/skyline.md): ``t``, the ``u``'s and the ``v``'s are distinct p
 "``l`` values" means at most ``l`` (a value absent from the target's group rules nothing
 out), and likewise for ``k`` and ``m``, which makes the breach monotone in each. The closed
 form was re-derived and checked against an exhaustive possible-worlds enumerator
-(tests/test_skyline_oracle.py); the witness's probability is recomputed with exact
+(tests/core/criteria/test_skyline_oracle.py); the witness's probability is recomputed with exact
 rationals, so the reported number is exactly the breach of the reported knowledge, and the
 verdicts ("breach below c") compare that fraction exactly with ``c``
 (:func:`airflow_privacy.core.thresholds.below`, ``c`` read as the decimal it was written as),

@@ -2,8 +2,8 @@
 
 ``python -m airflow_privacy.core.criteria.table`` rewrites the table between the marker
 comments of ``docs/usage/check.md`` (``--check``: exit 1 when it differs, changing nothing);
-``tests/test_criteria_classes.py`` fails when the page's table is not the generated one.
-The table lists the built-in criteria (name, parameters, what a passing release
+``tests/core/criteria/test_criteria_classes.py`` fails when the page's table is not the generated
+one. The table lists the built-in criteria (name, parameters, what a passing release
 guarantees, reference), in the order of
 :data:`airflow_privacy.core.criteria.models.BUILT_IN`.
 """

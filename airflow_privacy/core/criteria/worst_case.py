@@ -198,7 +198,7 @@ def saturation_point(b: Bucketization, knowledge: Knowledge = "implications") ->
 
     The bound is what the paper uses in section 4 ("maximum disclosure certainly reaches 1
     at k = 13 because there are only fourteen possible sensitive values"), refined to the
-    least diverse group; ``tests/test_worst_case_bounds.py`` checks it against the
+    least diverse group; ``tests/core/criteria/test_worst_case_bounds.py`` checks it against the
     exhaustive oracle. ``O(groups x values)``.
 
     *Benign values* (``b.benign``, docs/worst-case-engine.md, "Benign values"): the target
