@@ -4,8 +4,6 @@ as the in-process reading, in bounded memory."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ import pytest
 from airflow_privacy.core.composition.files import read_release_file
 from airflow_privacy.gate import attempts
 from airflow_privacy.gate.context import GateContext
+from tests.peak_memory import run_measured
 
 
 def _groups(release: Any) -> dict[tuple[str, ...], dict[str, int]]:
@@ -90,25 +89,11 @@ def test_a_parquet_bomb_is_recorded_in_bounded_memory(tmp_path: Path) -> None:
     assert bomb.stat().st_size < 2 << 20
     url = f"sqlite:///{tmp_path / 'l.db'}"
     record_policy(url, "d")
-    probe = (
-        "import sys, runpy\n"
-        "sys.argv = ['airflow-privacy', *sys.argv[1:]]\n"
-        "try:\n"
-        "    runpy.run_module('airflow_privacy.cli', run_name='__main__')\n"
-        "except SystemExit as exit_:\n"
-        "    code = exit_.code\n"
-        # the peak of this program's own memory map (VmHWM): ru_maxrss would also count the
-        # pages of the test process it was forked from
-        "peak = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
-        "print('PEAK', peak, code, file=sys.stderr)\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", probe, "attempt", str(bomb), "--dataset", "d", "--require",
-         "chk", "--qi", "age", "--sensitive", "disease", "--first-release", "--ledger", url,
-         "--format", "json", "--quiet"],
-        capture_output=True, text=True, timeout=600,
+    out, err, peak, code = run_measured(
+        ["attempt", str(bomb), "--dataset", "d", "--require", "chk", "--qi", "age",
+         "--sensitive", "disease", "--first-release", "--ledger", url, "--format", "json",
+         "--quiet"],
     )  # fmt: skip
-    peak = [line.split() for line in proc.stderr.splitlines() if line.startswith("PEAK ")]
-    assert peak and peak[0][2] == "0", proc.stderr[-2000:]
-    assert f'"records": {rows}' in proc.stdout.replace(",", "") or str(rows) in proc.stdout
-    assert int(peak[0][1]) < 1024 * 1024, f"{int(peak[0][1]) / 1024:.0f} MiB"  # kB
+    assert code == "0", err[-2000:]
+    assert str(rows) in out.replace(",", "")
+    assert peak < 1024 * 1024, f"{peak / 1024:.0f} MiB"

@@ -1,0 +1,31 @@
+"""Run one ``airflow-privacy`` command in a fresh process and measure its own peak memory:
+the high-water mark of that program's memory map (``VmHWM`` in ``/proc/self/status``, in
+KiB). ``ru_maxrss`` would also count the pages of the test process it was forked from."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Sequence
+
+_PROBE = (
+    "import sys, runpy\n"
+    "sys.argv = ['airflow-privacy', *sys.argv[1:]]\n"
+    "code = 0\n"
+    "try:\n"
+    "    runpy.run_module('airflow_privacy.cli', run_name='__main__')\n"
+    "except SystemExit as exit_:\n"
+    "    code = exit_.code\n"
+    "peak = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
+    "print('PEAK', peak, code, file=sys.stderr)\n"
+)
+
+
+def run_measured(argv: Sequence[str], timeout: float = 600) -> tuple[str, str, int, str]:
+    """``(stdout, stderr, peak KiB, exit code as printed)`` of ``airflow-privacy ARGV``."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, *argv], capture_output=True, text=True, timeout=timeout
+    )
+    peak = [line.split() for line in proc.stderr.splitlines() if line.startswith("PEAK ")]
+    assert peak, proc.stderr[-2000:]
+    return proc.stdout, proc.stderr, int(peak[0][1]), peak[0][2]
