@@ -1984,8 +1984,11 @@ SLOTS = (
         OK,
         ledger="real",
         reads=frozenset({"age", "disease"}),
-        # a blank cell is a value outside the key sets (not counted), not bad input
-        accepts=frozenset({"blank_sensitive.csv"}),
+        # a blank, blank-looking or null cell is a value outside the key sets (not
+        # counted), not bad input
+        accepts=frozenset(
+            {"blank_sensitive.csv", "whitespace_sensitive.csv", "null_sensitive.parquet"}
+        ),
     ),
     Slot(
         "publish",
@@ -2724,7 +2727,7 @@ def _numeric_options() -> list[NumericOption]:
         NumericOption(
             "report", (*rp, "--skyline-c", "{N}"), float, _declared("report", "--skyline-c"), OK
         ),
-        NumericOption("disclosure", (*ds, "{N}"), int, _between(0, 100_000), OK),
+        NumericOption("disclosure", (*ds, "{N}"), int, _declared("disclosure", "--k-max"), OK),
         *_dp_numeric_options(),
         NumericOption("skyline", (*sk, "--c", "{N}"), float, _between(0, 1, True), OK),
         NumericOption("skyline", (*sk, "--c", "0.9", "--max-l", "{N}"), int, _between(0, 1000), OK),
@@ -3603,6 +3606,12 @@ def _ref_cases(cases: list[Case]) -> None:
                     "disease",
                     "--bucket",
                     "bucket",
+                    # the attempt's QIs: without them every other column (the id too)
+                    # would be a QI, which the attempt refuses (issue 23)
+                    "--qi",
+                    "age",
+                    "--qi",
+                    "zip",
                     "--attempt",
                     ref,
                     *led,

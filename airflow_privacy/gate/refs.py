@@ -87,8 +87,14 @@ class ReleaseRef:
 
     @property
     def is_folder(self) -> bool:
-        """A local folder (a Parquet dataset, which backend ``spark`` reads)."""
-        return self.path is not None and not self.is_uri and self.local.is_dir()
+        """A local folder (a Parquet dataset, which backend ``spark`` reads); False for a
+        name that cannot be looked at (too long, a link loop): its reader names the error."""
+        if self.path is None or self.is_uri:
+            return False
+        try:
+            return self.local.is_dir()
+        except (OSError, ValueError):
+            return False
 
     @property
     def is_uri(self) -> bool:

@@ -116,7 +116,9 @@ def build_release_report(
         raise InputError(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
     _check_params(c, k_max, skyline_c)
     path = Path(release)
-    if manifest is None and path.is_file():  # a release table has no file beside it
+    from airflow_privacy.core.io import is_regular_file
+
+    if manifest is None and is_regular_file(path):  # a release table has no file beside it
         manifest = read_manifest(path)
     m = dict(manifest or {})
     sens = sensitive or m.get("sensitive")

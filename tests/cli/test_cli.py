@@ -239,7 +239,7 @@ def test_missing_values_are_reported(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 def test_bad_k_max(fig3_csv: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(["disclosure", *base(fig3_csv), "--k-max", "-2"], capsys)
-    assert code == 2 and "--k-max must be a whole number in [0, 100000], got -2" in err
+    assert code == 2 and "--k-max must be a whole number in [0, 10000], got -2" in err
 
 
 def test_bad_input_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

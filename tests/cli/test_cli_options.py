@@ -266,7 +266,7 @@ def test_disclosure_k_max_bound_is_checked_before_reading(
                         "--group", "g", "--k-max", "100001"], capsys)  # fmt: skip
     assert code == 2
     assert err.strip() == (
-        "airflow-privacy: error: --k-max must be a whole number in [0, 100000], got 100001"
+        "airflow-privacy: error: --k-max must be a whole number in [0, 10000], got 100001"
     )
 
 

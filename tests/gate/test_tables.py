@@ -281,3 +281,24 @@ def test_an_object_is_streamed_to_a_local_file_not_held_in_memory(tmp_path: Path
     assert target.read_bytes() == data
     with pytest.raises(InputError, match="does not exist"):
         LocalConnections().download((tmp_path / "nope.bin").as_uri(), None, str(target))
+
+
+def test_an_input_whose_name_is_too_long_is_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file name over 255 bytes (the extended fuzz): the reference is not a folder and the
+    command says the file cannot be read (exit 2), where looking at it raised (exit 3)."""
+    import io
+
+    from airflow_privacy.cli import main
+    from airflow_privacy.gate.refs import ReleaseRef
+
+    long = str(tmp_path / ("x" * 300 + ".csv"))
+    assert ReleaseRef(path=long).is_folder is False
+    for argv in (
+        ["report", long, "--sensitive", "s", "--group", "g", "--out", str(tmp_path / "r.html")],
+        ["anonymize", long, "--qi", "g", "--sensitive", "s", "--method", "bucketize",
+         "--criterion", "k-anonymity:k=2", "--out", str(tmp_path / "a.csv")],
+    ):  # fmt: skip
+        assert main([*argv, "--quiet"], out=io.StringIO()) == 2, capsys.readouterr().err
+        assert "internal error" not in capsys.readouterr().err

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from airflow_privacy.errors import InputError
+from airflow_privacy.errors import InputError, opt
 
 MECHANISMS = ("gaussian", "laplace")
 MAX_SCALE = 100_000.0
@@ -119,7 +119,14 @@ def plan(
     dp = _opendp()
     share = budget / (n_marginals * (1 + len(sums)))
     d_ins = [int(bound), *(int(bound) * int(reach) for _, reach in sums)]
-    scales = [_scale_for(dp, mechanism, d, share) for d in d_ins]
+    try:
+        scales = [_scale_for(dp, mechanism, d, share) for d in d_ins]
+    except dp.OpenDPException:  # a share so small that no scale is representable
+        name = "rho" if mechanism == "gaussian" else "epsilon"
+        raise InputError(
+            f"{opt(name)} {budget!r} is too small: no noise scale reaches it (every count "
+            "would be noise); spend a larger budget on fewer marginals"
+        ) from None
 
     def losses(scales: Sequence[float]) -> list[Any]:
         return [(_release(dp, mechanism, sc, n_marginals), d)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 #: the largest k of a curve (:data:`airflow_privacy.core.criteria.registry.MAX_K_CURVE`;
 #: tests/gate/steps keeps them equal: the parser is built without the engines)
-MAX_K_CURVE = 100_000
+MAX_K_CURVE = 10_000
 
 
 @dataclass(frozen=True)

@@ -194,9 +194,9 @@ def test_absurd_k_is_bad_input_before_any_work() -> None:
         assert str(info.value).startswith("--k must be at most 1,000,000,000")
     with pytest.raises(InputError) as info:
         disclosure_curve(b, 1_000_000)  # `report --k-max 1000000` once asked for 29 TiB
-    assert str(info.value).startswith("--k-max must be at most 100,000, got 1,000,000")
+    assert str(info.value).startswith("--k-max must be at most 10,000, got 1,000,000")
     with speaking("airflow"):
-        assert str(info.value).startswith("k_max must be at most 100,000")
+        assert str(info.value).startswith("k_max must be at most 10,000")
     with pytest.raises(InputError, match=r"^ck-safety: k must be at most"):
         check_ck_safety(b, 0.5, MAX_K + 1)
     with pytest.raises(InputError, match=r"^negation-safety: c must be in \(0, 1\], got 2"):
