@@ -80,64 +80,10 @@ def read_candidate(
         elif ref.is_uri and has_manifest(ref, ctx):
             m = stack.enter_context(local_copy(ref.sibling(MANIFEST_SUFFIX), ctx))
         # a local file's manifest beside it is found by read_release_file itself
-        large = _counted_out_of_core(path, m, qis, sensitive, kind, bucket, ref.name, fmt,
-                                     delimiter, ctx)  # fmt: skip
-        if large is not None:
-            return large
         return read_release_file(
             path, qis=qis, sensitive=sensitive, kind=kind, bucket=bucket, manifest=m,
-            name=ref.name, fmt=fmt, delimiter=delimiter,
+            name=ref.name, fmt=fmt, delimiter=delimiter, progress=ctx.progress,
         )  # fmt: skip
-
-
-def _counted_out_of_core(
-    path: Path,
-    manifest: Path | None,
-    qis: Sequence[str] | None,
-    sensitive: str | None,
-    kind: str | None,
-    bucket: str | None,
-    name: str,
-    fmt: Any,
-    delimiter: str | None,
-    ctx: GateContext,
-) -> ReleaseFile | None:
-    """A large generalized release (what ``auto`` counts with DuckDB: a Parquet file of at
-    least 4 x 10^7 cells by its metadata, a CSV of 64 MiB, a gzip CSV that decompresses
-    past that) recorded from DuckDB's per-group counts, streaming in bounded memory, instead
-    of read whole (a 2.6 MB Parquet file of 2 x 10^8 rows took 8 GB). The groups are the
-    same numbers (the backends' parity); the attempt's identity is the file's digest either
-    way. None for a small file or another kind (a bucketized release lists its members)."""
-    from airflow_privacy.core.backends import choose, count_release
-    from airflow_privacy.core.composition.files import (
-        ReleaseFile,
-        manifest_beside,
-        read_json,
-        resolve_columns,
-    )
-    from airflow_privacy.core.composition.release import PublishedRelease
-    from airflow_privacy.core.model import ReleaseSpec
-
-    mpath = manifest if manifest is not None else manifest_beside(path)
-    mdata = read_json(mpath, "manifest") if mpath else None
-    if mdata is not None and not isinstance(mdata, dict):
-        return None  # refused, in its words, by read_release_file
-    try:
-        q, s, k, b = resolve_columns(mdata, qis, sensitive, kind, bucket, name)
-    except InputError:
-        return None
-    if k != "generalized" or b is not None:
-        return None
-    spec = ReleaseSpec(sensitive=s, group_columns=q)
-    if choose("auto", path, fmt, spec.required_columns()) != "duckdb":
-        return None
-    ctx.progress(f"counting {name} with DuckDB (a large file: not read whole)")
-    counted, _ = count_release(path, spec, requested="duckdb", fmt=fmt, delimiter=delimiter,
-                               progress=ctx.progress)  # fmt: skip
-    release = PublishedRelease(
-        "generalized", q, s, counted.groups, counted.values, counted.counts, None, name
-    )
-    return ReleaseFile(release, mdata, None)
 
 
 def _table_candidate(

@@ -13,8 +13,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from airflow_privacy.core.composition.files import read_release_file
-from airflow_privacy.gate import attempts
-from airflow_privacy.gate.context import GateContext
 from tests.peak_memory import run_measured
 
 
@@ -52,20 +50,17 @@ def test_counted_out_of_core_are_the_groups_read_whole(
     from airflow_privacy.core import backends
 
     monkeypatch.setattr(backends, "choose", lambda *_a, **_k: "duckdb")
-    large = attempts._counted_out_of_core(
-        path, None, cols["qis"], "disease", "generalized", None, path.name, None, None,
-        GateContext(),
-    )  # fmt: skip
-    assert large is not None
+    said: list[str] = []
+    large = read_release_file(path, **cols, progress=said.append)  # type: ignore[arg-type]
+    assert any("with DuckDB" in line for line in said)
     assert _groups(large.release) == _groups(whole.release)
     assert large.release.qis == whole.release.qis and large.release.kind == "generalized"
     assert large.spec() == whole.spec()
-    # a bucketized release lists its members: always read in process
-    bucketized = attempts._counted_out_of_core(
-        path, None, ["age"], "disease", "bucketized", "zip", path.name, None, None,
-        GateContext(),
-    )  # fmt: skip
-    assert bucketized is None
+    # a bucketized release lists its members: always read whole
+    bucketized = read_release_file(path, qis=["zip"], sensitive="disease", kind="bucketized",
+                                   bucket="age", progress=said.append)  # fmt: skip
+    assert bucketized.release.members is not None
+    assert sum("with DuckDB" in line for line in said) == 1
 
 
 def test_a_parquet_bomb_is_recorded_in_bounded_memory(tmp_path: Path) -> None:

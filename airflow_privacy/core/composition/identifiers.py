@@ -73,9 +73,10 @@ def check_key(key: bytes, what: str = "the identifier hash key") -> None:
     a shorter unit repeated (its strength is the unit's: ``"0123456789" x 4``)."""
     if not isinstance(key, bytes) or len(key) == 0:
         raise InputError(f"{what} must be non-empty bytes")
-    if period(key) < MIN_KEY_BYTES:
+    unit = period(key)
+    if unit < MIN_KEY_BYTES:
         raise InputError(
-            f"{what} is too weak: it repeats a unit of {period(key)} bytes (at least "
+            f"{what} is too weak: it repeats a unit of {unit} bytes (at least "
             f"{MIN_KEY_BYTES} random bytes are needed), e.g. "
             '`python -c "import secrets; print(secrets.token_hex(32))"`'
         )
