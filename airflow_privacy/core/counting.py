@@ -93,6 +93,110 @@ def _codes(batch: pa.RecordBatch, column: _Column) -> IntArray:
     return codes
 
 
+_KEY_LIMIT = 1 << 62  # a mixed-radix key stays below this (int64, with room to multiply)
+
+
+@dataclass(frozen=True)
+class _Keys:
+    """One integer per row for its combination of column codes, and how to decode it.
+
+    The key is mixed radix over ``radix`` (the last columns' cardinalities); when the product
+    of the cardinalities would pass :data:`_KEY_LIMIT` the key so far is re-densified
+    (``np.unique``) and ``head[code]`` holds the per-column codes of each dense prefix."""
+
+    key: IntArray
+    bound: int
+    radix: tuple[int, ...]
+    head: IntArray | None
+
+    def decode(self, codes: IntArray) -> IntArray:
+        """The per-column codes (one column per grouped column) of each key in ``codes``."""
+        rest = np.asarray(codes, dtype=np.int64).copy()
+        tail = np.empty((rest.shape[0], len(self.radix)), dtype=np.int64)
+        for j in range(len(self.radix) - 1, -1, -1):
+            tail[:, j] = rest % self.radix[j]
+            rest //= self.radix[j]
+        if self.head is None:
+            return tail
+        return np.hstack([self.head[rest], tail])
+
+
+def _row_keys(prepared: pa.Table, columns: Sequence[_Column]) -> _Keys:
+    """The :class:`_Keys` of ``columns`` over every row of ``prepared``: written record
+    batch by record batch into one buffer while the radix product fits, else combined column
+    by column with re-densification (many high-cardinality columns: a plain mixed-radix
+    key would wrap around int64 and decode to wrong labels)."""
+    cards = [max(len(c.labels), 1) for c in columns]
+    n_rows = prepared.num_rows
+    keys = np.empty(n_rows, dtype=np.int64)
+    space = 1
+    for card in cards:
+        space *= card
+    if space < _KEY_LIMIT:
+        start = 0
+        for batch in prepared.to_batches(max_chunksize=_BATCH):
+            stop = start + batch.num_rows
+            if columns:
+                key = _codes(batch, columns[0])
+                for col, card in zip(columns[1:], cards[1:], strict=True):
+                    key *= card
+                    key += _codes(batch, col)
+                keys[start:stop] = key
+            else:
+                keys[start:stop] = 0
+            start = stop
+        return _Keys(keys, space, tuple(cards), None)
+    keys[:] = 0
+    bound = 1
+    radix: list[int] = []
+    head: IntArray | None = None
+    for col, card in zip(columns, cards, strict=True):
+        if bound * card >= _KEY_LIMIT:
+            uniq, inverse = np.unique(keys, return_inverse=True)
+            head = _Keys(uniq, bound, tuple(radix), head).decode(uniq)
+            keys = inverse.reshape(-1).astype(np.int64)
+            bound = max(int(uniq.shape[0]), 1)
+            radix = []
+        keys *= card
+        start = 0
+        for batch in prepared.select([col.name]).to_batches(max_chunksize=_BATCH):
+            keys[start : start + batch.num_rows] += _codes(batch, col)
+            start += batch.num_rows
+        bound *= card
+        radix.append(card)
+    return _Keys(keys, bound, tuple(radix), head)
+
+
+def _labels(
+    columns: Sequence[_Column], keys: _Keys, codes: IntArray
+) -> tuple[tuple[str, ...], ...]:
+    parts = keys.decode(codes)
+    label_lists = [c.labels for c in columns]
+    return tuple(
+        tuple(label_lists[j][code] for j, code in enumerate(row)) for row in parts.tolist()
+    )
+
+
+def count_rows(
+    table: pa.Table, columns: Sequence[str]
+) -> tuple[tuple[tuple[str, ...], ...], IntArray]:
+    """``(distinct rows, multiplicities)`` of ``columns`` in a table without missing values,
+    each value labelled as :func:`count_groups` labels it (so the two can be joined)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    prepared, cols = _prepare(table, columns)
+    by_name = {c.name: c for c in cols}
+    ordered = [by_name[name] for name in columns]
+    keys = _row_keys(prepared, ordered)
+    enc = pc.dictionary_encode(
+        pa.Array.from_buffers(pa.int64(), len(keys.key), [None, pa.py_buffer(keys.key)])
+    )
+    codes = int_view(enc.dictionary).astype(np.int64)
+    counts = np.bincount(int_view(enc.indices).astype(np.int64), minlength=len(codes))
+    return _labels(ordered, keys, codes), counts.astype(np.int64)
+
+
 def count_groups(
     table: pa.Table, group_columns: Sequence[str], sensitive: str
 ) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...], IntArray]:
@@ -109,57 +213,41 @@ def count_groups(
     g_cols = [by_name[name] for name in group_columns]
     s_col = by_name[sensitive]
     n_values = len(s_col.labels)
-    cards = [max(len(c.labels), 1) for c in g_cols]
-    space = float(np.prod(cards, dtype=np.float64))
+    keys = _row_keys(prepared, g_cols)
+    space = keys.bound
     direct = space * n_values <= _DIRECT_CELLS
 
     n_rows = prepared.num_rows
-    keys = np.empty(n_rows, dtype=np.int64)
-    start = 0
-    for batch in prepared.to_batches(max_chunksize=_BATCH):
-        stop = start + batch.num_rows
-        key = _codes(batch, g_cols[0])
-        for col, card in zip(g_cols[1:], cards[1:], strict=True):
-            key *= card
-            key += _codes(batch, col)
-        if direct:
-            key *= n_values
-            key += _codes(batch, s_col)
-        keys[start:stop] = key
-        start = stop
-
+    s_batches = prepared.select([s_col.name]).to_batches(max_chunksize=_BATCH)
     if direct:
-        flat = np.bincount(keys, minlength=int(space) * n_values)
+        # the sensitive code joins the key in place (no second row-sized buffer)
+        flat_keys = keys.key
+        start = 0
+        for batch in s_batches:
+            stop = start + batch.num_rows
+            flat_keys[start:stop] *= n_values
+            flat_keys[start:stop] += _codes(batch, s_col)
+            start = stop
+        flat = np.bincount(flat_keys, minlength=int(space) * n_values)
         grid = flat.reshape(int(space), n_values)
         present = np.flatnonzero(grid.any(axis=1))
         counts = grid[present]
         group_codes = present
     else:
         enc = pc.dictionary_encode(
-            pa.Array.from_buffers(pa.int64(), n_rows, [None, pa.py_buffer(keys)])
+            pa.Array.from_buffers(pa.int64(), n_rows, [None, pa.py_buffer(keys.key)])
         )
         group_idx = int_view(enc.indices).astype(np.int64)
         group_codes = int_view(enc.dictionary).astype(np.int64)
-        s_codes = np.empty(n_rows, dtype=np.int64)
-        start = 0
-        for batch in prepared.to_batches(max_chunksize=_BATCH):
-            s_codes[start : start + batch.num_rows] = _codes(batch, s_col)
-            start += batch.num_rows
         group_idx *= n_values
-        group_idx += s_codes
+        start = 0
+        for batch in s_batches:
+            group_idx[start : start + batch.num_rows] += _codes(batch, s_col)
+            start += batch.num_rows
         counts = np.bincount(group_idx, minlength=len(group_codes) * n_values).reshape(
             len(group_codes), n_values
         )
-    # decode group codes into per-column labels
-    parts = np.empty((len(group_codes), len(g_cols)), dtype=np.int64)
-    rest = np.asarray(group_codes, dtype=np.int64).copy()
-    for j in range(len(g_cols) - 1, -1, -1):
-        parts[:, j] = rest % cards[j]
-        rest //= cards[j]
-    label_lists = [c.labels for c in g_cols]
-    groups = tuple(
-        tuple(label_lists[j][code] for j, code in enumerate(row)) for row in parts.tolist()
-    )
+    groups = _labels(g_cols, keys, group_codes)
     used = np.asarray(counts.any(axis=0), dtype=bool)
     labels = tuple(lbl for lbl, ok in zip(s_col.labels, used.tolist(), strict=True) if ok)
     return groups, labels, np.ascontiguousarray(counts[:, used], dtype=np.int64)

@@ -351,29 +351,32 @@ class PublishedRelease:
 def _bucket_members(
     table: pa.Table, bucket: str, qis: tuple[str, ...], buckets: Sequence[tuple[str, ...]]
 ) -> tuple[tuple[Member, ...], ...]:
-    """The exact QI tuples of every bucket, with multiplicities, in ``buckets`` order."""
+    """The exact QI tuples of every bucket, with multiplicities, in ``buckets`` order.
+
+    The bucket value is labelled as the counts label it (``buckets``: a float bucket ``1.0``
+    is ``'1.0'`` in both); the QI values as Arrow writes them as text, which is how a
+    population's values are read (:meth:`Population.from_arrow`), so people are located."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    cols = [bucket, *qis]
+    from airflow_privacy.core.counting import count_rows
+
     for c in qis:
         nulls = table.column(c).null_count
         if nulls:
             raise InputError(f"QI column {c!r} has {nulls} missing value(s); fill or drop them")
-    sub = table.select(cols)
-    as_str = pa.table(
-        {
-            c: pc.cast(sub.column(c), pa.string())
-            if sub.column(c).type != pa.string()
-            else sub.column(c)
-            for c in cols
-        }
+
+    def as_text(c: str) -> pa.ChunkedArray:
+        col = table.column(c)
+        if pa.types.is_dictionary(col.type):
+            col = pc.cast(col, col.type.value_type)
+        return col if col.type == pa.string() else pc.cast(col, pa.string())
+
+    sub = pa.table(
+        {"bucket": table.column(bucket), **{f"q{i}": as_text(c) for i, c in enumerate(qis)}}
     )
-    grouped = as_str.group_by(cols).aggregate([([], "count_all")])
+    rows, counts = count_rows(sub, sub.column_names)
     per: dict[str, list[Member]] = {}
-    bucket_vals = grouped.column(bucket).to_pylist()
-    qi_vals = [grouped.column(c).to_pylist() for c in qis]
-    n = grouped.column("count_all").to_pylist()
-    for i, b in enumerate(bucket_vals):
-        per.setdefault(str(b), []).append((tuple(str(col[i]) for col in qi_vals), int(n[i])))
+    for row, n in zip(rows, counts.tolist(), strict=True):
+        per.setdefault(row[0], []).append((tuple(row[1:]), int(n)))
     return tuple(tuple(sorted(per.get(key[0], []))) for key in buckets)
