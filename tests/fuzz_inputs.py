@@ -42,7 +42,11 @@ from pathlib import Path
 from typing import Any
 
 SEED = 1321
-MEM_LIMIT = 2 << 30  # RLIMIT_AS of an isolated case (bytes)
+MEM_LIMIT = 2 << 30  # RLIMIT_AS of an isolated case (bytes): address space, reservations too
+#: RLIMIT_DATA of an isolated case (bytes): the heap and every private writable mapping (what
+#: malloc, Arrow and DuckDB allocate), pages inherited from the fork server included. Bad input
+#: must be refused within it (exit 2), however large the number or the file it names.
+DATA_LIMIT = 1 << 30
 #: CPU seconds a case may use (a few seconds: reading a dozen rows). CPU time, not wall-clock
 #: time: a case is judged by the work it did, whatever else the machine is running.
 TIME_LIMIT = 5.0
@@ -4776,6 +4780,7 @@ def _child(
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    resource.setrlimit(resource.RLIMIT_DATA, (DATA_LIMIT, DATA_LIMIT))
     resource.setrlimit(resource.RLIMIT_CPU, (CPU_KILL_AFTER, CPU_KILL_AFTER + 5))
     os.chdir(cwd)
     for k, v in env.items():

@@ -1,9 +1,15 @@
 """Run one ``airflow-privacy`` command in a fresh process and measure its own peak memory:
 the high-water mark of that program's memory map (``VmHWM`` in ``/proc/self/status``, in
-KiB). ``ru_maxrss`` would also count the pages of the test process it was forked from."""
+KiB). ``ru_maxrss`` would also count the pages of the test process it was forked from.
+
+The command runs under a memory limit as well (``RLIMIT_DATA``, 1 GiB unless told: the heap
+and every private writable mapping, what malloc, Arrow and DuckDB allocate; ``RLIMIT_AS``
+would also count DuckDB's reservations, which it cannot start under at 1 GiB): a command
+that would need more fails inside the limit instead of taking the machine's memory."""
 
 from __future__ import annotations
 
+import resource
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -21,10 +27,24 @@ _PROBE = (
 )
 
 
-def run_measured(argv: Sequence[str], timeout: float = 600) -> tuple[str, str, int, str]:
-    """``(stdout, stderr, peak KiB, exit code as printed)`` of ``airflow-privacy ARGV``."""
+DATA_LIMIT = 1 << 30
+
+
+def run_measured(
+    argv: Sequence[str], timeout: float = 600, data_limit: int = DATA_LIMIT
+) -> tuple[str, str, int, str]:
+    """``(stdout, stderr, peak KiB, exit code as printed)`` of ``airflow-privacy ARGV``, run
+    with at most ``data_limit`` bytes of data (``RLIMIT_DATA``)."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_DATA, (data_limit, data_limit))
+
     proc = subprocess.run(
-        [sys.executable, "-c", _PROBE, *argv], capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-c", _PROBE, *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=limit,
     )
     peak = [line.split() for line in proc.stderr.splitlines() if line.startswith("PEAK ")]
     assert peak, proc.stderr[-2000:]

@@ -9,6 +9,13 @@ sweeps the leftovers: folders of this naming whose process is gone and in which 
 changed for :data:`STALE_SECONDS` (a process of another PID namespace sharing the temporary
 folder, e.g. another container, looks gone from here; its live folder keeps changing, or is
 younger than that).
+
+Folders made before this naming (``airflow-privacy-duckdb-XXXXXXXX``,
+``airflow-privacy-duckdb-spill-XXXXXXXX``, ``airflow-privacy-release-XXXXXXXX``,
+``airflow-privacy-XXXXXXXX``: the eight random characters of :func:`tempfile.mkdtemp`, no
+PID) cannot say whether their process lives: they are swept once nothing in them changed
+for :data:`LEGACY_STALE_SECONDS`, and only when they look like what ``mkdtemp`` made (this
+user's, mode 0700), so that a folder of the user's that happens to match is kept.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import contextlib
 import os
 import re
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -27,8 +35,11 @@ PREFIX = "airflow-privacy-"
 KINDS = ("publish", "download", "duckdb", "spill", "release")
 #: A leftover is swept only when nothing in it changed for this long (module doc).
 STALE_SECONDS = 3600.0
+#: A leftover of the naming without a PID is swept when nothing in it changed for this long.
+LEGACY_STALE_SECONDS = 86400.0
 
 _NAME = re.compile(rf"^{re.escape(PREFIX)}(?P<kind>{'|'.join(KINDS)})-(?P<pid>\d{{1,10}})-[^/]+$")
+_LEGACY = re.compile(rf"^{re.escape(PREFIX)}(?:duckdb-spill-|duckdb-|release-)?[a-z0-9_]{{8}}$")
 
 
 def folder_prefix(kind: str) -> str:
@@ -51,6 +62,9 @@ def sweep(tmp: Path | None = None, now: float | None = None) -> int:
     for entry in entries:
         m = _NAME.match(entry.name)
         if m is None:
+            if _LEGACY.match(entry.name) and _legacy_leftover(entry, now):
+                shutil.rmtree(entry, ignore_errors=True)
+                removed += 1
             continue
         pid = int(m.group("pid"))
         try:
@@ -66,6 +80,20 @@ def sweep(tmp: Path | None = None, now: float | None = None) -> int:
         except (OverflowError, OSError):
             continue  # alive (another user's), unreadable, or not a process number
     return removed
+
+
+def _legacy_leftover(entry: Path, now: float) -> bool:
+    """Whether a folder of the naming without a PID is a leftover (module doc)."""
+    try:
+        st = entry.lstat()
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+            return False
+        if stat.S_IMODE(st.st_mode) != 0o700:
+            return False
+        newest = max([st.st_mtime, *(f.lstat().st_mtime for f in entry.iterdir())])
+    except OSError:
+        return False
+    return now - newest >= LEGACY_STALE_SECONDS
 
 
 def make(kind: str) -> Path:

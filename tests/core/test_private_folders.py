@@ -84,3 +84,38 @@ def test_a_duckdb_count_leaves_nothing_and_sweeps_a_killed_counts_folders(tmp: P
     assert counts.n_records == 3
     assert not spill.exists() and not link.exists()
     assert sorted(p.name for p in tmp.iterdir()) == ["r.csv"]
+
+
+LEGACY_NAMES = (
+    "airflow-privacy-duckdb-ab12cd_3",
+    "airflow-privacy-duckdb-spill-zz99yy00",
+    "airflow-privacy-release-q1w2e3r4",
+    "airflow-privacy-k9j8h7g6",
+)
+
+
+def _legacy(tmp: Path, name: str, age: float, mode: int = 0o700) -> Path:
+    folder = tmp / name
+    folder.mkdir(mode=0o700)
+    (folder / "part.parquet").write_bytes(b"\0" * 16)
+    folder.chmod(mode)
+    then = time.time() - age
+    for p in (folder / "part.parquet", folder):
+        os.utime(p, (then, then))
+    return folder
+
+
+def test_leftovers_named_without_a_pid_are_swept_after_a_day(tmp: Path) -> None:
+    day = private_folders.LEGACY_STALE_SECONDS
+    stale = [_legacy(tmp, name, day + 60) for name in LEGACY_NAMES]
+    young = _legacy(tmp, "airflow-privacy-duckdb-young000", day - 60)
+    # a folder of the user's that happens to match the naming: not what mkdtemp makes
+    shared = _legacy(tmp, "airflow-privacy-releases", day + 60, mode=0o755)
+    other = tmp / "airflow-privacy-notes"
+    other.write_text("a file, not a folder")
+    os.utime(other, (time.time() - 2 * day, time.time() - 2 * day))
+    longer = _legacy(tmp, "airflow-privacy-release-abcdefghi", day + 60)  # 9 characters
+    with private_folders.private_folder("duckdb"):
+        pass
+    assert not any(p.exists() for p in stale)
+    assert young.exists() and shared.exists() and other.exists() and longer.exists()

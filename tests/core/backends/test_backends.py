@@ -604,7 +604,8 @@ def test_auto_sees_a_gzip_bomb_for_what_it_is(tmp_path: Path) -> None:
 def test_a_gzip_bomb_is_checked_in_bounded_memory(tmp_path: Path) -> None:
     """10^8 records in 0.7 MB took 3.06 GB in check when Arrow read it whole (about 30 bytes
     a record; 4 x 10^7 took 1.25 GB): 6 x 10^7 records counted by DuckDB stay under 1 GiB
-    (220-260 MB alone). The command's own peak memory is asserted (its VmHWM), not its time;
+    (220-260 MB alone), and under a 1 GiB data limit, where Arrow's whole reading fails
+    (exit 2). The command's own peak memory is asserted (its VmHWM), not its time;
     ``ru_maxrss``, measured before, also counted the pages of the test worker it was forked
     from, probably the 751 MB seen once in CI."""
     from tests.peak_memory import run_measured
@@ -617,3 +618,10 @@ def test_a_gzip_bomb_is_checked_in_bounded_memory(tmp_path: Path) -> None:
     assert code == "0", err[-2000:]
     assert '"safe": true' in out
     assert peak < 1024 * 1024, f"{peak / 1024:.0f} MiB"
+    # the limit is real: read whole by Arrow, the same file does not fit in it
+    _, err, _, code = run_measured(
+        ["check", str(bomb), "--group", "age", "--sensitive", "sex", "--criterion",
+         "k-anonymity:k=2", "--backend", "arrow", "--quiet"],
+    )  # fmt: skip
+    assert code == "2", err[-2000:]
+    assert "cannot read" in err and "Traceback" not in err
