@@ -229,6 +229,7 @@ class _Writer:
                 from airflow_privacy.ledger import ReleaseLedger
 
                 ledger = ReleaseLedger(url, create=False, hash_key=WORKER_KEY)
+                ledger.stored_hashes([])  # the derived key: its reads happen before the pause
 
                 @event.listens_for(ledger.engine, "checkout")
                 def wait(*args: Any) -> None:  # before BEGIN (IMMEDIATE): no lock held yet

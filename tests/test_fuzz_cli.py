@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -84,7 +85,7 @@ def fuzz(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzz]:
     yield _session(tmp_path_factory.mktemp("fuzz"), CASES)
 
 
-def _run(fuzz: Fuzz, case: Case, index: int) -> list[str]:
+def _run(fuzz: Fuzz, case: Case, index: int, tally: Tally | None = None) -> list[str]:
     if case.isolate:
         p, r = fuzz.isolated[case.id]
     else:
@@ -100,9 +101,44 @@ def _run(fuzz: Fuzz, case: Case, index: int) -> list[str]:
             if changed:
                 found.append(f"changed the inputs: {', '.join(changed[:3])}")
                 fuzz.inputs = now  # report it once
+        if tally is not None:
+            tally.add(p, r, found)
         return [describe(p, r, found)] if found else []
     finally:
         finish(p)
+
+
+class Tally:
+    """Per command: cases tried, verdicts (exit 0/1), refusals (exit 2), exit 3, cases that
+    did not end by themselves (a limit killed them), cases that wrote or left what they must
+    not, and cases with any problem."""
+
+    COLUMNS = ("tried", "verdict", "refused", "exit 3", "killed", "wrote", "broken")
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, int]] = {}
+
+    def add(self, p: Any, r: Any, found: list[str]) -> None:
+        command = p.argv[0] if p.argv else "(none)"
+        row = self.rows.setdefault(command, dict.fromkeys(self.COLUMNS, 0))
+        row["tried"] += 1
+        row["verdict"] += r.code in (0, 1)
+        row["refused"] += r.code == 2
+        row["exit 3"] += r.code == 3
+        row["killed"] += r.code is None
+        row["wrote"] += any(f.startswith(("left files", "created", "replaced")) for f in found)
+        row["broken"] += bool(found)
+
+    def markdown(self) -> str:
+        lines = ["| command | " + " | ".join(self.COLUMNS) + " |",
+                 "| --- |" + " ---: |" * len(self.COLUMNS)]  # fmt: skip
+        total = dict.fromkeys(self.COLUMNS, 0)
+        for command, row in sorted(self.rows.items()):
+            lines.append(f"| {command} | " + " | ".join(f"{row[c]:,}" for c in self.COLUMNS) + " |")
+            for c in self.COLUMNS:
+                total[c] += row[c]
+        lines.append("| all | " + " | ".join(f"{total[c]:,}" for c in self.COLUMNS) + " |")
+        return "\n".join(lines)
 
 
 def _param(case: Case) -> object:
@@ -151,11 +187,16 @@ def test_extended_fuzz(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     start = time.perf_counter()
     fuzz = _session(tmp_path, cases)
     failures: list[str] = []
+    tally = Tally()
     for i, case in enumerate(cases):
-        found = _run(fuzz, case, i)
+        found = _run(fuzz, case, i, tally)
         if case.xfail:
             continue  # a known bug of another layer (tests above turn red once it is fixed)
         failures.extend(found)
+    # the figures per command (printed with -s; also left beside the run's files)
+    figures = tally.markdown()
+    (tmp_path / "fuzz_figures.md").write_text(figures + "\n")
+    print(f"\n{len(cases):,} cases in {time.perf_counter() - start:.0f} s\n{figures}")
     assert not failures, (
         f"{len(failures)} of {len(cases)} cases failed in {time.perf_counter() - start:.0f} s:\n"
         + "\n".join(failures[:20])

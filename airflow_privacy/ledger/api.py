@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import secrets
 import uuid as uuidlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -38,17 +39,20 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import column, delete, func, insert, select, table
+from sqlalchemy import column, delete, func, insert, or_, select, table
 from sqlalchemy.engine import URL, Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from airflow_privacy.core.composition.identifiers import (
     DEFAULT_KEY_ENV,
+    derive_key,
+    derived_fingerprint,
+    derived_matches,
     fingerprint_matches,
     hash_identifiers,
-    key_fingerprint,
     key_from_env,
+    wrap_hashes,
 )
 from airflow_privacy.core.composition.release import PublishedRelease
 from airflow_privacy.core.redaction import redact
@@ -83,6 +87,7 @@ from airflow_privacy.ledger.models import (
     MemberRow,
     ReleaseRow,
     ReportRow,
+    SettingRow,
 )
 from airflow_privacy.ledger.policies import PolicyInfo
 
@@ -330,6 +335,10 @@ def _release_of(s: Session, a: AttemptRow, *, lock: bool = False) -> ReleaseRow:
     return row
 
 
+_SALT = "identifier_key_salt"  # the ledger_settings row of the scrypt salt
+_KDF = "kdf1"  # the prefix of wrapped hashes' fingerprint
+
+
 class ReleaseLedger:
     """The release ledger on a SQLAlchemy database.
 
@@ -364,6 +373,7 @@ class ReleaseLedger:
         self._secrets = url_secrets(self.engine.url)
         self.key_env = key_env
         self._hash_key = hash_key
+        self._derived: bytes | None = None
         if migrate:
             try:
                 ensure(self.engine, create=create, where=self.url)
@@ -438,9 +448,74 @@ class ReleaseLedger:
         return key_from_env(self.key_env, required=required)
 
     def hash_identifiers(self, identifiers: Iterable[str]) -> list[str]:
+        """``HMAC(key, identifier)``: the hashes as everything outside the ledger has them
+        (what :meth:`stored_hashes` turns into what the ledger stores)."""
         key = self.hash_key()
         assert key is not None
         return hash_identifiers(identifiers, key)
+
+    def stored_hashes(self, hashes: Iterable[str]) -> list[str]:
+        """Identifier hashes (``HMAC(key, identifier)``) as this ledger stores and compares
+        them: wrapped with the key derived through scrypt and this ledger's salt
+        (:func:`~airflow_privacy.core.composition.identifiers.wrap_hashes`)."""
+        return wrap_hashes(hashes, self._derived_key())
+
+    def hash_wrapper(self) -> Callable[[Iterable[str]], list[str]]:
+        """:meth:`stored_hashes` as a function that needs no open ledger (the derived key is
+        computed now)."""
+        derived = self._derived_key()
+        return lambda hashes: wrap_hashes(hashes, derived)
+
+    def _derived_key(self) -> bytes:
+        """``scrypt(key, this ledger's salt)``, computed once. The first call also wraps the
+        hashes stored unwrapped under this key (ledgers written before the derivation)."""
+        if self._derived is not None:
+            return self._derived
+        key = self.hash_key()
+        assert key is not None
+        value = self._read(
+            lambda s: s.scalar(select(SettingRow.value).where(SettingRow.name == _SALT))
+        )
+        if value is None:  # a ledger whose schema was made without the migration's row
+            with self._session(write=True) as s:
+                row = s.get(SettingRow, _SALT, with_for_update=True)
+                if row is None:
+                    row = SettingRow(name=_SALT, value=secrets.token_hex(16))
+                    s.add(row)
+                value = row.value
+        derived = derive_key(key, value)
+        self._wrap_unwrapped(key, derived)
+        self._derived = derived
+        return derived
+
+    def _wrap_unwrapped(self, key: bytes, derived: bytes) -> None:
+        """Wrap, in place and in one transaction, the hashes of every release stored
+        unwrapped under ``key``; hashes of another key are left as they are (reading them
+        is refused, naming the key)."""
+        unwrapped = or_(
+            ReleaseRow.key_fingerprint.is_(None),
+            ~ReleaseRow.key_fingerprint.startswith(f"{_KDF}$"),
+        )
+        with_hashes = ReleaseRow.id.in_(select(MemberRow.release_id).distinct())
+        if not self._read(lambda s: s.scalar(select(ReleaseRow.id).where(with_hashes, unwrapped))):
+            return
+        fingerprint = derived_fingerprint(derived)
+        with self._session(write=True) as s:
+            self._lock_datasets(s)  # no writer records hashes meanwhile
+            rows = s.scalars(
+                select(ReleaseRow).where(with_hashes, unwrapped).order_by(ReleaseRow.id)
+            ).all()
+            for row in rows:
+                if not fingerprint_matches(row.key_fingerprint, key):
+                    continue
+                old = s.scalars(select(MemberRow.id_hash).where(MemberRow.release_id == row.id))
+                new = sorted(set(wrap_hashes(old.all(), derived)))
+                s.execute(delete(MemberRow).where(MemberRow.release_id == row.id))
+                _bulk_insert(
+                    s, MemberRow.__tablename__, _MEMBER_COLUMNS, [(row.id, h) for h in new]
+                )
+                row.key_fingerprint = fingerprint
+                row.updated_at = _now()
 
     # ----------------------------------------------------------------- content
     def _prepare(
@@ -460,11 +535,13 @@ class ReleaseLedger:
         if identifiers is not None or member_hashes is not None:
             key = self.hash_key()
             assert key is not None
-            fingerprint = key_fingerprint(key)
+            derived = self._derived_key()
+            fingerprint = derived_fingerprint(derived)
             if identifiers is not None:
-                hashes = sorted(set(hash_identifiers(identifiers, key)))
+                inner = hash_identifiers(identifiers, key)
             else:
-                hashes = sorted({str(h) for h in member_hashes or ()})
+                inner = [str(h) for h in member_hashes or ()]
+            hashes = sorted(set(wrap_hashes(inner, derived)))
             if not hashes:
                 raise InputError("the identifier column is empty")
         payload = {
@@ -607,9 +684,7 @@ class ReleaseLedger:
         stored = sorted(
             s.scalars(select(MemberRow.id_hash).where(MemberRow.release_id == row.id)).all()
         )
-        key = self.hash_key()
-        assert key is not None
-        other_key = not fingerprint_matches(row.key_fingerprint, key)
+        other_key = not derived_matches(row.key_fingerprint, self._derived_key())
         if other_key or stored != prep.hashes:
             raise InputError(
                 f"{row.dataset} v{row.version} (release #{row.id}) holds this content with "
@@ -823,8 +898,9 @@ class ReleaseLedger:
         of them, over every DP release that recorded them (:func:`budget.people_spent`)."""
         dataset = _check_text(dataset, "dataset name")
         version = _check_text(str(version), "version") if version is not None else None
-        hashes = sorted({str(h) for h in member_hashes}) if member_hashes is not None else None
-        key = self.hash_key() if hashes else None
+        given = [str(h) for h in member_hashes] if member_hashes is not None else None
+        derived = self._derived_key() if given else None
+        hashes = sorted(set(wrap_hashes(given, derived))) if given and derived else None
         try:
             with self._session(write=True) as s:
                 if hashes:  # a person's spends span datasets: every dataset's row, in name order
@@ -839,8 +915,8 @@ class ReleaseLedger:
                 now = _now()
                 row = self._dp_row(s, ds, version, columns, spec, now)
                 if hashes:
-                    assert key is not None
-                    row.key_fingerprint = key_fingerprint(key)
+                    assert derived is not None
+                    row.key_fingerprint = derived_fingerprint(derived)
                     _bulk_insert(s, MemberRow.__tablename__, _MEMBER_COLUMNS,
                                  [(row.id, h) for h in hashes])  # fmt: skip
                     before = replace(before, people=budget.people_spent(s, row.id, line.unit))
@@ -1734,13 +1810,15 @@ class ReleaseLedger:
         """The identifier hashes of a release (None when none were recorded). Refuses hashes
         made with another key than this ledger's (they could not be compared)."""
 
+        if self._read(lambda s: self._row(s, release_id).n_members) is None:
+            return None
+        derived = self._derived_key()  # before the read: it may wrap hashes stored unwrapped
+
         def go(s: Session) -> frozenset[str] | None:
             row = self._row(s, release_id)
             if row.n_members is None:
                 return None
-            key = self.hash_key(required=True)
-            assert key is not None
-            if not fingerprint_matches(row.key_fingerprint, key):
+            if not derived_matches(row.key_fingerprint, derived):
                 raise InputError(
                     f"release #{row.id} ({row.dataset} v{row.version}) was hashed with another "
                     f"key than the one in {self.key_env}; set it to the key used then"

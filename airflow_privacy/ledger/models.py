@@ -21,7 +21,10 @@ The lifecycle (docs/design.md):
   why); a change that loosens anything is ``proposed`` until a second person approves it;
 * ``ledger_dp_spends``: the privacy budget a differentially private release of a dataset
   spent, recorded in the transaction that drew its noise, with its release and attempt;
-  never deleted (a dataset's budget never resets).
+  never deleted (a dataset's budget never resets);
+* ``ledger_settings``: values the ledger itself holds, by name: ``identifier_key_salt``,
+  the salt of the scrypt derivation that wraps every stored identifier hash
+  (:mod:`airflow_privacy.core.composition.identifiers`).
 
 Table names carry a ``ledger_`` prefix (the Alembic version table is
 ``ledger_alembic_version``) so the ledger can share a database with other applications.
@@ -194,6 +197,15 @@ class GroupRow(Base):
     size: Mapped[int] = mapped_column(CheckedInteger, nullable=False)
     sensitive: Mapped[Any] = mapped_column(JSON, nullable=False)
     members: Mapped[Any] = mapped_column(JSON, nullable=True)
+
+
+class SettingRow(Base):
+    """One value the ledger itself holds (``identifier_key_salt``)."""
+
+    __tablename__ = "ledger_settings"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(String(255), nullable=False)
 
 
 class MemberRow(Base):

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, inspect, select, text, update
+from sqlalchemy import create_engine, delete, inspect, select, text, update
 from sqlalchemy.orm import Session
 
 from airflow_privacy.core.composition import PublishedRelease
-from airflow_privacy.core.composition.identifiers import fingerprint_matches, key_fingerprint
+from airflow_privacy.core.composition.identifiers import key_fingerprint
 from airflow_privacy.errors import IllegalTransition, InputError, LedgerUnavailable
 from airflow_privacy.gate.rules import reasons
 from airflow_privacy.ledger import ReleaseLedger
@@ -103,7 +103,9 @@ def test_round_trip(url: str, kind: str) -> None:
     assert ledger.resolve(f"#{info.id}").id == info.id
     assert ledger.resolve("hospital@1").id == info.id
     assert ledger.resolve(info.uuid).id == ledger.by_uuid(info.uuid).id == info.id
-    assert ledger.member_hashes(info.id) == frozenset(ledger.hash_identifiers(["id-1", "id-2"]))
+    assert ledger.member_hashes(info.id) == frozenset(
+        ledger.stored_hashes(ledger.hash_identifiers(["id-1", "id-2"]))
+    )
     assert info.to_dict()["key_fingerprint"] == "recorded"  # never the value
     # a second process sees the same thing
     again = ReleaseLedger(url, hash_key=KEY, create=False)
@@ -404,6 +406,23 @@ def test_a_killed_writer_leaves_no_partial_release(url: str) -> None:
 
 
 # ----------------------------------------------------------------- identifiers
+def _salt(ledger: ReleaseLedger) -> bytes:
+    with Session(ledger.engine) as s:
+        value = s.scalar(
+            text("SELECT value FROM ledger_settings WHERE name = 'identifier_key_salt'")
+        )
+    assert value is not None
+    return bytes.fromhex(value)
+
+
+def _stored(key: bytes, salt: bytes, identifiers: list[str]) -> set[str]:
+    """What the ledger stores, from the definitions: ``HMAC(K2, HMAC(key, id))`` in hex with
+    ``K2 = scrypt(key, salt)`` (n 2^14, r 8, p 1, 32 bytes)."""
+    k2 = hashlib.scrypt(key, salt=salt, n=2**14, r=8, p=1, dklen=32)
+    inner = [hmac.new(key, i.encode(), hashlib.sha256).hexdigest() for i in identifiers]
+    return {hmac.new(k2, h.encode(), hashlib.sha256).hexdigest() for h in inner}
+
+
 def test_identifier_hashes_need_the_same_strong_key(
     url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -417,7 +436,12 @@ def test_identifier_hashes_need_the_same_strong_key(
         stored = list(s.scalars(select(MemberRow.id_hash)))
         fingerprint = s.scalar(select(ReleaseRow.key_fingerprint).where(ReleaseRow.id == info.id))
     assert all(len(h) == 64 and "alice" not in h for h in stored)
-    assert set(stored) == set(ledger.hash_identifiers(["alice", "bob"]))
+    salt = _salt(ledger)
+    assert len(salt) == 16
+    assert set(stored) == _stored(KEY, salt, ["alice", "bob"])
+    assert set(stored) == set(ledger.stored_hashes(ledger.hash_identifiers(["alice", "bob"])))
+    # never the fast keyed hash a guessed key could be tested against with one HMAC
+    assert not set(stored) & set(ledger.hash_identifiers(["alice", "bob"]))
     monkeypatch.setenv("MY_LEDGER_KEY", OTHER_KEY.decode())
     with pytest.raises(InputError, match="hashed with another key"):
         ReleaseLedger(url, key_env="MY_LEDGER_KEY").member_hashes(info.id)
@@ -436,38 +460,83 @@ def test_identifier_hashes_need_the_same_strong_key(
     with pytest.raises(InputError, match="too weak"):
         ReleaseLedger(url, hash_key=b"k").record("weak", make_release(8, 3), identifiers=["a"])
     assert [r.dataset for r in ledger.list()] == ["ids", "noids"]  # nothing recorded
-    # the stored fingerprint: a salted scrypt one, never a fast keyed hash of a constant
+    # the stored fingerprint: a keyed hash under the derived key, so checking a guessed key
+    # costs the scrypt evaluation; never a fast keyed hash of a constant under the key
     assert fingerprint is not None
-    prefix, salt, digest = fingerprint.split("$")
-    assert prefix == "scrypt1" and len(bytes.fromhex(salt)) == 16
-    slow = hashlib.scrypt(KEY, salt=bytes.fromhex(salt), n=2**14, r=8, p=1, dklen=32).hex()
-    assert digest == slow
+    prefix, digest = fingerprint.split("$")
+    k2 = hashlib.scrypt(KEY, salt=salt, n=2**14, r=8, p=1, dklen=32)
+    message = b"airflow-privacy derived identifier key fingerprint v1"
+    assert prefix == "kdf1" and digest == hmac.new(k2, message, hashlib.sha256).hexdigest()
     legacy = hmac.new(KEY, b"airflow-privacy ledger key fingerprint v1", hashlib.sha256)
     assert legacy.hexdigest()[:16] not in fingerprint
     assert all(
         hmac.new(KEY, m, h).hexdigest() not in fingerprint
-        for m in (b"", salt.encode(), bytes.fromhex(salt))
+        for m in (b"", message, salt)
         for h in (hashlib.sha256, hashlib.sha512, hashlib.blake2b)
     )
-    second = ReleaseLedger(url, hash_key=KEY).record("ids", make_release(9, 3), identifiers=["c"])
-    assert second.key_fingerprint != fingerprint  # a new salt for every release
-    assert fingerprint_matches(second.key_fingerprint, KEY)
 
 
-def test_a_legacy_fingerprint_still_verifies(url: str) -> None:
+def test_every_ledger_has_its_own_salt(tmp_path: Path) -> None:
+    """The same people under the same key are stored differently in two ledgers: no table
+    of guesses computed for one ledger serves another."""
+    one = ReleaseLedger(f"sqlite:///{tmp_path / 'one.db'}", hash_key=KEY)
+    two = ReleaseLedger(f"sqlite:///{tmp_path / 'two.db'}", hash_key=KEY)
+    a = one.record("d", sample(), identifiers=["alice", "bob"])
+    b = two.record("d", sample(), identifiers=["alice", "bob"])
+    assert _salt(one) != _salt(two)
+    assert not (one.member_hashes(a.id) or set()) & (two.member_hashes(b.id) or set())
+    assert one.member_hashes(a.id) == frozenset(_stored(KEY, _salt(one), ["alice", "bob"]))
+    with Session(one.engine) as s:
+        fp_one = s.scalar(select(ReleaseRow.key_fingerprint))
+    with Session(two.engine) as s:
+        fp_two = s.scalar(select(ReleaseRow.key_fingerprint))
+    assert fp_one != fp_two
+
+
+def _unwrap(ledger: ReleaseLedger, release_id: int, key: bytes, ids: list[str], fp: str) -> None:
+    """Store a release's people as a ledger written before the derivation did."""
+    inner = [hmac.new(key, i.encode(), hashlib.sha256).hexdigest() for i in ids]
+    with Session(ledger.engine) as s, s.begin():
+        s.execute(delete(MemberRow).where(MemberRow.release_id == release_id))
+        for h in inner:
+            s.add(MemberRow(release_id=release_id, id_hash=h))
+        s.execute(update(ReleaseRow).where(ReleaseRow.id == release_id).values(key_fingerprint=fp))
+
+
+def test_hashes_stored_unwrapped_are_wrapped_on_first_use(url: str) -> None:
     ledger = ReleaseLedger(url, hash_key=KEY)
-    info = ledger.record("old", sample(), identifiers=["alice", "bob"])
     legacy = hmac.new(KEY, b"airflow-privacy ledger key fingerprint v1", hashlib.sha256)
-    with Session(ledger.engine) as s, s.begin():  # as a ledger written before scrypt stores it
-        s.execute(
-            update(ReleaseRow)
-            .where(ReleaseRow.id == info.id)
-            .values(key_fingerprint=legacy.hexdigest()[:16])
-        )
-    assert ledger.member_hashes(info.id) == frozenset(ledger.hash_identifiers(["alice", "bob"]))
+    old = ledger.record("old", sample(), identifiers=["alice", "bob"], status="published")
+    older = ledger.record(
+        "older", make_release(5, 3), identifiers=["bob", "carol"], status="published"
+    )
+    foreign = ledger.record("foreign", make_release(6, 3), identifiers=["dan"])
+    _unwrap(ledger, old.id, KEY, ["alice", "bob"], key_fingerprint(KEY))  # salted scrypt
+    _unwrap(ledger, older.id, KEY, ["bob", "carol"], legacy.hexdigest()[:16])  # first one
+    _unwrap(ledger, foreign.id, OTHER_KEY, ["dan"], key_fingerprint(OTHER_KEY))
+    salt = _salt(ledger)
+    fresh = ReleaseLedger(url, hash_key=KEY)
+    assert fresh.member_hashes(old.id) == frozenset(_stored(KEY, salt, ["alice", "bob"]))
+    assert fresh.member_hashes(older.id) == frozenset(_stored(KEY, salt, ["bob", "carol"]))
+    # the people are compared again across old and new releases: bob is shared
+    new = fresh.record("new", make_release(7, 3), identifiers=["bob"], status="published")
+    assert fresh.sharing_releases(new.id) == [old.id, older.id]
+    with Session(fresh.engine) as s:
+        prints = dict(s.execute(select(ReleaseRow.id, ReleaseRow.key_fingerprint)).all())
+    assert prints[old.id] == prints[older.id] == prints[new.id]
+    assert str(prints[old.id]).startswith("kdf1$")
+    # hashes of another key are left as they were, and reading them names the key
+    assert str(prints[foreign.id]).startswith("scrypt1$")
     with pytest.raises(InputError, match="hashed with another key"):
-        ReleaseLedger(url, hash_key=OTHER_KEY).member_hashes(info.id)
-    assert key_fingerprint(KEY).startswith("scrypt1$")
+        fresh.member_hashes(foreign.id)
+    # ... until the ledger is used with their key: then they are wrapped too
+    other = ReleaseLedger(url, hash_key=OTHER_KEY)
+    assert other.member_hashes(foreign.id) == frozenset(_stored(OTHER_KEY, salt, ["dan"]))
+    with pytest.raises(InputError, match="hashed with another key"):
+        other.member_hashes(old.id)
+    # wrapping twice never happens: a third opening with the key changes nothing
+    again = ReleaseLedger(url, hash_key=KEY)
+    assert again.member_hashes(old.id) == frozenset(_stored(KEY, salt, ["alice", "bob"]))
 
 
 # ---------------------------------------------------------------------- URLs

@@ -166,9 +166,18 @@ def test_an_old_ledger_upgrades_with_attempts_reports_datasets_and_uuids(
         assert attempts[2][0].reasons == ["PVP_100 = 12% > 0%", INJECTIONS[0]]
         assert all(a[0].origin["front_end"] == "migration" for a in attempts.values())
         assert ledger.info(1).published_at == rows[0].updated_at and rows[2].published_at is None
-        # content is intact: groups and the legacy-fingerprinted hashes verify
+        # content is intact: groups and the legacy-fingerprinted hashes verify; the hashes,
+        # stored unwrapped then, are wrapped with the key derived from this ledger's salt
         assert all(ledger.verify(r.id) for r in rows)
-        assert ledger.member_hashes(1) == frozenset(hash_identifiers(["al", "bo"], KEY))
+        with ledger.engine.connect() as conn:
+            salt = conn.execute(
+                text("SELECT value FROM ledger_settings WHERE name = 'identifier_key_salt'")
+            ).scalar_one()
+        k2 = hashlib.scrypt(KEY, salt=bytes.fromhex(salt), n=2**14, r=8, p=1, dklen=32)
+        assert ledger.member_hashes(1) == frozenset(
+            hmac.new(k2, h.encode(), hashlib.sha256).hexdigest()
+            for h in hash_identifiers(["al", "bo"], KEY)
+        )
         # revision 0005: the content recorded with identifiers is found without them too
         again = ledger.open_attempt("monthly", sample(), required=["c"], content_digest=DIGEST)
         assert again.status == "already-published" and again.release.id == 1

@@ -12,6 +12,18 @@ keeps a *salted scrypt* fingerprint of the key (:func:`key_fingerprint`), so tha
 with different keys are never compared (they would silently report no overlap at all) while
 the fingerprint, unlike a plain keyed hash of a constant, costs an attacker a memory-hard
 scrypt evaluation per guess on top of the key's own strength.
+
+**What the ledger stores is derived through scrypt** (:func:`derive_key`, :func:`wrap_hashes`).
+A key of 32 characters can still be a guessable phrase, and a stored
+``HMAC(key, identifier)`` lets whoever knows one identifier test a guessed key with one HMAC.
+So the ledger keeps ``HMAC(K2, HMAC(key, identifier))``, where
+``K2 = scrypt(key, salt of this ledger)``: testing one guess costs one scrypt evaluation
+(16 MiB, about 50 ms), and no table computed for one ledger serves another. Everything
+outside the ledger (a population hashed in this process or in a warehouse, the hashes given
+to ``attempt --member-hashes``) stays ``HMAC(key, identifier)``: the ledger wraps them when it
+stores or compares them. Hashes stored before (``HMAC(key, identifier)`` under a ``scrypt1``
+or legacy fingerprint) are wrapped in place the first time the ledger is used with their key
+(their fingerprint becomes ``kdf1$...``).
 """
 
 from __future__ import annotations
@@ -30,6 +42,8 @@ MIN_DISTINCT_BYTES = 10
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
 _LEGACY_MESSAGE = b"airflow-privacy ledger key fingerprint v1"
 _PREFIX = "scrypt1"
+_DERIVED_PREFIX = "kdf1"
+_DERIVED_MESSAGE = b"airflow-privacy derived identifier key fingerprint v1"
 _cache: dict[tuple[bytes, str], str] = {}
 
 
@@ -126,3 +140,41 @@ def fingerprint_matches(fingerprint: str | None, key: bytes) -> bool:
         return hmac.compare_digest(_scrypt(key, parts[1]), parts[2])
     legacy = hmac.new(key, _LEGACY_MESSAGE, hashlib.sha256).hexdigest()[:16]
     return hmac.compare_digest(legacy, fingerprint)
+
+
+def derive_key(key: bytes, salt_hex: str) -> bytes:
+    """``K2 = scrypt(key, salt)`` (n = 2^14, r = 8, p = 1; 32 bytes): the key the ledger wraps
+    stored hashes with (module doc). ``salt_hex`` is the ledger's own salt."""
+    check_key(key)
+    try:
+        salt = bytes.fromhex(salt_hex)
+    except ValueError:
+        raise InputError("the ledger's identifier key salt is not hexadecimal") from None
+    if len(salt) < 16:
+        raise InputError("the ledger's identifier key salt is shorter than 16 bytes")
+    return bytes.fromhex(_scrypt(key, salt_hex))
+
+
+def wrap_hashes(hashes: Iterable[str], derived: bytes) -> list[str]:
+    """``HMAC-SHA256(K2, h)`` in hex of every identifier hash ``h`` (hex text, as
+    :func:`hash_identifiers` writes it): what the ledger stores."""
+    return [hmac.new(derived, str(h).encode("ascii"), hashlib.sha256).hexdigest() for h in hashes]
+
+
+def derived_fingerprint(derived: bytes) -> str:
+    """``kdf1$<digest>``: the fingerprint of wrapped hashes. Computing it from a guessed key
+    costs the scrypt evaluation of :func:`derive_key`."""
+    digest = hmac.new(derived, _DERIVED_MESSAGE, hashlib.sha256).hexdigest()
+    return f"{_DERIVED_PREFIX}${digest}"
+
+
+def is_derived(fingerprint: str | None) -> bool:
+    """Whether ``fingerprint`` belongs to wrapped hashes (else: hashes stored unwrapped)."""
+    return bool(fingerprint) and str(fingerprint).startswith(f"{_DERIVED_PREFIX}$")
+
+
+def derived_matches(fingerprint: str | None, derived: bytes) -> bool:
+    """Whether wrapped hashes of ``fingerprint`` were wrapped with ``derived``."""
+    if not is_derived(fingerprint):
+        return False
+    return hmac.compare_digest(derived_fingerprint(derived), str(fingerprint))

@@ -17,8 +17,8 @@ to a file the user names (``individuals``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.errors import InputError, LedgerMissing, opt
@@ -401,6 +401,7 @@ class AuditStep(MeasuringStep):
         members: list[frozenset[str] | None] = []
         sources: list[dict[str, Any]] = []
         key: bytes | None = None
+        wrap: Callable[[Iterable[str]], list[str]] | None = None
         notes: list[str] = []
         # what the gate compares with the ledger when it decides: a release published in this
         # scope after the audit read the ledger was not audited against (the attempt is blocked)
@@ -417,6 +418,7 @@ class AuditStep(MeasuringStep):
                 with ledger:
                     if req.id_column:
                         key = ledger.hash_key()
+                        wrap = ledger.hash_wrapper()
                     already = _collect(req, ledger, candidate, attempt, first_release, priors,
                                        members, sources, notes, scope, ctx)  # fmt: skip
                     if already is not None:
@@ -485,6 +487,9 @@ class AuditStep(MeasuringStep):
                     path, qis, id_column=req.id_column, hash_key=key,
                     fmt=req.fmt if pop_ref == req.candidate else None,
                 )  # fmt: skip
+        if wrap is not None and population.id_hashes is not None:
+            # the ledger stores hashes wrapped with its derived key: compare like with like
+            population = replace(population, id_hashes=tuple(wrap(population.id_hashes)))
         ctx.progress(f"locating {population.n:,} people in {len(priors) + 1} releases")
         result = composition_audit(
             population,
