@@ -109,11 +109,12 @@ def _run(fuzz: Fuzz, case: Case, index: int, tally: Tally | None = None) -> list
 
 
 class Tally:
-    """Per command: cases tried, verdicts (exit 0/1), refusals (exit 2), exit 3, cases that
-    did not end by themselves (a limit killed them), cases that wrote or left what they must
-    not, and cases with any problem."""
+    """Per command: cases tried, verdicts (exit 0/1), refusals (exit 2), exit 3, other exits
+    (4: a ledger unavailable; 5: a step that gave no verdict), cases that did not end by
+    themselves (a limit killed them), cases that wrote or left what they must not, and cases
+    with any problem."""
 
-    COLUMNS = ("tried", "verdict", "refused", "exit 3", "killed", "wrote", "broken")
+    COLUMNS = ("tried", "verdict", "refused", "exit 3", "other", "killed", "wrote", "broken")
 
     def __init__(self) -> None:
         self.rows: dict[str, dict[str, int]] = {}
@@ -125,6 +126,7 @@ class Tally:
         row["verdict"] += r.code in (0, 1)
         row["refused"] += r.code == 2
         row["exit 3"] += r.code == 3
+        row["other"] += r.code is not None and r.code not in (0, 1, 2, 3)
         row["killed"] += r.code is None
         row["wrote"] += any(f.startswith(("left files", "created", "replaced")) for f in found)
         row["broken"] += bool(found)

@@ -18,6 +18,10 @@ operator does around the gate never makes a run green or publishes.
 * a side task that failed, then recovered: "Clear failed tasks" re-runs the gate, which says
   the attempt is decided and what to clear; clearing ``open_attempt`` and what follows opens
   a new attempt, which publishes: green;
+* a supersede asked on the command line (``ledger supersede``, by alice) and answered inside
+  Airflow by a steward (``privacy_steward_decisions``, the shipped DAG, triggered with the
+  attempt's UUID): set aside, both people recorded; the same DAG for an attempt with nothing
+  pending, or for text that is no UUID: red, nothing decided;
 * DP releases (``privacy_live_dp``): two spend the dataset's budget and publish (green); the
   third is refused before any noise is drawn: red, nothing published, the spend unchanged;
   a DAG scheduled on the release asset runs after each of the two, not after the third.
@@ -62,7 +66,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Airflow, Pa
     }
     # the organization's part: each dataset's policy, before its first release
     record_policy(url, "live", policy=Policy(criteria=[("k-anonymity", {"k": 3})]))
-    record_policy(url, "wards", "wards-aside", "audited", "elsewhere", "sidecar")
+    record_policy(url, "wards", "wards-aside", "audited", "elsewhere", "sidecar", "asked")
     record_policy(url, "dpsurvey", policy=Policy(dp={"unit": "rho", "cap": 1.0}))
     with running_airflow(
         tmp, "gate", HERE / "live_dags", DAG, env_extra=env, users=("steward",)
@@ -322,6 +326,53 @@ def test_a_steward_override_takes_a_second_person(live: tuple[Airflow, Path, str
         assert (set_aside.override["requested_by"], set_aside.override["decided_by"]) == (
             "admin", "steward",
         )  # fmt: skip
+
+
+def test_a_supersede_asked_on_the_command_line_is_answered_in_airflow(
+    live: tuple[Airflow, Path, str],
+) -> None:
+    from airflow_privacy.cli import main
+    from tests.ledger.support import sample
+
+    af, _, url = live
+    dag = "privacy_steward_decisions"
+    hitl = "/api/v2/dags/{dag}/dagRuns/{run}/taskInstances/decide/-1/hitlDetails"
+    with ReleaseLedger(url) as db:
+        opened = db.open_attempt("asked", sample(), required=["check"], first_release=True)
+        idle = db.open_attempt(
+            "asked", sample("bucketized"), required=["check"], first_release=True
+        )
+        db.block(opened.uuid, ["k-anonymity: 3 groups below k = 5"], by="gate")
+    quiet = ["--ledger", url, "--quiet"]
+    # alice asks on the command line: the dataset has a policy, so it waits for a second person
+    assert main(["ledger", "supersede", opened.uuid, "--by", "alice",
+                 "--reason", "the month was loaded twice", *quiet]) == 1  # fmt: skip
+    run = _trigger(af, dag, {"attempt": opened.uuid})
+    _wait_state(af, dag, run, "decide", "awaiting_input")
+    _wait_parked(af, dag, run, "decide")
+    detail = _call(af, "GET", hitl.format(dag=dag, run=run))
+    assert detail["options"] == ["Set it aside (supersede)", "Keep the block"]
+    assert "alice asked for a supersede" in detail["body"]
+    assert "the month was loaded twice" in detail["body"] and "k-anonymity" in detail["body"]
+    answer = {"chosen_options": ["Set it aside (supersede)"], "params_input": {"reason": "ok"}}
+    _call(af, "PATCH", hitl.format(dag=dag, run=run), answer, user="steward")
+    assert _finished(af, dag, run) == "success"
+    with ReleaseLedger(url, create=False) as db:
+        decided = db.attempt(opened.uuid)
+        assert decided.status == "superseded" and decided.override is not None
+        assert decided.override["kind"] == "supersede"
+        assert (decided.override["requested_by"], decided.override["decided_by"]) == (
+            "alice", "steward",
+        )  # fmt: skip
+        assert db.attempt(idle.uuid).status == "open"
+    # nothing to decide: an open attempt, the decided one, text that is no UUID: red at once
+    for attempt in (idle.uuid, opened.uuid, "not-an-attempt"):
+        failed = _trigger(af, dag, {"attempt": attempt})
+        assert _finished(af, dag, failed) == "failed"
+        assert _task_state(af, dag, failed, "decide") == "failed"
+    with ReleaseLedger(url, create=False) as db:
+        assert db.attempt(idle.uuid).status == "open"
+        assert db.attempt(opened.uuid).status == "superseded"
 
 
 def _wait_state(af: Airflow, dag: str, run: str, task: str, state: str) -> None:
