@@ -15,6 +15,9 @@ folder), signed in through the simple auth manager with the password it generate
   ``/api/v2/dags/privacy_release/dagRuns`` with a token says so, with the defaults as its
   conf). The run is not awaited (with the defaults on a fresh ledger it stops at
   ``open_attempt``: the first release must be declared).
+* The steward's decisions DAG ``privacy_steward_decisions``: a supersede asked on the
+  command line is read (who asked, why, the block's reason) and set aside from the task's
+  "Required Action" form, with a reason; the ledger names both people.
 
 One Airflow serves both tests (a module-scoped fixture). Screenshots are saved as test
 artifacts in ``$AIRFLOW_PRIVACY_ARTIFACTS`` (default ``build/test-artifacts``), and the
@@ -626,3 +629,86 @@ def test_missing_chromium_skips_locally_and_fails_under_ci(
     expected = pytest.fail.Exception if ci else pytest.skip.Exception
     with pytest.raises(expected, match="chromium-driver"):
         me._binaries()
+
+
+def _rest(airflow: Airflow, method: str, path: str, body: Any = None) -> Any:
+    """One REST call as the admin (``Airflow.request`` only GETs and POSTs)."""
+    import json
+    import urllib.request
+
+    req = urllib.request.Request(
+        airflow.base + path,
+        data=json.dumps(body).encode() if body is not None else None,
+        method=method,
+        headers={"Accept": "application/json", "Content-Type": "application/json",
+                 "Authorization": f"Bearer {airflow.token()}"},
+    )  # fmt: skip
+    with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
+        return json.loads(resp.read().decode() or "null")
+
+
+def test_a_steward_answers_a_supersede_asked_on_the_command_line(
+    session: Any, airflow: Airflow
+) -> None:
+    """The shipped ``privacy_steward_decisions`` DAG in Airflow's UI: alice asked on the
+    command line to set a blocked attempt aside; the steward (the admin here) opens the run's
+    required action, reads who asked and why with the block's reason, answers "Set it aside"
+    with a reason in the form, and the ledger records both people."""
+    from selenium.webdriver.common.by import By
+
+    from airflow_privacy.cli import main
+    from airflow_privacy.ledger import ReleaseLedger
+    from tests.ledger.support import sample
+    from tests.policy_setup import record_policy
+
+    dag = "privacy_steward_decisions"
+    url = f"sqlite:///{airflow.home / 'privacy_ledger.db'}"  # the tasks' default ledger
+    record_policy(url, "asked-ui")
+    with ReleaseLedger(url) as db:
+        opened = db.open_attempt("asked-ui", sample(), required=["check"], first_release=True)
+        db.block(opened.uuid, ["k-anonymity: 3 groups below k = 5"], by="gate")
+    assert main(["ledger", "supersede", opened.uuid, "--by", "alice", "--reason",
+                 "the month was loaded twice", "--ledger", url, "--quiet"]) == 1  # fmt: skip
+    wait_for(f"{dag} parsed", lambda: bool(_rest(airflow, "GET", f"/api/v2/dags/{dag}")), airflow,
+             TIMEOUT_S)  # fmt: skip
+    _rest(airflow, "PATCH", f"/api/v2/dags/{dag}", {"is_paused": False})
+    body = {"logical_date": None, "conf": {"attempt": opened.uuid}}
+    run = str(_rest(airflow, "POST", f"/api/v2/dags/{dag}/dagRuns", body)["dag_run_id"])
+    task = f"/api/v2/dags/{dag}/dagRuns/{run}/taskInstances/decide"
+    mark = (f"Received executor event with state success for task instance TaskInstanceKey("
+            f"dag_id='{dag}', task_id='decide', run_id='{run}'")  # fmt: skip
+    wait_for("the steward's task waiting, its worker gone", lambda: (
+        _rest(airflow, "GET", task)["state"] == "awaiting_input"
+        and mark in (airflow.logs / "scheduler.log").read_text(errors="replace")
+    ), airflow, TIMEOUT_S)  # fmt: skip
+    browser = session
+    browser.get(f"{airflow.base}/dags/{dag}/runs/{run}/tasks/decide/required_actions")
+    _wait(browser, lambda d: "alice asked for a supersede" in d.find_element(
+        By.TAG_NAME, "body").text)  # fmt: skip
+    text = browser.find_element(By.TAG_NAME, "body").text
+    assert "the month was loaded twice" in text and "k-anonymity" in text
+    assert "Set this blocked release aside?" in text
+    browser.save_screenshot(str(artifacts_dir() / "airflow-steward-decision.png"))
+    reason = _wait(
+        browser,
+        lambda d: d.find_elements(
+            By.CSS_SELECTOR, "textarea, input[name='reason'], input[id*='reason']"
+        ),
+    )
+    reason[0].send_keys("agreed: loaded twice")
+    _button(browser, "Set it aside (supersede)").click()
+
+    def finished() -> bool:
+        state = _rest(airflow, "GET", f"/api/v2/dags/{dag}/dagRuns/{run}")["state"]
+        return str(state) in ("success", "failed")
+
+    wait_for(f"run {run}", finished, airflow, TIMEOUT_S)
+    browser.save_screenshot(str(artifacts_dir() / "airflow-steward-decided.png"))
+    assert _rest(airflow, "GET", f"/api/v2/dags/{dag}/dagRuns/{run}")["state"] == "success"
+    with ReleaseLedger(url, create=False) as db:
+        decided = db.attempt(opened.uuid)
+    assert decided.status == "superseded" and decided.override is not None
+    assert (decided.override["requested_by"], decided.override["decided_by"]) == (
+        "alice", USER,
+    )  # fmt: skip
+    assert decided.override["decision_reason"] == "agreed: loaded twice"
