@@ -23,6 +23,7 @@ from fastapi.testclient import TestClient
 from airflow_privacy.core.composition import PublishedRelease
 from airflow_privacy.ledger import ReleaseLedger
 from airflow_privacy.providers.airflow import plugin as plugin_module
+from airflow_privacy.providers.airflow import ui_app, ui_ledger, ui_pages
 from airflow_privacy.providers.airflow.dashboard import DASHBOARD_APP
 from airflow_privacy.providers.airflow.plugin import (
     AUTH_ENV,
@@ -436,8 +437,8 @@ def test_the_lookup_goes_through_the_one_resolution(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(location, "resolve", spy)
     monkeypatch.setenv("AIRFLOW_PRIVACY_LEDGER_URL", "sqlite:////nonexistent/x.db")
-    loc = plugin_module.ledger_location()
-    assert seen == [plugin_module.airflow_connection] and loc.url == "sqlite:////nonexistent/x.db"
+    loc = ui_ledger.ledger_location()
+    assert seen == [ui_ledger.airflow_connection] and loc.url == "sqlite:////nonexistent/x.db"
 
 
 # ---------------------------------------------------------------------------- security
@@ -473,7 +474,7 @@ def test_a_message_carrying_the_password_is_scrubbed(monkeypatch: pytest.MonkeyP
         raise error[0](f"cannot use {location.url}")
         yield
 
-    monkeypatch.setattr(plugin_module, "open_ledger", leaky)
+    monkeypatch.setattr(ui_app, "open_ledger", leaky)
     client = TestClient(create_app(auth=False, location=lambda: url))
     for kind, status in ((LedgerUnavailable, 503), (InputError, 400)):
         error[0] = kind
@@ -532,7 +533,7 @@ def test_every_stored_value_is_escaped_numbers_included(tmp_path: Path, seeded: 
 
 def test_every_route_requires_authentication_and_the_openapi_routes_are_off() -> None:
     app = create_app(auth=True)
-    require = plugin_module.airflow_access  # the dependency factory
+    require = ui_ledger.airflow_access  # the dependency factory
     assert require is not None
     paths = set()
     for route in app.routes:
@@ -552,7 +553,7 @@ def test_an_invalid_auth_mode_fails_closed(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setenv(AUTH_ENV, "off")
-    with caplog.at_level(logging.ERROR, logger=plugin_module.__name__):
+    with caplog.at_level(logging.ERROR, logger=ui_ledger.__name__):
         assert auth_mode() == "airflow"
         app = create_app()  # no exception: the API server starts
     assert any(AUTH_ENV in r.getMessage() and r.levelno == logging.ERROR for r in caplog.records)
@@ -753,7 +754,8 @@ def test_a_stored_report_is_rendered_redacted(tmp_path: Path) -> None:
     for text in (as_json.text, page.text):
         assert "row 4242 pinned down after intersecting a v1 group x" in text
         assert "Prof-specialty" not in text and "Craft-repair" not in text
-    assert not hasattr(plugin_module, "_redacted")  # one redaction for pages and JSON
+    # one redaction for pages and JSON
+    assert not any(hasattr(m, "_redacted") for m in (plugin_module, ui_app, ui_pages))
 
 
 def _old_ledger(path: Path, revision: str) -> str:
