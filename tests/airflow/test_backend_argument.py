@@ -98,7 +98,7 @@ def test_spark_table_arguments() -> None:
 def test_cli_and_operator_agree_through_the_gate(tmp_path: Path) -> None:
     """``--backend duckdb`` and ``backend="duckdb"`` reach the same service: the same
     envelope, ``details.backend`` included; the Arrow path's differs only there."""
-    from tests.gate.test_parity import FakeTI, cli, inside, normal
+    from tests.gate.parity_support import FakeTI, cli, inside, normal
 
     rows = ["g,h,s"] + [f"{g},{h},{s}" for g in "ab" for h in ["01", "1"] for s in "xyz"]
     (tmp_path / "release.csv").write_text("\n".join(rows) + "\n")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.airflow.test_release_dag import (  # noqa: F401  (fixture)
+from tests.airflow.release_runs import (  # noqa: F401  (fixture)
     SCENARIO_DAGS,
     airflow_home,
     drive,

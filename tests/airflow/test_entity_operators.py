@@ -14,7 +14,7 @@ from airflow.sdk.exceptions import AirflowFailException
 from airflow_privacy.errors import InputError
 from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
 from airflow_privacy.providers.airflow.operators.risk import RiskAnalysisOperator
-from tests.gate.test_parity import FakeTI
+from tests.gate.parity_support import FakeTI
 
 SECRET_ID = "ZZ-PERSON-4711"
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from airflow_privacy.providers.airflow.lineage import RUN_FACET, dataset_name, operator_lineage
-from tests.airflow.test_release_dag import (  # noqa: F401  (the module's fixture)
+from tests.airflow.release_runs import (  # noqa: F401  (the module's fixture)
     ROOT,
     SAMPLE_DAGS,
     SMALL,

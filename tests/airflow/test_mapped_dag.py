@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.airflow.test_release_dag import (  # noqa: F401  (the module's fixture)
+from tests.airflow.release_runs import (  # noqa: F401  (the module's fixture)
     airflow_home,
     drive,
     envelope,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from tests.airflow.test_release_dag import (  # noqa: F401  (the module's fixture)
+from tests.airflow.release_runs import (  # noqa: F401  (the module's fixture)
     airflow_home,
     drive,
     envelope,

@@ -18,117 +18,29 @@ import importlib.util
 import io
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from airflow_privacy.cli import main
 from airflow_privacy.ledger import ReleaseLedger
+from tests.airflow.release_runs import (  # noqa: F401  (fixtures)
+    AIRFLOW,
+    KEY,
+    ROOT,
+    SAMPLE_DAGS,
+    SCENARIO_DAGS,
+    SMALL,
+    airflow_home,
+    drive,
+    envelope,
+    green,
+    ledger_state,
+    ledger_url,
+    officer,
+)
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)
 from tests.policy_setup import record_policy
-
-ROOT = Path(__file__).resolve().parents[2]
-SAMPLE_DAGS = ROOT / "dags"
-SCENARIO_DAGS = Path(__file__).resolve().parent / "dags"
-AIRFLOW = str(Path(sys.executable).with_name("airflow"))
-KEY = "tests-only-key-0123456789abcdefghijklmnopqrstuv"
-
-
-@pytest.fixture(scope="module")
-def airflow_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    home = tmp_path_factory.mktemp("airflow-home")
-    proc = subprocess.run(
-        [AIRFLOW, "db", "migrate"], env=_env(home, SAMPLE_DAGS), capture_output=True, text=True
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    yield home
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "postgresql":
-        url: str = request.getfixturevalue("pg_url")
-        return url
-    return f"sqlite:///{tmp_path / 'ledger.db'}"
-
-
-def _env(home: Path, dags: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
-    env.update(
-        {
-            "AIRFLOW_HOME": str(home),
-            "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
-            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-            "AIRFLOW_PRIVACY_LEDGER_KEY": KEY,
-            "PYTHONPATH": str(ROOT),
-        }
-    )
-    return env
-
-
-def drive(
-    home: Path,
-    dags: Path,
-    dag_id: str,
-    out: Path,
-    ledger: str,
-    confs: list[dict[str, Any]],
-    extra_env: dict[str, str] | None = None,
-) -> tuple[list[dict[str, Any]], str]:
-    """Run ``confs`` one after the other in one process; each run's result and all output."""
-    conn = json.dumps({"conn_type": "privacyledger", "extra": {"url": ledger}})
-    item_env = {"AIRFLOW_PRIVACY_OUTPUT_DIR": str(out), "AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT": conn,
-                **(extra_env or {})}  # fmt: skip
-    items = [{"conf": c, "env": item_env} for c in confs]
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as tmp:
-        results_file = Path(tmp) / "results.jsonl"
-        proc = subprocess.run(
-            [sys.executable, "-m", "tests.airflow.dag_driver", dag_id, json.dumps(items)],
-            env={**_env(home, dags), "DAG_DRIVER_RESULTS": str(results_file)},
-            capture_output=True,
-            text=True,
-            timeout=900,
-            cwd=ROOT,
-        )
-        written = results_file.read_text().splitlines() if results_file.exists() else []
-    lines = proc.stdout.splitlines()
-    results = [json.loads(line[7:]) for line in written if line.startswith("RESULT ")]
-    logged = [line for r in results for line in r.pop("log")]
-    text = "\n".join([*(x for x in lines if not x.startswith("RESULT ")), *logged]) + proc.stderr
-    assert proc.returncode == 0 and len(results) == len(confs), text[-4000:]
-    return results, text
-
-
-def ledger_state(url: str) -> list[tuple[str, str, list[str]]]:
-    """(version, shown status, attempt statuses) of every release."""
-    if url.startswith("sqlite") and not Path(url.removeprefix("sqlite:///")).exists():
-        return []
-    from airflow_privacy.errors import InputError
-
-    try:
-        db = ReleaseLedger(url, create=False)
-    except InputError as exc:
-        assert "holds no ledger yet" in str(exc)  # PostgreSQL: reading created nothing
-        return []
-    with db:
-        return [(r.version, r.status, [a.status for a in db.attempts(r.id)]) for r in db.list()]
-
-
-def green(run: dict[str, Any]) -> bool:
-    return bool(run["state"] == "success")
-
-
-def envelope(run: dict[str, Any], task: str) -> dict[str, Any]:
-    xcoms = run["xcoms"].get(task, {})
-    value = xcoms.get("return_value") or xcoms.get("privacy_report")
-    assert isinstance(value, dict), (task, xcoms)
-    return value
 
 
 def test_dag_imports_with_the_expected_tasks_and_params() -> None:
@@ -171,11 +83,10 @@ def test_dag_imports_with_the_expected_tasks_and_params() -> None:
     assert shipped.dag.dag_id == "privacy_release"  # also in the wheel
 
 
-SMALL = {"records": 2000}
-
-
 def test_sample_dag_green_iff_published(
-    airflow_home: Path, tmp_path: Path, ledger_url: str
+    airflow_home: Path,  # noqa: F811  (the fixture)
+    tmp_path: Path,
+    ledger_url: str,  # noqa: F811  (the fixture)
 ) -> None:
     out = tmp_path / "out"
     published = out / "adult" / "published"
@@ -310,18 +221,6 @@ def test_sample_dag_green_iff_published(
     ]
 
 
-def officer(url: str, changed: list[str], by: str = "privacy officer") -> int:
-    """The sample dataset's policy (the demo's, :data:`release_demo.POLICY`), recorded as
-    its officer would on the command line, with ``changed`` options replacing its own."""
-    from airflow_privacy.providers.airflow.release_demo import POLICY
-
-    argv = list(POLICY)
-    for i in range(0, len(changed), 2):
-        argv[argv.index(changed[i]) + 1] = changed[i + 1]
-    argv[argv.index("--by") + 1] = by
-    return main([*argv, "--ledger", url, "--quiet"], out=io.StringIO())
-
-
 def published_files(folder: Path) -> dict[str, list[str]]:
     """``{destination folder: its files}`` under the published folder."""
     return {d.name: sorted(p.name for p in d.iterdir()) for d in sorted(folder.iterdir())}
@@ -428,7 +327,11 @@ def assert_no_individual_values(run: dict[str, Any], log: str, url: str, tmp: Pa
     assert not [p for p in beside if f"'{target.value}'" in p], target.value
 
 
-def test_scenarios_green_iff_published(airflow_home: Path, tmp_path: Path, ledger_url: str) -> None:
+def test_scenarios_green_iff_published(
+    airflow_home: Path,  # noqa: F811  (the fixture)
+    tmp_path: Path,
+    ledger_url: str,  # noqa: F811  (the fixture)
+) -> None:
     out = tmp_path / "out"
     record_policy(ledger_url, "adult")
     runs, log = drive(
@@ -488,7 +391,8 @@ def test_scenarios_green_iff_published(airflow_home: Path, tmp_path: Path, ledge
 
 
 def test_a_risk_limit_blocks_until_the_release_is_anonymized_to_it(
-    airflow_home: Path, tmp_path: Path
+    airflow_home: Path,  # noqa: F811  (the fixture)
+    tmp_path: Path,
 ) -> None:
     """The gate on a risk criterion: buckets of 3 records give a prosecutor risk of 1/3,
     so ``prosecutor-risk:highest=0.1`` blocks the release (red run, nothing published);

@@ -16,7 +16,7 @@ from airflow_privacy.cli import main
 from airflow_privacy.errors import InputError
 from airflow_privacy.providers.airflow import OPERATOR_MODULES, get_provider_info
 from airflow_privacy.providers.airflow.operators.risk import RiskAnalysisOperator
-from tests.gate.test_parity import FakeTI, normal
+from tests.gate.parity_support import FakeTI, normal
 
 QIS = ["age", "sex", "zip"]
 ROWS = ["30,M,100", "30,M,100", "30,F,100", "40,F,200", "40,F,200", "50,M,300", "30,F,200"]

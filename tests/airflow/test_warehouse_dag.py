@@ -14,7 +14,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from tests.airflow.test_release_dag import (  # noqa: F401  (the module's fixture)
+from tests.airflow.release_runs import (  # noqa: F401  (the module's fixture)
     airflow_home,
     drive,
     envelope,

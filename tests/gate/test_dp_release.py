@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from airflow_privacy.cli import main
-from tests.gate.test_parity import FakeTI, normal
+from tests.gate.parity_support import FakeTI, normal
 
 
 def cli(*argv: str) -> tuple[int, dict[str, Any]]:

@@ -11,10 +11,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
-import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,67 +19,11 @@ from sqlalchemy import create_engine, text
 
 from airflow_privacy.cli import main
 from tests.gate.conftest import Workspace
+from tests.gate.parity_support import FakeTI, cli, inside, normal
 from tests.policy_setup import record_policy
 
 QIS = ["age", "marital-status", "race", "sex"]
 QI_ARGS = [x for q in QIS for x in ("--qi", q)]
-VOLATILE = {
-    "created_at",
-    "updated_at",
-    "decided_at",
-    "published_at",
-    "generated",
-    "uuid",
-    "release_uuid",
-    "tool_version",
-    "seconds",
-    "elapsed_seconds",
-}
-
-
-class FakeTI:
-    dag_id, run_id, task_id, try_number = "parity", "manual__1", "task", 1
-
-    def __init__(self) -> None:
-        self.pushed: dict[str, dict[str, Any]] = {}
-        self.results: dict[str, Any] = {}
-
-    def xcom_push(self, key: str, value: Any) -> None:
-        self.pushed.setdefault(self.task_id, {})[key] = value
-
-    def xcom_pull(self, task_ids: str, key: str = "return_value") -> Any:
-        return self.results.get(task_ids)
-
-
-UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")
-
-
-def normal(value: Any) -> Any:
-    """The envelope without what must differ between two runs (times, UUIDs)."""
-    if isinstance(value, dict):
-        return {k: normal(v) for k, v in value.items() if k not in VOLATILE}
-    if isinstance(value, list):
-        return [normal(v) for v in value]
-    if isinstance(value, str):
-        return STAMP.sub("<time>", UUID.sub("<uuid>", value))
-    return value
-
-
-@contextmanager
-def inside(folder: Path) -> Iterator[None]:
-    old = Path.cwd()
-    os.chdir(folder)
-    try:
-        yield
-    finally:
-        os.chdir(old)
-
-
-def cli(argv: list[str]) -> tuple[int, dict[str, Any]]:
-    out = io.StringIO()
-    code = main([*argv, "--format", "json", "--quiet"], out)
-    return code, json.loads(out.getvalue())
 
 
 def same_salt(source: str, target: str) -> None:

@@ -309,7 +309,7 @@ def test_operators_with_spark_tables(spark_local: Any, tmp_path: Path) -> None:
     pytest.importorskip("airflow")
     from airflow_privacy.providers.airflow.operators.anonymize import AnonymizeLatticeOperator
     from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
-    from tests.gate.test_parity import FakeTI
+    from tests.gate.parity_support import FakeTI
 
     source = table_name()
     spark_local.createDataFrame(rows_table(60)).write.saveAsTable(source)

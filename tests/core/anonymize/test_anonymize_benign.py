@@ -32,7 +32,7 @@ from airflow_privacy.core.criteria.registry import evaluate
 from airflow_privacy.core.hierarchy import Hierarchy
 from airflow_privacy.core.model import Bucketization, ReleaseSpec
 from airflow_privacy.errors import InputError
-from tests.core.anonymize.test_anonymize_oracle import (
+from tests.core.anonymize.oracle import (
     CRITERION,
     Criteria,
     Problem,

@@ -34,7 +34,7 @@ from airflow_privacy.core.criteria.classic import (
 from airflow_privacy.core.criteria.registry import evaluate
 from airflow_privacy.core.model import Bucketization
 from airflow_privacy.errors import InputError
-from tests.core.anonymize.test_anonymize_oracle import emd_to_table
+from tests.core.anonymize.oracle import emd_to_table
 from tests.oracle import max_disclosure_negations
 
 EXACT: dict[str, list[dict[str, Any]]] = {

@@ -35,7 +35,7 @@ from airflow_privacy.core.backends.histogram import Histogram
 from airflow_privacy.core.datasets import adult_hierarchies, load_adult
 from airflow_privacy.core.model import Bucketization, ReleaseSpec
 from airflow_privacy.errors import InputError
-from tests.core.anonymize.test_anonymize_oracle import CRITERIA_LISTS, Criteria, Problem, problems
+from tests.core.anonymize.oracle import CRITERIA_LISTS, Criteria, Problem, problems
 
 
 def counted_histogram(table: pa.Table, qis: list[str], sensitive: str, seed: int) -> Histogram:

@@ -24,7 +24,7 @@ from airflow_privacy.core.datasets import adult_hierarchies, load_adult
 from airflow_privacy.core.hierarchy import Hierarchy, generalize_table
 from airflow_privacy.core.model import Bucketization, ReleaseSpec
 from airflow_privacy.errors import InputError
-from tests.core.anonymize.test_anonymize_oracle import (
+from tests.core.anonymize.oracle import (
     CRITERIA_LISTS,
     Criteria,
     Problem,

@@ -16,7 +16,7 @@ from airflow_privacy.core.anonymize import anonymize
 from airflow_privacy.core.criteria.registry import evaluate
 from airflow_privacy.core.datasets import adult_hierarchies, load_adult
 from airflow_privacy.errors import InputError
-from tests.core.anonymize.test_anonymize_oracle import (
+from tests.core.anonymize.oracle import (
     Criteria,
     Problem,
     bucketization,

@@ -31,7 +31,7 @@ from airflow_privacy.core.anonymize.encoding import encode, encode_population
 from airflow_privacy.core.anonymize.mondrian import mondrian_anonymize
 from airflow_privacy.core.set_labels import parse_set_label, set_label
 from airflow_privacy.errors import InputError
-from tests.core.anonymize.test_anonymize_oracle import Problem, problems
+from tests.core.anonymize.oracle import Problem, problems
 
 Criteria = list[tuple[str, dict[str, Any]]]
 Tuple = tuple[str, ...]

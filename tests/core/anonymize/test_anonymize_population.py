@@ -31,7 +31,7 @@ from airflow_privacy.core.criteria.registry import CRITERIA, evaluate
 from airflow_privacy.core.hierarchy import Hierarchy
 from airflow_privacy.core.model import Bucketization
 from airflow_privacy.errors import InputError
-from tests.core.anonymize.test_anonymize_oracle import (
+from tests.core.anonymize.oracle import (
     Criteria,
     Problem,
     all_nodes,

@@ -19,7 +19,7 @@ from airflow_privacy.core.anonymize import anonymize
 from airflow_privacy.core.criteria.registry import evaluate
 from airflow_privacy.core.model import Bucketization, ReleaseSpec
 from airflow_privacy.errors import InputError
-from tests.core.anonymize.test_anonymize_oracle import CRITERIA_LISTS, Criteria, Problem, problems
+from tests.core.anonymize.oracle import CRITERIA_LISTS, Criteria, Problem, problems
 
 METHODS = st.sampled_from(["bucketize", "lattice", "mondrian"])
 

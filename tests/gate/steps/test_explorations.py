@@ -16,7 +16,7 @@ from airflow_privacy.cli import main
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.refs import ReleaseRef
 from airflow_privacy.gate.steps import STEPS
-from tests.gate.test_parity import normal
+from tests.gate.parity_support import normal
 
 # Zhang et al.'s six patients (CCS 2007, Table 1): name, age, sex, condition
 PATIENTS = [

@@ -1,0 +1,133 @@
+"""Running DAGs of the provider through ``dag.test`` for the tests (a migrated Airflow home,
+the ledger on SQLite or PostgreSQL, the runs driven by :mod:`tests.airflow.dag_driver`), and
+reading what they did: shared by the DAG tests (``tests/airflow/test_*_dag.py``)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_privacy.cli import main
+from airflow_privacy.ledger import ReleaseLedger
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE_DAGS = ROOT / "dags"
+SCENARIO_DAGS = Path(__file__).resolve().parent / "dags"
+AIRFLOW = str(Path(sys.executable).with_name("airflow"))
+KEY = "tests-only-key-0123456789abcdefghijklmnopqrstuv"
+
+
+@pytest.fixture(scope="module")
+def airflow_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    home = tmp_path_factory.mktemp("airflow-home")
+    proc = subprocess.run(
+        [AIRFLOW, "db", "migrate"], env=_env(home, SAMPLE_DAGS), capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    yield home
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "postgresql":
+        url: str = request.getfixturevalue("pg_url")
+        return url
+    return f"sqlite:///{tmp_path / 'ledger.db'}"
+
+
+def _env(home: Path, dags: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
+    env.update(
+        {
+            "AIRFLOW_HOME": str(home),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW_PRIVACY_LEDGER_KEY": KEY,
+            "PYTHONPATH": str(ROOT),
+        }
+    )
+    return env
+
+
+def drive(
+    home: Path,
+    dags: Path,
+    dag_id: str,
+    out: Path,
+    ledger: str,
+    confs: list[dict[str, Any]],
+    extra_env: dict[str, str] | None = None,
+) -> tuple[list[dict[str, Any]], str]:
+    """Run ``confs`` one after the other in one process; each run's result and all output."""
+    conn = json.dumps({"conn_type": "privacyledger", "extra": {"url": ledger}})
+    item_env = {"AIRFLOW_PRIVACY_OUTPUT_DIR": str(out), "AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT": conn,
+                **(extra_env or {})}  # fmt: skip
+    items = [{"conf": c, "env": item_env} for c in confs]
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        results_file = Path(tmp) / "results.jsonl"
+        proc = subprocess.run(
+            [sys.executable, "-m", "tests.airflow.dag_driver", dag_id, json.dumps(items)],
+            env={**_env(home, dags), "DAG_DRIVER_RESULTS": str(results_file)},
+            capture_output=True,
+            text=True,
+            timeout=900,
+            cwd=ROOT,
+        )
+        written = results_file.read_text().splitlines() if results_file.exists() else []
+    lines = proc.stdout.splitlines()
+    results = [json.loads(line[7:]) for line in written if line.startswith("RESULT ")]
+    logged = [line for r in results for line in r.pop("log")]
+    text = "\n".join([*(x for x in lines if not x.startswith("RESULT ")), *logged]) + proc.stderr
+    assert proc.returncode == 0 and len(results) == len(confs), text[-4000:]
+    return results, text
+
+
+def ledger_state(url: str) -> list[tuple[str, str, list[str]]]:
+    """(version, shown status, attempt statuses) of every release."""
+    if url.startswith("sqlite") and not Path(url.removeprefix("sqlite:///")).exists():
+        return []
+    from airflow_privacy.errors import InputError
+
+    try:
+        db = ReleaseLedger(url, create=False)
+    except InputError as exc:
+        assert "holds no ledger yet" in str(exc)  # PostgreSQL: reading created nothing
+        return []
+    with db:
+        return [(r.version, r.status, [a.status for a in db.attempts(r.id)]) for r in db.list()]
+
+
+def green(run: dict[str, Any]) -> bool:
+    return bool(run["state"] == "success")
+
+
+def envelope(run: dict[str, Any], task: str) -> dict[str, Any]:
+    xcoms = run["xcoms"].get(task, {})
+    value = xcoms.get("return_value") or xcoms.get("privacy_report")
+    assert isinstance(value, dict), (task, xcoms)
+    return value
+
+
+SMALL = {"records": 2000}
+
+
+def officer(url: str, changed: list[str], by: str = "privacy officer") -> int:
+    """The sample dataset's policy (the demo's, :data:`release_demo.POLICY`), recorded as
+    its officer would on the command line, with ``changed`` options replacing its own."""
+    from airflow_privacy.providers.airflow.release_demo import POLICY
+
+    argv = list(POLICY)
+    for i in range(0, len(changed), 2):
+        argv[argv.index(changed[i]) + 1] = changed[i + 1]
+    argv[argv.index("--by") + 1] = by
+    return main([*argv, "--ledger", url, "--quiet"], out=io.StringIO())
