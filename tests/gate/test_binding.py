@@ -23,7 +23,7 @@ from airflow_privacy.gate.steps.maxent import MaxEntRequest, run_maxent
 from airflow_privacy.ledger import ReleaseLedger
 from tests.conftest_pg import PgServer, pg_server  # noqa: F401  (fixtures)
 from tests.gate.conftest import Workspace
-from tests.gate.test_lifecycle import attempt, check, gate, make_release, uuid_of
+from tests.gate.lifecycle_support import attempt, check, gate, make_release, uuid_of
 from tests.ledger.support import gate_rules
 
 

@@ -18,7 +18,7 @@ from airflow_privacy.gate.steps.audit import AuditRequest, run_audit
 from airflow_privacy.ledger import ReleaseLedger
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)
 from tests.gate.conftest import Workspace
-from tests.gate.test_lifecycle import attempt, check, gate, make_release, uuid_of
+from tests.gate.lifecycle_support import attempt, check, gate, make_release, uuid_of
 from tests.ledger.support import gate_rules
 
 

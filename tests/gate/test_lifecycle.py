@@ -6,32 +6,24 @@ check back from the ledger."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from airflow_privacy.errors import IllegalTransition, InputError, ReleaseBlocked
-from airflow_privacy.gate.anonymize import AnonymizeRequest, run_anonymize
 from airflow_privacy.gate.attempts import (
     OverrideRequest,
-    PublishRequest,
     override,
-    publish,
     supersede,
 )
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.envelope import Envelope
 from airflow_privacy.gate.refs import ReleaseRef
-from airflow_privacy.gate.steps.attempt import AttemptRequest, open_attempt
 from airflow_privacy.gate.steps.audit import AuditRequest, run_audit
-from airflow_privacy.gate.steps.check import CheckRequest, run_check
 from airflow_privacy.ledger import ReleaseLedger
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)
 from tests.gate.conftest import Workspace
-from tests.policy_setup import record_policy
-
-QIS = ["age", "marital-status", "race", "sex"]
+from tests.gate.lifecycle_support import attempt, check, gate, make_release, uuid_of
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -39,83 +31,6 @@ def backend(request: pytest.FixtureRequest, ws: Workspace) -> Iterator[Workspace
     if request.param == "postgresql":
         ws.ledger = request.getfixturevalue("pg_url")
     yield ws
-
-
-def make_release(ws: Workspace, ctx: GateContext, name: str, first: int, n: int = 400) -> Path:
-    src = ws.slice(f"{name}-input", first, n)
-    out = ws.root / f"{name}.parquet"
-    run_anonymize(
-        AnonymizeRequest(
-            source=ReleaseRef(path=str(src)),
-            release=ReleaseRef(path=str(out)),
-            qis=QIS,
-            sensitive="occupation",
-            method="bucketize",
-            criteria=["k-anonymity:k=3"],
-        ),
-        ctx,
-    )
-    return out
-
-
-def attempt(ws: Workspace, ctx: GateContext, release: Path, **kw: Any) -> Envelope:
-    """Open an attempt; a first release's dataset gets the weakest policy first (the
-    organization's part, :func:`tests.policy_setup.record_policy`) unless ``with_policy``
-    is false."""
-    dataset = kw.pop("dataset", "adult")
-    if kw.get("first_release") and kw.pop("with_policy", True):
-        record_policy(ws.ledger, dataset)
-    kw.pop("with_policy", None)
-    return open_attempt(
-        AttemptRequest(
-            release=ReleaseRef(path=str(release)),
-            dataset=dataset,
-            required=kw.pop("required", ["check"]),
-            ledger=ws.ledger,
-            **kw,
-        ),
-        ctx,
-    )
-
-
-def check(
-    ws: Workspace,
-    ctx: GateContext,
-    release: Path,
-    uuid: str | None,
-    k: int = 3,
-    name: str = "check",
-) -> Envelope:
-    return run_check(
-        CheckRequest(
-            release=ReleaseRef(path=str(release)),
-            sensitive="occupation",
-            group_columns=["bucket"],
-            criteria=[f"k-anonymity:k={k}"],
-            name=name,
-            attempt=uuid,
-            ledger=ws.ledger,
-        ),
-        ctx,
-    )
-
-
-def gate(ws: Workspace, ctx: GateContext, release: Path, uuid: str, **kw: Any) -> Envelope:
-    return publish(
-        PublishRequest(
-            attempt=uuid,
-            release=ReleaseRef(path=str(release)),
-            destination=str(ws.root / "published"),
-            ledger=ws.ledger,
-            **kw,
-        ),
-        ctx,
-    )
-
-
-def uuid_of(env: Envelope) -> str:
-    assert env.attempt is not None
-    return env.attempt.uuid
 
 
 def test_first_release_must_be_declared_then_publishes(

@@ -10,7 +10,7 @@ from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.names import near_misses
 from airflow_privacy.gate.policy import build_policy, set_policy
 from tests.gate.conftest import Workspace
-from tests.gate.test_lifecycle import attempt, check, gate, make_release, uuid_of
+from tests.gate.lifecycle_support import attempt, check, gate, make_release, uuid_of
 
 
 def test_near_misses() -> None:

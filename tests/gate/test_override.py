@@ -18,7 +18,7 @@ from airflow_privacy.gate.policy import build_policy, set_policy
 from airflow_privacy.gate.refs import ReleaseRef
 from airflow_privacy.ledger import ReleaseLedger
 from tests.gate.conftest import Workspace
-from tests.gate.test_lifecycle import attempt, check, gate, make_release, uuid_of
+from tests.gate.lifecycle_support import attempt, check, gate, make_release, uuid_of
 
 
 def _blocked(ws: Workspace, ctx: GateContext, name: str = "v1", first: int = 0) -> tuple[Path, str]:

@@ -29,7 +29,7 @@ from airflow_privacy.gate.policy import (
     show_policy,
 )
 from tests.gate.conftest import Workspace
-from tests.gate.test_lifecycle import attempt, check, gate, make_release, uuid_of
+from tests.gate.lifecycle_support import attempt, check, gate, make_release, uuid_of
 
 # (criterion, parameter, a strict value, a looser value, the other parameters)
 DIRECTIONS: list[tuple[str, str, Any, Any, dict[str, Any]]] = [

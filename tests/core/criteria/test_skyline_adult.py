@@ -19,7 +19,7 @@ from airflow_privacy.core.criteria.skyline import (
 )
 from airflow_privacy.core.model import Bucketization
 from benchmarks.bench_skyline_adult import diverse_adult
-from tests.core.criteria.test_skyline_oracle import group_probability
+from tests.core.criteria.skyline_oracle import group_probability
 
 C = 0.95
 

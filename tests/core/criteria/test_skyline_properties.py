@@ -32,7 +32,7 @@ from airflow_privacy.core.criteria.skyline import (
 )
 from airflow_privacy.core.criteria.worst_case import max_disclosure
 from airflow_privacy.core.model import Bucketization
-from tests.core.criteria.test_skyline_oracle import Rows, breach_by_groups, breach_table, posterior
+from tests.core.criteria.skyline_oracle import Rows, breach_by_groups, breach_table, posterior
 
 # Reverse-alphabetical labels, so a label/index mix-up cannot go unnoticed.
 LABELS = ("z", "y", "x", "w", "u", "t", "s", "r", "q", "p")
