@@ -30,21 +30,35 @@ _PROBE = (
 DATA_LIMIT = 1 << 30
 
 
+def _limit(data_limit: int) -> None:
+    resource.setrlimit(resource.RLIMIT_DATA, (data_limit, data_limit))
+
+
+def run_limited(
+    argv: Sequence[str], timeout: float = 600, data_limit: int = DATA_LIMIT
+) -> subprocess.CompletedProcess[str]:
+    """``airflow-privacy ARGV`` under the same limit, as it ends (a process that runs out of
+    memory inside Arrow's C++ may abort there, with no exit code of its own)."""
+    return subprocess.run(
+        [sys.executable, "-m", "airflow_privacy.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=lambda: _limit(data_limit),
+    )
+
+
 def run_measured(
     argv: Sequence[str], timeout: float = 600, data_limit: int = DATA_LIMIT
 ) -> tuple[str, str, int, str]:
     """``(stdout, stderr, peak KiB, exit code as printed)`` of ``airflow-privacy ARGV``, run
     with at most ``data_limit`` bytes of data (``RLIMIT_DATA``)."""
-
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_DATA, (data_limit, data_limit))
-
     proc = subprocess.run(
         [sys.executable, "-c", _PROBE, *argv],
         capture_output=True,
         text=True,
         timeout=timeout,
-        preexec_fn=limit,
+        preexec_fn=lambda: _limit(data_limit),
     )
     peak = [line.split() for line in proc.stderr.splitlines() if line.startswith("PEAK ")]
     assert peak, proc.stderr[-2000:]

@@ -170,11 +170,16 @@ def _row_keys(prepared: pa.Table, columns: Sequence[_Column]) -> _Keys:
 def _labels(
     columns: Sequence[_Column], keys: _Keys, codes: IntArray
 ) -> tuple[tuple[str, ...], ...]:
+    """The label tuple of every key in ``codes``: column by column, then zipped (a Python
+    generator per group cost 0.14 s for 100,000 groups)."""
     parts = keys.decode(codes)
-    label_lists = [c.labels for c in columns]
-    return tuple(
-        tuple(label_lists[j][code] for j, code in enumerate(row)) for row in parts.tolist()
-    )
+    per_column = [
+        [labels[code] for code in parts[:, j].tolist()]
+        for j, labels in enumerate(c.labels for c in columns)
+    ]
+    if not per_column:
+        return tuple(() for _ in range(len(codes)))
+    return tuple(zip(*per_column, strict=True))
 
 
 def count_rows(

@@ -15,10 +15,10 @@ refuse it, or publish it as the ``missing_as`` value the caller gives.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
+T = TypeVar("T")
 IntArray = npt.NDArray[np.int64]
 
 
@@ -243,8 +244,25 @@ class Bucketization:
         return out
 
     def value_order(self) -> IntArray:
-        """Per group, the value indices in decreasing order of frequency (stable by label)."""
-        return np.argsort(-self.counts, axis=1, kind="stable")
+        """Per group, the value indices in decreasing order of frequency (stable by label);
+        computed once (read-only)."""
+
+        def order() -> IntArray:
+            out: IntArray = np.argsort(-self.counts, axis=1, kind="stable")
+            out.setflags(write=False)
+            return out
+
+        return self.memo("value_order", order)
+
+    def memo(self, key: str, compute: Callable[[], T]) -> T:
+        """A value derived from this bucketization, computed on first use and kept with it
+        (its fields never change: the counts are read-only, and a change such as
+        :meth:`with_benign` makes a new bucketization). For derived arrays several engines
+        ask for, e.g. the worst-case engine's targets."""
+        store: dict[str, Any] = self.__dict__.setdefault("_memo", {})
+        if key not in store:
+            store[key] = compute()
+        return cast("T", store[key])
 
     def group_label(self, g: int) -> str:
         """Human-readable descriptor of group ``g``: ``age=20-39, sex=*``."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -73,3 +74,37 @@ def test_missing_fields_and_non_objects() -> None:
     del data["safe"]
     with pytest.raises(InputError, match="missing safe"):
         Envelope.from_dict(data, "x.json")
+
+
+def test_running_out_of_memory_is_one_line_naming_the_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A MemoryError while a step measures (Arrow's ``ArrowMemoryError`` is one) is bad input
+    naming the step and the streaming backend, exit 2, in each front end's words; never an
+    internal error."""
+    import pyarrow as pa
+
+    from airflow_privacy.cli import main
+    from airflow_privacy.gate.steps.check import CHECK
+    from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
+    from tests.gate.parity_support import FakeTI
+
+    release = tmp_path / "r.csv"
+    release.write_text("g,s\na,x\na,y\n")
+
+    def exhausted(*args: object, **kwargs: object) -> object:
+        raise pa.ArrowMemoryError("malloc of size 85824 failed")
+
+    monkeypatch.setattr(type(CHECK), "measure", exhausted)
+    argv = ["check", str(release), "--group", "g", "--sensitive", "s",
+            "--criterion", "k-anonymity:k=2"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "the check step ran out of memory (ArrowMemoryError)" in err
+    assert "--backend duckdb" in err and "internal error" not in err
+    assert len(err.strip().splitlines()) == 1
+    op = CheckSafetyOperator(task_id="check", release=str(release), sensitive="s",
+                             group_columns=["g"], criteria=["k-anonymity:k=2"])  # fmt: skip
+    with pytest.raises(Exception, match="ran out of memory") as info:
+        op.execute({"ti": FakeTI()})
+    assert "backend" in str(info.value) and "--backend" not in str(info.value)

@@ -257,6 +257,12 @@ class _TargetInfo:
 
 
 def _targets(b: Bucketization) -> _TargetInfo:
+    """:class:`_TargetInfo` of ``b``, computed once per bucketization (the saturation point
+    and the tables ask for it several times in one check)."""
+    return b.memo("worst_case_targets", lambda: _compute_targets(b))
+
+
+def _compute_targets(b: Bucketization) -> _TargetInfo:
     order = b.value_order()
     counts = np.take_along_axis(b.counts, order, axis=1)
     eligible = (counts > 0) & ~b.benign_mask[order]
@@ -265,8 +271,10 @@ def _targets(b: Bucketization) -> _TargetInfo:
     rows = np.arange(b.n_groups)
     index = np.where(has, order[rows, pos], -1).astype(np.int64)
     count = np.where(has, counts[rows, pos], 0).astype(np.int64)
-    rank = (b.counts > count[:, None]).sum(axis=1).astype(np.int64)
-    return _TargetInfo(index=index, count=count, rank=np.where(has, rank, 0))
+    rank = np.where(has, (b.counts > count[:, None]).sum(axis=1), 0).astype(np.int64)
+    for arr in (index, count, rank):
+        arr.setflags(write=False)
+    return _TargetInfo(index=index, count=count, rank=rank)
 
 
 # --------------------------------------------------------------------- Minimize1 (3.3.1)

@@ -16,6 +16,7 @@ reads only the values it is given (:class:`Known`) and waits while one it needs 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow_privacy.gate.steps.fields import Field
@@ -155,12 +156,36 @@ class MeasuringStep(Step):
         from airflow_privacy.gate.attempts import begin_check, record, skipped
 
         self.check(self.values_of(req))
-        prepared = self.before_begin(req, ctx)
+        with self.within_memory():
+            prepared = self.before_begin(req, ctx)
         start = begin_check(req.attempt, req.ledger, ctx, reads=self.reads(req))
         if start.skip:
             return skipped(self.name, req.name, start.info)
-        env = self.measure(req, ctx, start, prepared)
+        with self.within_memory():
+            env = self.measure(req, ctx, start, prepared)
         return record(env, start, req.ledger, ctx)
+
+    @contextmanager
+    def within_memory(self) -> Iterator[None]:
+        """Running out of memory (the process's limit, or the machine's) is said in one
+        line naming the step, as bad input (exit 2; nothing is recorded), not as a crash:
+        the input is too large to hold in this process. The counting backend that streams
+        is named when the step has one."""
+        from airflow_privacy.errors import InputError, opt
+
+        try:
+            yield
+        except MemoryError as exc:
+            streams = any(f.key == "backend" for f in self.fields)
+            hint = (
+                f"; {opt('backend')} duckdb counts it streaming, in bounded memory"
+                if streams
+                else "; give the process more memory"
+            )
+            raise InputError(
+                f"the {self.name} step ran out of memory ({type(exc).__name__}): the input is "
+                f"too large to hold in this process{hint}"
+            ) from None
 
     def before_begin(self, req: Any, ctx: GateContext) -> Any:
         """Checks of the request that need more than its fields (e.g. the criteria's names
