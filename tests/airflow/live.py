@@ -78,6 +78,28 @@ class Airflow:
         with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
             return json.loads(resp.read().decode() or "null")
 
+    def call(self, method: str, path: str, body: Any = None, user: str = USER) -> Any:
+        """One REST call as ``user``. A GET or a PATCH (idempotent: set an XCom, set a state)
+        is tried again when the API server answers 500: it does when its SQLite metadata
+        database stays locked by the scheduler for its 5 s busy timeout (seen under load in
+        CI: "INSERT INTO log" failed after 5.06 s), a few times, a few seconds apart."""
+        for attempt in range(5):
+            req = urllib.request.Request(
+                self.base + path,
+                data=json.dumps(body).encode() if body is not None else None,
+                method=method,
+                headers={"Accept": "application/json", "Content-Type": "application/json",
+                         "Authorization": f"Bearer {self.token(user)}"},
+            )  # fmt: skip
+            try:
+                with urllib.request.urlopen(req, timeout=30) as resp:
+                    return json.loads(resp.read().decode() or "null")
+            except urllib.error.HTTPError as exc:
+                if method not in ("PATCH", "GET") or exc.code != 500 or attempt == 4:
+                    raise
+                time.sleep(3)
+        raise AssertionError("unreachable")  # pragma: no cover
+
     def token(self, user: str = USER) -> str:
         """A REST API token of ``user`` (``POST /auth/token``, the simple auth manager)."""
         password = self.password if user == USER else self.passwords[user]

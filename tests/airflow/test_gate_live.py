@@ -75,29 +75,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Airflow, Pa
 
 
 def _call(af: Airflow, method: str, path: str, body: Any = None, user: str = "admin") -> Any:
-    """One REST call. A GET or a PATCH (idempotent: set an XCom, set a state) is tried again
-    when the API server answers 500: it does when its SQLite metadata database stays locked by the
-    scheduler for its 5 s busy timeout (seen under load in CI: "INSERT INTO log" failed
-    after 5.06 s), a few times, a few seconds apart."""
-    import json
-
-    for attempt in range(5):
-        req = urllib.request.Request(
-            af.base + path,
-            data=json.dumps(body).encode() if body is not None else None,
-            method=method,
-            headers={"Accept": "application/json", "Content-Type": "application/json",
-                     "Authorization": f"Bearer {af.token(user)}"},
-        )  # fmt: skip
-        try:
-            with urllib.request.urlopen(req, timeout=30) as resp:
-                return json.loads(resp.read().decode() or "null")
-        except urllib.error.HTTPError as exc:
-            # a GET is as idempotent as a PATCH: answered 500 once in CI under load too
-            if method not in ("PATCH", "GET") or exc.code != 500 or attempt == 4:
-                raise
-            time.sleep(3)
-    raise AssertionError("unreachable")  # pragma: no cover
+    """One REST call (:meth:`Airflow.call`: a GET or PATCH answered 500 is tried again)."""
+    return af.call(method, path, body, user)
 
 
 def _trigger(af: Airflow, dag: str, conf: dict[str, Any]) -> str:

@@ -633,18 +633,7 @@ def test_missing_chromium_skips_locally_and_fails_under_ci(
 
 def _rest(airflow: Airflow, method: str, path: str, body: Any = None) -> Any:
     """One REST call as the admin (``Airflow.request`` only GETs and POSTs)."""
-    import json
-    import urllib.request
-
-    req = urllib.request.Request(
-        airflow.base + path,
-        data=json.dumps(body).encode() if body is not None else None,
-        method=method,
-        headers={"Accept": "application/json", "Content-Type": "application/json",
-                 "Authorization": f"Bearer {airflow.token()}"},
-    )  # fmt: skip
-    with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
-        return json.loads(resp.read().decode() or "null")
+    return airflow.call(method, path, body)
 
 
 def test_a_steward_answers_a_supersede_asked_on_the_command_line(
