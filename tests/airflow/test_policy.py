@@ -48,6 +48,9 @@ def test_gates_that_could_end_a_run_green_without_publishing_are_refused(tmp_pat
     assert "has no ReleaseReportOperator teardown after it" in message
 
 
-def test_the_sample_dag_is_accepted(tmp_path: Path) -> None:
+def test_the_shipped_dags_are_accepted(tmp_path: Path) -> None:
+    """The sample release DAG (a gate) and the steward's decisions DAG (no gate: the policy
+    leaves it alone)."""
     out = _parse(ROOT / "dags", tmp_path)
-    assert out["dags"] == ["privacy_release"] and out["errors"] == {}
+    assert out["dags"] == ["privacy_release", "privacy_steward_decisions"]
+    assert out["errors"] == {}
