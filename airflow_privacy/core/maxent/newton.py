@@ -351,9 +351,7 @@ def _schur_step(
 ) -> FloatArray | None:
     """The Newton step by the Schur complement. With ``L`` the local rows and ``G`` the
     global ones, ``S = G P G^T`` where ``P = X - X L^T H_LL^+ L X`` is block diagonal over the
-    cells of each bucket; it is computed as ``G X G^T - W^T H_LL^+ W`` with ``W = L X G^T``
-    (local rows x global rows, sparse), so neither ``P`` nor anything dense of size (local
-    rows x global rows) is formed."""
+    cells of each bucket, so nothing of size (local rows x global rows) is ever formed."""
     import scipy.linalg as sla
 
     m = eq.shape[0]
@@ -367,11 +365,8 @@ def _schur_step(
         out[:m] = -u
         return out
     lx = blocks.local_eq.multiply(x[None, :]).tocsr()
-    # S = G X G^T - W^T H_LL^+ W with W = L X G^T: P is never formed (its blocks hold
-    # (cells of a bucket)^2 entries; W only (local rows x global rows) nonzeros)
-    w = (lx @ glob.T).tocsc()
-    s = (glob.multiply(x[None, :]).tocsr() @ glob.T).toarray() - (w.T @ (hinv @ w)).toarray()
-    s += damping * np.eye(n_g)
+    p = (sp.diags(x) - lx.T @ hinv @ lx).tocsr()
+    s = np.asarray((glob @ p @ glob.T).todense()) + damping * np.eye(n_g)
     g_glob = np.concatenate([g_eq[~local], g_know])
     rhs = -g_glob + glob @ (lx.T @ u)
     scale = max(float(np.max(np.diag(s), initial=1.0)), 1.0)
