@@ -46,6 +46,7 @@ from sqlalchemy.orm import Session
 
 from airflow_privacy.core.composition.identifiers import (
     DEFAULT_KEY_ENV,
+    DERIVED_PREFIX,
     derive_key,
     derived_fingerprint,
     derived_matches,
@@ -336,7 +337,6 @@ def _release_of(s: Session, a: AttemptRow, *, lock: bool = False) -> ReleaseRow:
 
 
 _SALT = "identifier_key_salt"  # the ledger_settings row of the scrypt salt
-_KDF = "kdf1"  # the prefix of wrapped hashes' fingerprint
 
 
 class ReleaseLedger:
@@ -494,7 +494,7 @@ class ReleaseLedger:
         is refused, naming the key)."""
         unwrapped = or_(
             ReleaseRow.key_fingerprint.is_(None),
-            ~ReleaseRow.key_fingerprint.startswith(f"{_KDF}$"),
+            ~ReleaseRow.key_fingerprint.startswith(f"{DERIVED_PREFIX}$"),
         )
         with_hashes = ReleaseRow.id.in_(select(MemberRow.release_id).distinct())
         if not self._read(lambda s: s.scalar(select(ReleaseRow.id).where(with_hashes, unwrapped))):

@@ -42,7 +42,8 @@ MIN_DISTINCT_BYTES = 10
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
 _LEGACY_MESSAGE = b"airflow-privacy ledger key fingerprint v1"
 _PREFIX = "scrypt1"
-_DERIVED_PREFIX = "kdf1"
+#: the prefix of the fingerprint of wrapped hashes (``kdf1$<digest>``)
+DERIVED_PREFIX = "kdf1"
 _DERIVED_MESSAGE = b"airflow-privacy derived identifier key fingerprint v1"
 _cache: dict[tuple[bytes, str], str] = {}
 
@@ -165,12 +166,12 @@ def derived_fingerprint(derived: bytes) -> str:
     """``kdf1$<digest>``: the fingerprint of wrapped hashes. Computing it from a guessed key
     costs the scrypt evaluation of :func:`derive_key`."""
     digest = hmac.new(derived, _DERIVED_MESSAGE, hashlib.sha256).hexdigest()
-    return f"{_DERIVED_PREFIX}${digest}"
+    return f"{DERIVED_PREFIX}${digest}"
 
 
 def is_derived(fingerprint: str | None) -> bool:
     """Whether ``fingerprint`` belongs to wrapped hashes (else: hashes stored unwrapped)."""
-    return bool(fingerprint) and str(fingerprint).startswith(f"{_DERIVED_PREFIX}$")
+    return bool(fingerprint) and str(fingerprint).startswith(f"{DERIVED_PREFIX}$")
 
 
 def derived_matches(fingerprint: str | None, derived: bytes) -> bool:

@@ -131,7 +131,6 @@ class StewardOverrideOperator(HITLOperator):
     def execute(self, context: Any) -> Any:
         from airflow.sdk.exceptions import AirflowSkipException
 
-        from airflow_privacy.core.redaction import redact
         from airflow_privacy.gate.attempts import OverrideRequest, override, same_run
 
         uuid = self._uuid(context)
@@ -152,10 +151,9 @@ class StewardOverrideOperator(HITLOperator):
             asker = getattr(run, "triggering_user_name", None) or "the schedule"
             why = f"run {context['run_id']} asks a steward"
             override(OverrideRequest(attempt=uuid, action="ask", by=str(asker), reason=why), ctx)
-        reasons = "\n".join(f"* {redact(str(r))}" for r in info.reasons)
         self.body = (
-            f"**{info.release.name}** (attempt `{uuid}`) was blocked by the gate:\n\n{reasons}"
-            "\n\nPublishing it anyway, or setting it aside (nothing is published; a new attempt "
+            _blocked_text(info, uuid)
+            + "\n\nPublishing it anyway, or setting it aside (nothing is published; a new attempt "
             "is judged afresh), is recorded with your name, the time, your reason and the "
             "dataset's policy version. The person who triggered the run cannot approve."
         )
@@ -259,13 +257,14 @@ def _named_body(uuid: str, ctx: Any) -> str:
     from airflow.sdk.exceptions import AirflowFailException
 
     from airflow_privacy.core.redaction import redact
-    from airflow_privacy.errors import InputError
+    from airflow_privacy.errors import InputError, speaking
 
     try:
         with ctx.open_ledger(None) as db:
             info = db.attempt(uuid)
     except InputError as exc:
-        raise AirflowFailException(f"attempt: {exc}") from None
+        with speaking("airflow"):
+            raise AirflowFailException(f"attempt: {exc}") from None
     pending = info.override or {}
     if info.status != "blocked" or pending.get("outcome") != "pending":
         raise AirflowFailException(
@@ -273,16 +272,23 @@ def _named_body(uuid: str, ctx: Any) -> str:
             "nothing to decide. A steward asks first, e.g. `airflow-privacy ledger supersede "
             f"{uuid} --reason ...`"
         )
-    reasons = "\n".join(f"* {redact(str(r))}" for r in info.reasons)
     kind = str(pending.get("kind") or "override")
     asked = (
         f"{redact(str(pending.get('requested_by')))} asked for a {kind} at "
         f"{pending.get('requested_at')}: {redact(str(pending.get('request_reason') or ''))}"
     )
     return (
-        f"**{info.release.name}** (attempt `{uuid}`) was blocked by the gate:\n\n{reasons}"
-        f"\n\n{asked}\n\nSetting it aside records that the block no longer stands; nothing "
-        "is published and a new attempt is judged afresh. It is recorded with your name, the "
-        "time, your reason and the dataset's policy version. The person who asked cannot "
-        "approve."
+        f"{_blocked_text(info, uuid)}\n\n{asked}\n\nSetting it aside records that the block "
+        "no longer stands; nothing is published and a new attempt is judged afresh. It is "
+        "recorded with your name, the time, your reason and the dataset's policy version. The "
+        "person who asked cannot approve."
     )
+
+
+def _blocked_text(info: Any, uuid: str) -> str:
+    """The release, the attempt and the redacted reasons of its block, as the steward reads
+    them (both ways of naming the attempt)."""
+    from airflow_privacy.core.redaction import redact
+
+    reasons = "\n".join(f"* {redact(str(r))}" for r in info.reasons)
+    return f"**{info.release.name}** (attempt `{uuid}`) was blocked by the gate:\n\n{reasons}"
