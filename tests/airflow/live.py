@@ -100,6 +100,17 @@ class Airflow:
                 time.sleep(3)
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def parked(self, dag: str, run: str, task: str) -> bool:
+        """Whether the scheduler saw the worker of ``task`` exit (a human-in-the-loop task
+        parked in ``awaiting_input``): Airflow 3.3 marks a task answered before that as
+        failed ("state changed externally"); a steward never answers within milliseconds, a
+        test would."""
+        mark = (
+            f"Received executor event with state success for task instance TaskInstanceKey("
+            f"dag_id='{dag}', task_id='{task}', run_id='{run}'"
+        )
+        return mark in (self.logs / "scheduler.log").read_text(errors="replace")
+
     def token(self, user: str = USER) -> str:
         """A REST API token of ``user`` (``POST /auth/token``, the simple auth manager)."""
         password = self.password if user == USER else self.passwords[user]

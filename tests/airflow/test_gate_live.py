@@ -362,18 +362,9 @@ def _wait_state(af: Airflow, dag: str, run: str, task: str, state: str) -> None:
 
 
 def _wait_parked(af: Airflow, dag: str, run: str, task: str) -> None:
-    """Until the scheduler saw the worker that parked ``task`` exit: Airflow 3.3 marks a task
-    answered before that as failed ("state changed externally"); a steward never answers
-    within milliseconds, a test would."""
-    mark = (
-        f"Received executor event with state success for task instance TaskInstanceKey("
-        f"dag_id='{dag}', task_id='{task}', run_id='{run}'"
-    )
-
-    def parked() -> bool:
-        return mark in (af.logs / "scheduler.log").read_text(errors="replace")
-
-    wait_for(f"the worker of {task} in {run} to exit", parked, af, RUN_TIMEOUT_S)
+    """Until the scheduler saw the worker that parked ``task`` exit (:meth:`Airflow.parked`)."""
+    wait_for(f"the worker of {task} in {run} to exit",
+             lambda: af.parked(dag, run, task), af, RUN_TIMEOUT_S)  # fmt: skip
 
 
 def test_an_audit_scoped_away_and_a_recovered_side_task(live: tuple[Airflow, Path, str]) -> None:

@@ -664,11 +664,9 @@ def test_a_steward_answers_a_supersede_asked_on_the_command_line(
     body = {"logical_date": None, "conf": {"attempt": opened.uuid}}
     run = str(_rest(airflow, "POST", f"/api/v2/dags/{dag}/dagRuns", body)["dag_run_id"])
     task = f"/api/v2/dags/{dag}/dagRuns/{run}/taskInstances/decide"
-    mark = (f"Received executor event with state success for task instance TaskInstanceKey("
-            f"dag_id='{dag}', task_id='decide', run_id='{run}'")  # fmt: skip
     wait_for("the steward's task waiting, its worker gone", lambda: (
         _rest(airflow, "GET", task)["state"] == "awaiting_input"
-        and mark in (airflow.logs / "scheduler.log").read_text(errors="replace")
+        and airflow.parked(dag, run, "decide")
     ), airflow, TIMEOUT_S)  # fmt: skip
     browser = session
     browser.get(f"{airflow.base}/dags/{dag}/runs/{run}/tasks/decide/required_actions")
