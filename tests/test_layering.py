@@ -176,3 +176,102 @@ def test_the_cycle_check_sees_function_level_imports() -> None:
     imports the registry inside ``CheckStep.measure``."""
     inner = _imported_modules(PACKAGE / "gate" / "steps" / "check.py")
     assert "airflow_privacy.core.criteria.registry" in inner
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Which of the package's modules each module imports: imports inside functions
+    included, ``if TYPE_CHECKING:`` imports left out (they never run); ``from pkg import
+    mod`` is an import of ``pkg.mod``; importing one's own parent package is not counted
+    (it is always initialized first)."""
+    files = {_module_name(f): f for f in PACKAGE.rglob("*.py")}
+
+    def owner(name: str) -> str | None:
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {m: set() for m in files}
+    for module, path in files.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        skipped = {
+            id(n)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for n in ast.walk(node)
+        }
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*up, *([base] if base else [])])
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base
+                           for a in node.names]  # fmt: skip
+            for t in targets:
+                dst = owner(t)
+                if dst and dst != module and not module.startswith(dst + "."):
+                    graph[module].add(dst)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_two_modules_of_the_package_import_each_other() -> None:
+    """No import cycle between modules anywhere in the package, function-level imports
+    included: a function-level import may defer loading an engine (start-up time), never
+    hide that two modules depend on each other."""
+    graph = _module_graph()
+    assert len(graph) > 200
+    # the graph sees function-level imports, and a module importing its package is no edge
+    assert "airflow_privacy.core.criteria.registry" in graph["airflow_privacy.gate.steps.check"]
+    assert "airflow_privacy.report" not in graph["airflow_privacy.report.build"]
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}}
+    assert _cycles(graph) == [["a", "b", "c"]]

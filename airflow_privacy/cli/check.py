@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from airflow_privacy.cli import steps
 from airflow_privacy.cli.common import context, emit, wrap
-from airflow_privacy.cli.report import report_after, report_target
+from airflow_privacy.cli.report_option import report_after, report_target
 from airflow_privacy.gate.steps.check import CHECK
 
 if TYPE_CHECKING:

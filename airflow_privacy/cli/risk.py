@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from airflow_privacy.cli import steps
 from airflow_privacy.cli.common import context, emit
-from airflow_privacy.cli.report import report_after, report_target
+from airflow_privacy.cli.report_option import report_after, report_target
 from airflow_privacy.gate.steps.risk import RISK
 
 if TYPE_CHECKING:

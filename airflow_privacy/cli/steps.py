@@ -99,7 +99,7 @@ def _parsed(parse: Any) -> Any:
 def register(sub: Any, step: Step, name: str | None = None) -> argparse.ArgumentParser:
     """The subcommand of ``step`` (called ``name``, default the step's: ``policy set`` is
     the policy step's): its fields, then its shared option groups."""
-    from airflow_privacy.cli.report import add_report_arg
+    from airflow_privacy.cli.report_option import add_report_arg
 
     p: argparse.ArgumentParser = sub.add_parser(
         name or step.name, help=step.summary, description=step.description

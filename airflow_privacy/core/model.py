@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import numpy as np
 import numpy.typing as npt
 
+from airflow_privacy.core.cells import blank_cells_message, check_missing_as, describe_columns
 from airflow_privacy.errors import InputError, opt
 
 if TYPE_CHECKING:
@@ -315,7 +316,6 @@ class Bucketization:
         sensitive value (``None``, empty or whitespace only) is refused as the file readers
         refuse blank cells (naming ``source``), or counted as ``missing_as`` when given.
         """
-        from airflow_privacy.core.io import blank_cells_message, check_missing_as
 
         replacement = check_missing_as(missing_as)
         spec = ReleaseSpec(sensitive=sensitive, group_columns=tuple(group_columns))
@@ -416,7 +416,6 @@ class Bucketization:
 
 
 def check_columns(present: Sequence[str], spec: ReleaseSpec) -> None:
-    from airflow_privacy.core.io import describe_columns
 
     have = set(present)
     for col in spec.group_columns:

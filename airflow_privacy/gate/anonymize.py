@@ -259,7 +259,7 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
     from airflow_privacy.core.algorithm_aware import anonymize
     from airflow_privacy.core.anonymize import check_population_method
     from airflow_privacy.core.anonymize.criteria import CriteriaSet
-    from airflow_privacy.core.io import describe_columns
+    from airflow_privacy.core.cells import describe_columns
     from airflow_privacy.gate.population import check_population_ref
     from airflow_privacy.gate.tables import (
         check_not_input,
@@ -323,7 +323,7 @@ def run_anonymize(req: AnonymizeRequest, ctx: GateContext) -> Envelope:
     hierarchies = _hierarchy_files(req.hierarchies, qis)
     dataset = req.source.is_folder and (req.release.is_spark or req.backend == "spark")
     if req.source.is_spark or dataset:
-        from airflow_privacy.gate.pushdown import spark_column_names
+        from airflow_privacy.gate.spark_tables import spark_column_names
 
         header = spark_column_names(req.source, ctx)  # a Spark table or Parquet dataset
     else:
@@ -395,7 +395,7 @@ def _anonymize_pushed(
     """The anonymization in the backend (:mod:`airflow_privacy.gate.pushdown`): histogram,
     decision, the release written by the backend, re-checked on its counts."""
     from airflow_privacy.core.model import ReleaseSpec
-    from airflow_privacy.gate import pushdown
+    from airflow_privacy.gate import pushdown, spark_tables
     from airflow_privacy.gate.tables import write_outputs
 
     where = pushdown.Where(backend, req.source, req.fmt, req.delimiter, req.missing_as)
@@ -406,7 +406,7 @@ def _anonymize_pushed(
                 f"the QI columns the other backends publish): anonymize with {opt('method')} "
                 "lattice or mondrian, or bucketize a Parquet file or a SQL table"
             )
-        pushdown.check_spark_target(req.release, ctx)
+        spark_tables.check_spark_target(req.release, ctx)
     hist = pushdown.histogram(where, qis, sensitive, ctx)
     hierarchies.update(_built(req, hist.keys, qis, None))
     ctx.progress(
@@ -419,13 +419,13 @@ def _anonymize_pushed(
     manifest = result.manifest.to_dict()
     spec = ReleaseSpec(sensitive=sensitive, group_columns=tuple(result.group_columns))
     if backend == "spark":
-        pushdown.write_spark_table(where, hist, result.recoding, req.release, ctx)
+        spark_tables.write_spark_table(where, hist, result.recoding, req.release, ctx)
         try:
-            counted = pushdown.spark_count(req.release, spec, ctx)
+            counted = spark_tables.spark_count(req.release, spec, ctx)
             pushdown.recheck(result, counted, criteria, benign)
             write_outputs({manifest_ref: manifest}, ctx)
         except BaseException:
-            pushdown.drop_spark_table(req.release, ctx)
+            spark_tables.drop_spark_table(req.release, ctx)
             raise
     elif backend == "sql":
         # built under a private name, re-checked, then put in place: a failure leaves the
@@ -499,7 +499,7 @@ def _population_table(
     ref: ReleaseRef, qis: Sequence[str], ctx: GateContext, fmt: Any, delimiter: str | None
 ) -> pa.Table:
     """The QI columns of the population table (checked: every QI is a column of it)."""
-    from airflow_privacy.core.io import describe_columns
+    from airflow_privacy.core.cells import describe_columns
     from airflow_privacy.gate.tables import column_names, read_table
 
     present = column_names(ref, ctx, fmt=fmt, delimiter=delimiter)

@@ -109,7 +109,7 @@ def _entity_rows(
     if ref.is_table:
         rows = _sql_entity_counts(ref, cols, ctx)
     else:
-        from airflow_privacy.core.io import check_missing_as, describe_columns
+        from airflow_privacy.core.cells import check_missing_as, describe_columns
         from airflow_privacy.core.model import check_columns
         from airflow_privacy.gate.tables import column_names, read_table
 

@@ -20,24 +20,23 @@ A policy holds *minimums*:
 * who may approve a change that loosens it (default: any second person).
 
 A run may tighten the policy, never loosen it: the gate blocks an attempt whose checks do
-not meet a line, naming the line and the strongest check recorded. A new version that
-loosens anything waits for a second, different person (:func:`decide_policy`).
+not meet a line, naming the line and the strongest check recorded
+(:func:`airflow_privacy.gate.rules.policy_reasons`). A new version that loosens anything
+waits for a second, different person (:func:`decide_policy`).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from airflow_privacy.errors import InputError, opt
+from airflow_privacy.errors import InputError
 from airflow_privacy.gate.envelope import Envelope
-from airflow_privacy.vocabulary import DP_KIND
 
 if TYPE_CHECKING:
     from airflow_privacy.gate.context import GateContext
-    from airflow_privacy.ledger import AttemptInfo, PolicyInfo
+    from airflow_privacy.ledger import PolicyInfo
     from airflow_privacy.ledger.budget import Cap
 
 
@@ -156,86 +155,8 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-#: the kinds of check a policy may require (the steps that record a verdict)
-REQUIRABLE = ("check", "maxent", "audit", "risk", "validate")
-
-
-# ------------------------------------------------------------------------- building
-def build_policy(
-    *,
-    criteria: Sequence[str] = (),
-    measure: str | None = None,
-    confidence: float | None = None,
-    max_pvp: float | None = None,
-    overlap: str = "worst-case",
-    maxent_c: float | None = None,
-    benign: Sequence[str] = (),
-    approvers: Sequence[str] = (),
-    max_prosecutor_risk: float | None = None,
-    required_steps: Sequence[str] = (),
-    dp_rho_cap: float | None = None,
-    dp_epsilon_cap: float | None = None,
-) -> Policy:
-    """A policy from its front end's values (the option names in messages are the front
-    end's: ``opt``). The ranges, choices and the composition line's rule are the policy
-    step's declaration (:class:`airflow_privacy.gate.steps.policy.PolicyStep`), checked
-    here for every caller."""
-    from airflow_privacy.gate.criteria import parse_criteria
-    from airflow_privacy.gate.steps.base import Known
-    from airflow_privacy.gate.steps.policy import POLICY
-
-    POLICY.check(
-        Known(
-            {"composition_measure": measure, "confidence": confidence, "max_pvp": max_pvp,
-             "overlap": overlap, "maxent_c": maxent_c,
-             "max_prosecutor_risk": max_prosecutor_risk, "dp_rho_cap": dp_rho_cap,
-             "dp_epsilon_cap": dp_epsilon_cap}
-        )
-    )  # fmt: skip
-    lines = parse_criteria(list(criteria), "criterion") if criteria else []
-    names = [n for n, _ in lines]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise InputError(f"{opt('criterion')} {dupes[0]!r} is given twice: one line per criterion")
-    composition = None
-    if measure is not None and confidence is not None and max_pvp is not None:
-        composition = {"measure": measure, "confidence": float(confidence),
-                       "max_pvp": float(max_pvp), "overlap": overlap}  # fmt: skip
-    steps = list(dict.fromkeys(str(x).strip() for x in required_steps))
-    for step in steps:
-        if step not in REQUIRABLE:
-            raise InputError(
-                f"{opt('required_steps')}: {step!r} is not a kind of check (known: "
-                f"{', '.join(REQUIRABLE)})"
-            )
-    dp = (
-        {"unit": "rho", "cap": float(dp_rho_cap)} if dp_rho_cap is not None
-        else {"unit": "epsilon", "cap": float(dp_epsilon_cap)} if dp_epsilon_cap is not None
-        else None
-    )  # fmt: skip
-    if (
-        not lines and not steps and composition is None and maxent_c is None
-        and max_prosecutor_risk is None and dp is None
-    ):  # fmt: skip
-        raise InputError(
-            f"a policy needs at least one line: {opt('required_steps')}, {opt('criterion')}, "
-            f"the composition line, {opt('maxent_c')}, {opt('max_prosecutor_risk')} or a DP "
-            f"budget ({opt('dp_rho_cap')} / {opt('dp_epsilon_cap')})"
-        )
-    return Policy(
-        criteria=[(n, dict(p)) for n, p in lines],
-        composition=composition,
-        maxent_c=float(maxent_c) if maxent_c is not None else None,
-        benign=sorted({str(b) for b in benign}),
-        approvers=sorted({str(a).strip() for a in approvers if str(a).strip()}),
-        max_prosecutor_risk=float(max_prosecutor_risk) if max_prosecutor_risk is not None else None,
-        required_steps=steps,
-        dp=dp,
-    )
-
-
 # ----------------------------------------------------------------------- comparing
-def _num(v: Any) -> float | None:
+def as_number(v: Any) -> float | None:
     if isinstance(v, bool) or not isinstance(v, int | float):
         return None
     return float(v)
@@ -255,7 +176,7 @@ def meets(name: str, measured: Mapping[str, Any], minimum: Mapping[str, Any]) ->
         way = declared.stricter if declared is not None else ""
         if got is None:
             return f"{key} was not set (the policy's is {_fmt(want)})"
-        g, w = _num(got), _num(want)
+        g, w = as_number(got), as_number(want)
         if way == "higher" and g is not None and w is not None:
             if g < w:
                 return f"{key}={_fmt(got)} is below the policy's {_fmt(want)}"
@@ -267,10 +188,10 @@ def meets(name: str, measured: Mapping[str, Any], minimum: Mapping[str, Any]) ->
     return None
 
 
-def _composition_meets(measured: Mapping[str, Any], line: Mapping[str, Any]) -> str | None:
+def composition_meets(measured: Mapping[str, Any], line: Mapping[str, Any]) -> str | None:
     if measured.get("measure") != line["measure"]:
         return f"measure {measured.get('measure')!r} is not the policy's {line['measure']!r}"
-    conf, pvp = _num(measured.get("confidence")), _num(measured.get("max_pvp"))
+    conf, pvp = as_number(measured.get("confidence")), as_number(measured.get("max_pvp"))
     if conf is None or conf > float(line["confidence"]):
         return (
             f"confidence {measured.get('confidence')} is above the policy's {line['confidence']:g}"
@@ -301,7 +222,7 @@ def loosened(old: Policy | None, new: Policy) -> list[str]:
     if old.composition:
         if not new.composition:
             out.append("drops the composition line")
-        elif (why := _composition_meets(new.composition, old.composition)) is not None:
+        elif (why := composition_meets(new.composition, old.composition)) is not None:
             out.append(f"loosens the composition line: {why}")
     if old.maxent_c is not None and (new.maxent_c is None or new.maxent_c > old.maxent_c):
         out.append(f"loosens maxent: c <= {old.maxent_c:g}")
@@ -321,127 +242,6 @@ def loosened(old: Policy | None, new: Policy) -> list[str]:
     ):
         out.append(f"allows more DP releases ({dp_text(old.dp)} -> {dp_text(new.dp)})")
     return out
-
-
-def _benign_ok(row: Mapping[str, Any], policy: Policy) -> bool:
-    params = row.get("parameters") if isinstance(row.get("parameters"), Mapping) else {}
-    assert isinstance(params, Mapping)
-    return set(map(str, params.get("benign") or [])) <= set(policy.benign)
-
-
-def dp_reasons(info: AttemptInfo, held: PolicyInfo, policy: Policy) -> list[str]:
-    """Why a differentially private release may not be published under ``policy`` (empty:
-    it may). Its privacy is its spend, recorded with it under the dataset's budget when its
-    noise was drawn: it needs a passed ``dp-release`` check (the record of that spend) and
-    a policy that still allows DP releases. The lines about partitions (criteria, the
-    composition audit, MaxEnt, identity) say nothing about noisy counts and do not apply."""
-    head = f"policy v{held.version} of {held.dataset!r}"
-    out: list[str] = []
-    if not policy.dp:
-        out.append(f"{head} allows no differentially private release (it sets no DP budget)")
-    if not [c for c in info.checks if c.step == "dp-release" and c.safe is True]:
-        out.append(f"{head}: a DP release needs its dp-release record (its spend of the budget)")
-    return out
-
-
-def policy_reasons(info: AttemptInfo, held: PolicyInfo) -> list[str]:
-    """Why the attempt's checks do not meet its dataset's policy (empty: they do), one
-    reason per line missed, naming the strongest check recorded for it."""
-    from airflow_privacy.gate.rules import check_problem
-
-    policy = Policy.from_dict(held.policy)
-    if info.release.kind == DP_KIND:
-        return dp_reasons(info, held, policy)
-    rows: list[tuple[str, Mapping[str, Any]]] = []
-    failed: set[str] = set()  # criteria a recorded check measured and did not pass
-    for c in info.checks:
-        env = c.envelope if isinstance(c.envelope, dict) else {}
-        results = [r for r in env.get("results") or [] if isinstance(r, Mapping)]
-        failed |= {str(r.get("criterion")) for r in results if r.get("safe") is not True}
-        if c.safe is not True or check_problem(info.release, env) is not None:
-            continue
-        rows += [(c.name, r) for r in results]
-    head = f"policy v{held.version} of {held.dataset!r}"
-    out: list[str] = []
-
-    for step in policy.required_steps:
-        kinds = [c for c in info.checks if c.step == step]
-        good = [
-            c for c in kinds
-            if c.safe is True and check_problem(
-                info.release, c.envelope if isinstance(c.envelope, dict) else {}
-            ) is None
-        ]  # fmt: skip
-        if not good:
-            got = (
-                f"its {step} check(s) ({', '.join(repr(c.name) for c in kinds)}) did not pass"
-                if kinds
-                else f"no {step} check was recorded under this attempt"
-            )
-            out.append(f"{head} requires a passed {step} check: {got}")
-
-    def passed(name: str) -> list[tuple[str, Mapping[str, Any]]]:
-        return [(n, r) for n, r in rows if r.get("criterion") == name and r.get("safe") is True]
-
-    for name, params in policy.criteria:
-        candidates = passed(name)
-        why = [meets(name, _params(r), params) for _, r in candidates]
-        if any(
-            w is None and _benign_ok(r, policy) for w, (_, r) in zip(why, candidates, strict=True)
-        ):
-            continue
-        line = criterion_text(name, params)
-        if not candidates:
-            out.append(f"{head} requires {line}: " + _none_passed(name, failed))
-        else:
-            n, r = candidates[0]
-            detail = why[0] or "it declared benign values the policy does not list"
-            out.append(
-                f"{head} requires {line}; check {n!r} measured "
-                f"{criterion_text(name, _params(r))}: {detail}"
-            )
-    if policy.composition:
-        found = passed("composition")
-        if not any(_composition_meets(_params(r), policy.composition) is None for _, r in found):
-            weaker = _composition_meets(_params(found[0][1]), policy.composition) if found else None
-            missing = weaker or _none_passed("composition", failed)
-            out.append(f"{head} requires {composition_text(policy.composition)}: {missing}")
-    if policy.maxent_c is not None:
-        limit = policy.maxent_c
-        found = passed("maxent")
-        ok = [r for _, r in found if (_num(_params(r).get("c")) or math.inf) <= limit]
-        if not any(_benign_ok(r, policy) for r in ok):
-            got = ", ".join(str(_params(r).get("c")) for _, r in found) or "no passed MaxEnt check"
-            out.append(f"{head} requires maxent c <= {limit:g}: measured {got}")
-    if policy.max_prosecutor_risk is not None:
-        spec = info.release.spec if isinstance(info.release.spec, Mapping) else {}
-        identity = spec.get("identity") if isinstance(spec.get("identity"), Mapping) else None
-        cap = policy.max_prosecutor_risk
-        if identity is None:
-            out.append(
-                f"{head} limits the highest prosecutor risk to {cap:g}, but this release's "
-                "identity risk was not measured (content recorded before it was): open a new "
-                "attempt"
-            )
-        elif float(identity.get("highest") or 0.0) > cap:
-            out.append(
-                f"{head} limits the highest prosecutor risk to {cap:g}; this release's is "
-                f"{float(identity['highest']):.3g} ({int(identity.get('sample_uniques') or 0):,} "
-                f"sample uniques, {int(identity.get('records_at_risk') or 0):,} records at "
-                "risk): generalize or suppress the QIs further"
-            )
-    return out
-
-
-def _none_passed(criterion: str, failed: set[str]) -> str:
-    if criterion in failed:
-        return "the check of this attempt that measured it did not pass (its reason is given)"
-    return "no check of this attempt measured it"
-
-
-def _params(row: Mapping[str, Any]) -> Mapping[str, Any]:
-    p = row.get("parameters")
-    return p if isinstance(p, Mapping) else {}
 
 
 # -------------------------------------------------------------------------- services

@@ -60,7 +60,7 @@ def read_population_classes(
     delimiter: str | None = None,
 ) -> Classes:
     """The size of every class of population ``ref`` on ``columns`` (values as text)."""
-    from airflow_privacy.core.io import describe_columns
+    from airflow_privacy.core.cells import describe_columns
     from airflow_privacy.gate.risk_classes import class_counts
     from airflow_privacy.gate.tables import column_names, read_table
 

@@ -22,8 +22,19 @@ also refuses such a check when it is recorded (``gate.attempts.record``), naming
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+from airflow_privacy.gate.policy import (
+    Policy,
+    as_number,
+    composition_meets,
+    composition_text,
+    criterion_text,
+    meets,
+)
+from airflow_privacy.vocabulary import DP_KIND
 
 if TYPE_CHECKING:
     from airflow_privacy.ledger import AttemptInfo, PolicyInfo, ReleaseInfo
@@ -144,7 +155,7 @@ def reasons(
     info: AttemptInfo, failed_tasks: Mapping[str, str], policy: PolicyInfo | None = None
 ) -> list[str]:
     """Every reason the attempt may not be published (empty: it may), from its own record
-    and its dataset's ``policy`` in force (:func:`airflow_privacy.gate.policy.policy_reasons`)."""
+    and its dataset's ``policy`` in force (:func:`policy_reasons`)."""
     out = [
         f"task {task} ended {state}: the release depends on it"
         for task, state in sorted(failed_tasks.items())
@@ -181,8 +192,6 @@ def reasons(
             "open a new attempt that names them"
         )
     if policy is not None:
-        from airflow_privacy.gate.policy import policy_reasons
-
         out += policy_reasons(info, policy)
     if info.content_digest is None:
         out.append(
@@ -190,3 +199,122 @@ def reasons(
             "0004), so its checks may have read another file: open a new attempt"
         )
     return out
+
+
+def _benign_ok(row: Mapping[str, Any], policy: Policy) -> bool:
+    params = row.get("parameters") if isinstance(row.get("parameters"), Mapping) else {}
+    assert isinstance(params, Mapping)
+    return set(map(str, params.get("benign") or [])) <= set(policy.benign)
+
+
+def dp_reasons(info: AttemptInfo, held: PolicyInfo, policy: Policy) -> list[str]:
+    """Why a differentially private release may not be published under ``policy`` (empty:
+    it may). Its privacy is its spend, recorded with it under the dataset's budget when its
+    noise was drawn: it needs a passed ``dp-release`` check (the record of that spend) and
+    a policy that still allows DP releases. The lines about partitions (criteria, the
+    composition audit, MaxEnt, identity) say nothing about noisy counts and do not apply."""
+    head = f"policy v{held.version} of {held.dataset!r}"
+    out: list[str] = []
+    if not policy.dp:
+        out.append(f"{head} allows no differentially private release (it sets no DP budget)")
+    if not [c for c in info.checks if c.step == "dp-release" and c.safe is True]:
+        out.append(f"{head}: a DP release needs its dp-release record (its spend of the budget)")
+    return out
+
+
+def policy_reasons(info: AttemptInfo, held: PolicyInfo) -> list[str]:
+    """Why the attempt's checks do not meet its dataset's policy (empty: they do), one
+    reason per line missed, naming the strongest check recorded for it."""
+    policy = Policy.from_dict(held.policy)
+    if info.release.kind == DP_KIND:
+        return dp_reasons(info, held, policy)
+    rows: list[tuple[str, Mapping[str, Any]]] = []
+    failed: set[str] = set()  # criteria a recorded check measured and did not pass
+    for c in info.checks:
+        env = c.envelope if isinstance(c.envelope, dict) else {}
+        results = [r for r in env.get("results") or [] if isinstance(r, Mapping)]
+        failed |= {str(r.get("criterion")) for r in results if r.get("safe") is not True}
+        if c.safe is not True or check_problem(info.release, env) is not None:
+            continue
+        rows += [(c.name, r) for r in results]
+    head = f"policy v{held.version} of {held.dataset!r}"
+    out: list[str] = []
+
+    for step in policy.required_steps:
+        kinds = [c for c in info.checks if c.step == step]
+        good = [
+            c for c in kinds
+            if c.safe is True and check_problem(
+                info.release, c.envelope if isinstance(c.envelope, dict) else {}
+            ) is None
+        ]  # fmt: skip
+        if not good:
+            got = (
+                f"its {step} check(s) ({', '.join(repr(c.name) for c in kinds)}) did not pass"
+                if kinds
+                else f"no {step} check was recorded under this attempt"
+            )
+            out.append(f"{head} requires a passed {step} check: {got}")
+
+    def passed(name: str) -> list[tuple[str, Mapping[str, Any]]]:
+        return [(n, r) for n, r in rows if r.get("criterion") == name and r.get("safe") is True]
+
+    for name, params in policy.criteria:
+        candidates = passed(name)
+        why = [meets(name, _params(r), params) for _, r in candidates]
+        if any(
+            w is None and _benign_ok(r, policy) for w, (_, r) in zip(why, candidates, strict=True)
+        ):
+            continue
+        line = criterion_text(name, params)
+        if not candidates:
+            out.append(f"{head} requires {line}: " + _none_passed(name, failed))
+        else:
+            n, r = candidates[0]
+            detail = why[0] or "it declared benign values the policy does not list"
+            out.append(
+                f"{head} requires {line}; check {n!r} measured "
+                f"{criterion_text(name, _params(r))}: {detail}"
+            )
+    if policy.composition:
+        found = passed("composition")
+        if not any(composition_meets(_params(r), policy.composition) is None for _, r in found):
+            weaker = composition_meets(_params(found[0][1]), policy.composition) if found else None
+            missing = weaker or _none_passed("composition", failed)
+            out.append(f"{head} requires {composition_text(policy.composition)}: {missing}")
+    if policy.maxent_c is not None:
+        limit = policy.maxent_c
+        found = passed("maxent")
+        ok = [r for _, r in found if (as_number(_params(r).get("c")) or math.inf) <= limit]
+        if not any(_benign_ok(r, policy) for r in ok):
+            got = ", ".join(str(_params(r).get("c")) for _, r in found) or "no passed MaxEnt check"
+            out.append(f"{head} requires maxent c <= {limit:g}: measured {got}")
+    if policy.max_prosecutor_risk is not None:
+        spec = info.release.spec if isinstance(info.release.spec, Mapping) else {}
+        identity = spec.get("identity") if isinstance(spec.get("identity"), Mapping) else None
+        cap = policy.max_prosecutor_risk
+        if identity is None:
+            out.append(
+                f"{head} limits the highest prosecutor risk to {cap:g}, but this release's "
+                "identity risk was not measured (content recorded before it was): open a new "
+                "attempt"
+            )
+        elif float(identity.get("highest") or 0.0) > cap:
+            out.append(
+                f"{head} limits the highest prosecutor risk to {cap:g}; this release's is "
+                f"{float(identity['highest']):.3g} ({int(identity.get('sample_uniques') or 0):,} "
+                f"sample uniques, {int(identity.get('records_at_risk') or 0):,} records at "
+                "risk): generalize or suppress the QIs further"
+            )
+    return out
+
+
+def _none_passed(criterion: str, failed: set[str]) -> str:
+    if criterion in failed:
+        return "the check of this attempt that measured it did not pass (its reason is given)"
+    return "no check of this attempt measured it"
+
+
+def _params(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    p = row.get("parameters")
+    return p if isinstance(p, Mapping) else {}

@@ -188,7 +188,7 @@ def read_counts_by(
 
     requested = backend_for(ref, backend)
     if ref.is_spark:
-        from airflow_privacy.gate.pushdown import spark_count
+        from airflow_privacy.gate.spark_tables import spark_count
 
         return spark_count(ref, spec, ctx, missing_as=missing_as), "spark"
     if ref.is_table:

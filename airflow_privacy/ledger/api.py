@@ -81,6 +81,7 @@ from airflow_privacy.ledger.models import (
     DP_KIND,
     STATUSES,
     AttemptRow,
+    Base,
     CheckRow,
     DatasetRow,
     DPSpendRow,
@@ -422,7 +423,7 @@ class ReleaseLedger:
             # timestamp that is not one: airflow_privacy.ledger.integrity) is named, not a crash
             from airflow_privacy.ledger.integrity import LedgerCorrupt, diagnose
 
-            problem = diagnose(self.engine)
+            problem = diagnose(self.engine, Base.metadata)
             if problem is None:
                 raise
             raise LedgerCorrupt(

@@ -20,7 +20,7 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import JSON, Boolean, DateTime, Integer
+from sqlalchemy import JSON, Boolean, DateTime, Integer, MetaData
 from sqlalchemy.types import TypeDecorator
 
 from airflow_privacy.errors import InputError
@@ -82,16 +82,15 @@ def _problem(value: Any, kind: Any) -> str | None:
     return None
 
 
-def diagnose(engine: Engine) -> str | None:
+def diagnose(engine: Engine, metadata: MetaData) -> str | None:
     """The first value of a SQLite ledger that cannot be read, as ``table T, row R, column C
     (what)``, or a row whose reference points nowhere; None when every value reads (or the
-    ledger is not SQLite, whose column types the database enforces)."""
-    from airflow_privacy.ledger.models import Base
-
+    ledger is not SQLite, whose column types the database enforces). ``metadata`` holds the
+    ledger's tables (:data:`airflow_privacy.ledger.models.Base.metadata`)."""
     if engine.dialect.name != "sqlite":
         return None
     with engine.connect() as conn:
-        for table in Base.metadata.sorted_tables:
+        for table in metadata.sorted_tables:
             cols = [c for c in table.columns if isinstance(
                 c.type, (JSON, DateTime, Boolean, Integer, CheckedInteger))]  # fmt: skip
             if not cols:

@@ -38,6 +38,7 @@ from airflow_privacy.report.model import (
     Verdict,
 )
 from airflow_privacy.report.risk import first_risk, identity_section
+from airflow_privacy.report.values import as_float, as_list, as_whole, size_bins
 
 if TYPE_CHECKING:
     from airflow_privacy.core.io import Format
@@ -236,7 +237,8 @@ def read_counts(
     fmt: Format | None = None,
     delimiter: str | None = None,
 ) -> Bucketization:
-    from airflow_privacy.core.io import column_names, describe_columns, read_release
+    from airflow_privacy.core.cells import describe_columns
+    from airflow_privacy.core.io import column_names, read_release
     from airflow_privacy.core.model import Bucketization, ReleaseSpec
 
     spec = ReleaseSpec(sensitive=sensitive, group_columns=tuple(groups))
@@ -314,7 +316,7 @@ def _section_criteria(section: str) -> tuple[str, ...]:
 def _params_of(checks: Sequence[Envelope], m: Mapping[str, Any], names: Sequence[str]) -> list[Any]:
     """The parameters of every criterion named ``names`` in the manifest and the checks."""
     out: list[Any] = []
-    for crit in ck.as_list(m.get("criteria")):
+    for crit in as_list(m.get("criteria")):
         if isinstance(crit, Mapping) and crit.get("name") in names:
             out.append(crit.get("parameters") or {})
     for env in checks:
@@ -328,7 +330,7 @@ def _first_param(
     checks: Sequence[Envelope], m: Mapping[str, Any], names: Sequence[str], key: str
 ) -> float | None:
     for params in _params_of(checks, m, names):
-        v = ck.as_float(params.get(key))
+        v = as_float(params.get(key))
         if v is not None and (v >= 0 if key == "k" else 0 < v <= 1):
             return v
     return None
@@ -373,7 +375,7 @@ def _skyline_points(checks: Sequence[Envelope], m: Mapping[str, Any]) -> list[An
 
     out = []
     for params in _params_of(checks, m, _section_criteria("skyline")):
-        for p in ck.as_list(params.get("points")):
+        for p in as_list(params.get("points")):
             try:
                 ((lv, kv, mv, c),) = parse_points("skyline", [p])
             except InputError:
@@ -437,42 +439,26 @@ def _heatmap(hm: Mapping[str, Any], source: str) -> Heatmap:
     rank, so the report never says which value a QI value is likely to hold."""
     from airflow_privacy.report.maxent import rank_label
 
-    values = [str(v) for v in ck.as_list(hm.get("values"))]
+    values = [str(v) for v in as_list(hm.get("values"))]
     ranked = hm.get("ranked") is True
     rows = []
-    for r in ck.as_list(hm.get("rows")):
+    for r in as_list(hm.get("rows")):
         if not isinstance(r, Mapping):
             continue
-        posterior = [ck.as_float(x) for x in ck.as_list(r.get("posterior"))]
+        posterior = [as_float(x) for x in as_list(r.get("posterior"))]
         if len(posterior) != len(values) or any(x is None or not 0 <= x <= 1 for x in posterior):
             continue  # a row the report cannot draw (an envelope written by hand)
         cells = [float(x) for x in posterior if x is not None]
         rows.append(
             HeatmapRow(
                 label=str(r.get("label", "?")),
-                records=ck.as_whole(r.get("records")) or 0,
+                records=as_whole(r.get("records")) or 0,
                 posterior=cells if ranked else sorted(cells, reverse=True),
             )
         )
     if not ranked:
         values = [rank_label(j) for j in range(len(values))]
     return Heatmap(values=values, rows=rows, source=source)
-
-
-# ------------------------------------------------------------------------- utility
-def size_bins(max_size: int) -> list[tuple[int, int]]:
-    """Histogram bins of group sizes: 1..10 one by one, then 11-20, 21-50, 51-100, ..."""
-    bins = [(s, s) for s in range(1, 11)]
-    low, steps = 11, (2, 5, 10)
-    scale = 10
-    while low <= max_size:
-        for f in steps:
-            high = f * scale
-            if high >= low:
-                bins.append((low, high))
-                low = high + 1
-        scale *= 10
-    return [b for b in bins if b[0] <= max_size]
 
 
 def _utility(b: Bucketization, m: Mapping[str, Any]) -> UtilitySection:

@@ -34,6 +34,7 @@ from airflow_privacy.report.model import (
     Number,
     PvpRow,
 )
+from airflow_privacy.report.values import as_float, as_list, as_mapping, as_whole
 
 if TYPE_CHECKING:
     from airflow_privacy.gate.envelope import Envelope
@@ -69,36 +70,6 @@ def _num(x: Any) -> Number:
         return float(x)
     except (TypeError, ValueError):
         return None
-
-
-def as_float(x: Any) -> float | None:
-    """A finite number of an envelope read back (from a file, the ledger), else None: a
-    report shows what a check recorded, and never fails on a field it cannot read."""
-    if isinstance(x, bool) or not isinstance(x, int | float):
-        return None
-    try:
-        value = float(x)
-    except OverflowError:
-        return None
-    return value if math.isfinite(value) else None
-
-
-def as_whole(x: Any) -> int | None:
-    """A whole number of an envelope read back, else None."""
-    if isinstance(x, bool):
-        return None
-    if isinstance(x, int):
-        return x
-    value = as_float(x)
-    return int(value) if value is not None and value.is_integer() else None
-
-
-def as_list(x: Any) -> list[Any]:
-    return x if isinstance(x, list) else []
-
-
-def as_mapping(x: Any) -> Mapping[str, Any]:
-    return x if isinstance(x, Mapping) else {}
 
 
 def _text(x: Any) -> str | None:

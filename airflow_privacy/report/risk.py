@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from airflow_privacy.report.values import as_float, as_list, as_mapping, as_whole, size_bins
+
 if TYPE_CHECKING:
     from airflow_privacy.gate.envelope import Envelope
 
@@ -57,8 +59,6 @@ class RiskSection:
 
 
 def _num(v: Any) -> float | int | str | None:
-    from airflow_privacy.report.checks import as_float
-
     if isinstance(v, bool):
         return str(v)
     if isinstance(v, int):
@@ -72,9 +72,6 @@ def risk_section(env: Envelope) -> RiskSection:
     """The section of one ``risk`` envelope (sizes binned as the utility histogram is). An
     envelope read back from a file may hold anything: a field that cannot be read is left
     out, never an error (as for the other sections, ``report/checks.py``)."""
-    from airflow_privacy.report.build import size_bins
-    from airflow_privacy.report.checks import as_float, as_list, as_mapping, as_whole
-
     d = as_mapping(env.details)
     hist: list[tuple[int, int, bool, int]] = []  # (size, records, at risk, groups)
     for item in as_list(d.get("class_sizes")):

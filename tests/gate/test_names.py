@@ -8,7 +8,8 @@ import pytest
 from airflow_privacy.errors import InputError
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.names import near_misses
-from airflow_privacy.gate.policy import build_policy, set_policy
+from airflow_privacy.gate.policy import set_policy
+from airflow_privacy.gate.steps.policy import build_policy
 from tests.gate.conftest import Workspace
 from tests.gate.lifecycle_support import attempt, check, gate, make_release, uuid_of
 

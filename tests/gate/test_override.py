@@ -14,8 +14,9 @@ from airflow_privacy.cli import main
 from airflow_privacy.errors import IllegalTransition, InputError, ReleaseBlocked
 from airflow_privacy.gate.attempts import OverrideRequest, override
 from airflow_privacy.gate.context import GateContext
-from airflow_privacy.gate.policy import build_policy, set_policy
+from airflow_privacy.gate.policy import set_policy
 from airflow_privacy.gate.refs import ReleaseRef
+from airflow_privacy.gate.steps.policy import build_policy
 from airflow_privacy.ledger import ReleaseLedger
 from tests.gate.conftest import Workspace
 from tests.gate.lifecycle_support import attempt, check, gate, make_release, uuid_of

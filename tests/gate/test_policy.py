@@ -21,13 +21,13 @@ from airflow_privacy.errors import IllegalTransition, InputError, ReleaseBlocked
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.policy import (
     Policy,
-    build_policy,
     decide_policy,
     loosened,
     meets,
     set_policy,
     show_policy,
 )
+from airflow_privacy.gate.steps.policy import build_policy
 from tests.gate.conftest import Workspace
 from tests.gate.lifecycle_support import attempt, check, gate, make_release, uuid_of
 

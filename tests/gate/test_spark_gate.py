@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from airflow_privacy.cli import main
 from airflow_privacy.errors import InputError
-from airflow_privacy.gate import pushdown
+from airflow_privacy.gate import spark_tables
 from airflow_privacy.gate.anonymize import AnonymizeRequest, run_anonymize
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.refs import ReleaseRef
@@ -75,7 +75,7 @@ def env_cells(ref: ReleaseRef, groups: list[str]) -> dict[Any, int]:
     """The per-group counts Spark gives a reference, as (labels..., value) -> count."""
     from airflow_privacy.core.model import ReleaseSpec
 
-    b = pushdown.spark_count(ref, ReleaseSpec("disease", tuple(groups)), GateContext())
+    b = spark_tables.spark_count(ref, ReleaseSpec("disease", tuple(groups)), GateContext())
     return {(*g, v): int(b.counts[i, j]) for i, g in enumerate(b.groups)
             for j, v in enumerate(b.values) if b.counts[i, j]}  # fmt: skip
 
@@ -225,7 +225,7 @@ def test_a_failed_recheck_drops_the_table(
     path = tmp_path / "in.parquet"
     pq.write_table(rows_table(), path)
     out = table_name()
-    real = pushdown.spark_count
+    real = spark_tables.spark_count
 
     def one_record_lost(*args: Any, **kw: Any) -> Any:
         b = real(*args, **kw)
@@ -234,7 +234,7 @@ def test_a_failed_recheck_drops_the_table(
         counts[0, counts[0].argmax()] += 1  # not all gone: a group kept, with fewer records
         return type(b)(b.group_columns, b.sensitive, b.groups, b.values, counts)
 
-    monkeypatch.setattr(pushdown, "spark_count", one_record_lost)
+    monkeypatch.setattr(spark_tables, "spark_count", one_record_lost)
     with pytest.raises(RuntimeError, match="does not have the counts the anonymizer decided"):
         anonymize(ReleaseRef(path=str(path)), ReleaseRef(spark_table=out), tmp_path, "mondrian")
     assert not spark_local.catalog.tableExists(out)

@@ -33,9 +33,9 @@ from airflow_privacy.core.redaction import redact
 from airflow_privacy.errors import InputError
 from airflow_privacy.gate.envelope import Envelope
 from airflow_privacy.report import ReleaseReport, build_release_report, maxent_heatmap, render_html
-from airflow_privacy.report.build import size_bins
 from airflow_privacy.report.checks import rows_of
 from airflow_privacy.report.maxent import rank_label
+from airflow_privacy.report.values import size_bins
 from tests.report_html_checker import Element, by_id, find, parse
 
 QIS = ["age", "marital-status", "race", "sex"]

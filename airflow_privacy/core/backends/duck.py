@@ -25,16 +25,23 @@ error text can quote a row of the file: it never enters a message (module
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from airflow_privacy.core.backends import BackendName
+from airflow_privacy.core.backends.duck_source import (
+    Source,
+    as_in_file,
+    connection,
+    file_kind,
+    file_source,
+    private_link,
+    run,
+)
 from airflow_privacy.errors import InputError
 
 if TYPE_CHECKING:
@@ -48,28 +55,6 @@ if TYPE_CHECKING:
     from airflow_privacy.core.model import Bucketization, ReleaseSpec
 
     IntArray = npt.NDArray[np.int64]
-
-
-def quote_identifier(name: str) -> str:
-    """``name`` as a quoted SQL identifier: in double quotes, each of its own double
-    quotes doubled, so any text is a name and never SQL."""
-    if "\x00" in name:
-        raise InputError(f"column name {name!r} contains a NUL character")
-    return '"' + name.replace('"', '""') + '"'
-
-
-class _Source:
-    """The ``FROM`` clause reading the file, its parameters and the expression of each
-    column wanted (group columns first, the sensitive column last)."""
-
-    def __init__(
-        self, clause: str, params: list[Any], exprs: list[str], row: str, types: list[Any]
-    ) -> None:
-        self.clause = clause
-        self.params = params
-        self.exprs = exprs
-        self.row = row  # the 1-based data row of a record
-        self.types = types  # each column's Arrow type in the file (Parquet), or None
 
 
 class DuckDBBackend:
@@ -125,7 +110,7 @@ class DuckDBBackend:
         keys = table.select(list(names)).rename_columns([*spec.group_columns, spec.sensitive])
         counts = np.asarray(table.column("n").to_numpy(), dtype=np.int64)
         wanted = set(spec.required_columns())
-        kind = fmt or _kind(path)
+        kind = fmt or file_kind(path)
         dropped = tuple(c for c in column_names(path, kind, delimiter) if c not in wanted)
         return Histogram(spec.group_columns, spec.sensitive, keys, counts, dropped)
 
@@ -185,8 +170,8 @@ class DuckDBBackend:
                 raise InputError(f"column {c!r} does not exist in {p.name}")
         if progress is not None:
             progress(f"counting the classes of {path} (DuckDB)")
-        with _private_link(p, kind) as link, _connection() as con:
-            source = _source(p, link, list(columns), kind, delimiter)
+        with private_link(p, kind) as link, connection() as con:
+            source = file_source(p, link, list(columns), kind, delimiter)
             keys = [f"k{i}" for i in range(len(source.exprs))]
             select = ", ".join(f"{e} AS {k}" for e, k in zip(source.exprs, keys, strict=True))
             for i, declared in enumerate(source.types):
@@ -194,7 +179,7 @@ class DuckDBBackend:
                     e = source.exprs[i]
                     select += f", ({e} = 0 AND signbit({e})) AS z{i}"
             query = f"SELECT {select}, count(*) AS n FROM {source.clause} GROUP BY ALL"
-            table = _run(con, query, source.params, p, kind)
+            table = run(con, query, source.params, p, kind)
         cols = [table.column(k).to_pylist() for k in keys]
         signs = {
             i: table.column(f"z{i}").to_pylist()
@@ -224,9 +209,9 @@ class DuckDBBackend:
         the same on every run)."""
         import pyarrow as pa
 
+        from airflow_privacy.core.cells import check_missing_as
         from airflow_privacy.core.io import (
             _existing_file,
-            check_missing_as,
             column_names,
             detect_format,
         )
@@ -238,8 +223,8 @@ class DuckDBBackend:
         check_columns(column_names(p, kind, delimiter), spec)
         if progress is not None:
             progress(f"reading {path} (DuckDB)")
-        with _private_link(p, kind) as link, _connection() as con:
-            source = _source(p, link, spec, kind, delimiter)
+        with private_link(p, kind) as link, connection() as con:
+            source = file_source(p, link, spec, kind, delimiter)
             keys = [f"k{i}" for i in range(len(source.exprs))]
             select = ", ".join(f"{e} AS {k}" for e, k in zip(source.exprs, keys, strict=True))
             # SQL groups -0.0 with 0.0; Arrow (and the labels) keep them apart
@@ -251,7 +236,7 @@ class DuckDBBackend:
             if ordered:
                 query += " ORDER BY ALL"
             try:
-                table = _run(con, query, source.params, p, kind)
+                table = run(con, query, source.params, p, kind)
             except InputError:
                 # one reading rule for both backends: a file the Arrow reader accepts (a
                 # backslash before a quote, line ends of both kinds) is counted as it reads
@@ -265,140 +250,6 @@ class DuckDBBackend:
                 table = _grouped(read, keys, ordered=ordered)
             table = _checked(table, spec, replacement, p, kind, con, source, keys)
             return table, keys
-
-
-def _kind(path: Path) -> Any:
-    from airflow_privacy.core.io import detect_format
-
-    return detect_format(path)
-
-
-@contextlib.contextmanager
-def _private_link(path: Path, kind: str) -> Iterator[Path]:
-    """A symbolic link to ``path`` with a plain fixed name, in a private folder."""
-    from airflow_privacy.core.private_folders import private_folder
-
-    with private_folder("duckdb") as folder:
-        suffix = ".parquet" if kind == "parquet" else ".csv"
-        if path.name.lower().endswith(".gz"):
-            suffix += ".gz"
-        link = folder / f"release{suffix}"
-        os.symlink(path.resolve(), link)
-        yield link
-
-
-@contextlib.contextmanager
-def _connection() -> Iterator[duckdb.DuckDBPyConnection]:
-    """An in-memory DuckDB that loads no extension and spills to a private folder."""
-    import duckdb
-
-    from airflow_privacy.core import private_folders
-
-    spill = str(private_folders.make("spill"))
-    con = duckdb.connect(
-        ":memory:",
-        config={
-            "autoinstall_known_extensions": False,
-            "autoload_known_extensions": False,
-            "temp_directory": spill,
-            "preserve_insertion_order": False,
-        },
-    )
-    try:
-        # DuckDB can draw a progress bar on stderr for a query past two seconds (a COPY, a
-        # count of 10^8 rows) in the middle of the step's own output
-        con.sql("SET enable_progress_bar = false")
-        yield con
-    finally:
-        con.close()
-        shutil.rmtree(spill, ignore_errors=True)
-
-
-def _parquet_source(path: Path, link: Path, spec: ReleaseSpec | Sequence[str]) -> _Source:
-    """``spec``: its required columns, or the columns themselves."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from airflow_privacy.core.io import _check_parquet_type, _reading
-
-    wanted = _wanted(spec)
-    with _reading(path, "parquet"):
-        schema = pq.read_schema(path)
-    for name in wanted:
-        _check_parquet_type(name, schema.field(name).type, path)
-    types = []
-    for name in wanted:
-        kind = schema.field(name).type
-        types.append(kind.value_type if pa.types.is_dictionary(kind) else kind)
-    return _Source(
-        "read_parquet(?, file_row_number = true)",
-        [str(link)],
-        [quote_identifier(c) for c in wanted],
-        "file_row_number + 1",
-        types,
-    )
-
-
-def _source(
-    path: Path, link: Path, spec: ReleaseSpec | Sequence[str], kind: str, delimiter: str | None
-) -> _Source:
-    """The ``FROM`` clause of a Parquet or CSV file (``kind``)."""
-    if kind == "parquet":
-        return _parquet_source(path, link, spec)
-    return _csv_source(path, link, spec, delimiter)
-
-
-def _wanted(spec: ReleaseSpec | Sequence[str]) -> list[str]:
-    return list(spec) if isinstance(spec, Sequence) else list(spec.required_columns())
-
-
-def _csv_source(
-    path: Path, link: Path, spec: ReleaseSpec | Sequence[str], delimiter: str | None
-) -> _Source:
-    """Every field as text under a positional name (``c0``, ``c1``, ...; the header is
-    the project's own parse, :func:`airflow_privacy.core.io._csv_header`, after the blank
-    lines it skips); an empty field is the empty text, as the Arrow reader reads it."""
-    from airflow_privacy.core.io import _csv_header, _head
-
-    sep, header = _csv_header(path, delimiter)
-    text, _ = _head(path)
-    blank_lines = len(text) - len(text.lstrip("\r\n"))
-    skip = text[:blank_lines].count("\n") or (1 if blank_lines else 0)
-    position = {name: i for i, name in enumerate(header)}
-    struct = "{" + ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(header))) + "}"
-    clause = (
-        "read_csv(?, delim = ?, quote = ?, escape = ?, skip = ?, header = true, "
-        f"columns = {struct}, auto_detect = false, strict_mode = true, "
-        "null_padding = false, compression = ?)"
-    )
-    gz = path.name.lower().endswith(".gz")
-    exprs = [f"coalesce(c{position[c]}, '')" for c in _wanted(spec)]
-    params = [str(link), sep, '"', '"', skip, "gzip" if gz else "none"]
-    return _Source(clause, params, exprs, "", [None] * len(exprs))
-
-
-def _run(
-    con: duckdb.DuckDBPyConnection, query: str, params: Sequence[Any], path: Path, kind: str
-) -> pa.Table:
-    """Run ``query``; DuckDB's errors become one :class:`InputError` naming the file, in
-    words of our own (DuckDB's text can quote a row)."""
-    import duckdb
-
-    try:
-        result: pa.Table = con.sql(query, params=list(params)).to_arrow_table()
-    except duckdb.Error as exc:
-        text = str(exc)
-        if "UTF" in text or "unicode" in text.lower():
-            reason = "it is not valid UTF-8"
-        elif kind == "csv":
-            reason = (
-                "a record does not match the header (a wrong number of fields, or a quote "
-                "left open)"
-            )
-        else:
-            reason = f"DuckDB could not read it ({type(exc).__name__})"
-        raise InputError(f"cannot read {str(path)!r} as {kind}: {reason}") from None
-    return result
 
 
 ARROW_REASON_BYTES = 256 << 20
@@ -454,7 +305,7 @@ def _checked(
     path: Path,
     kind: str,
     con: duckdb.DuckDBPyConnection,
-    source: _Source,
+    source: Source,
     keys: Sequence[str],
 ) -> pa.Table:
     """DuckDB's ``(k0.., ks, n)`` rows checked as the Arrow path checks a release (module
@@ -463,9 +314,10 @@ def _checked(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from airflow_privacy.core.io import blank_cells_message, blank_mask
+    from airflow_privacy.core.cells import blank_cells_message
+    from airflow_privacy.core.io import blank_mask
 
-    table = _as_in_file(table, keys, source.types)
+    table = as_in_file(table, keys, source.types)
     counts = table.column("n")
     s_col, blank, textual = blank_mask(table.column(keys[-1]))
     blanks = _total(counts, blank)
@@ -538,32 +390,9 @@ def _grid(
     return groups, tuple(values), grid
 
 
-def _as_in_file(table: pa.Table, keys: Sequence[str], types: Sequence[Any]) -> pa.Table:
-    """DuckDB's columns in the types the Parquet file declares, where they differ (a
-    timestamp with a time zone comes back in UTC: shown in the file's zone, as the Arrow
-    path shows it), and a float zero with its sign (``z{i}``: SQL groups ``-0.0`` with
-    ``0.0``), so that both backends write the same labels."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    for i, (key, kind) in enumerate(zip(keys, types, strict=True)):
-        col = table.column(key)
-        if f"z{i}" in table.column_names:  # a negative zero: -|x|
-            col = pc.if_else(table.column(f"z{i}"), pc.negate(pc.abs(col)), col)
-            table = table.set_column(table.column_names.index(key), key, col)
-        if kind is None or col.type == kind:
-            continue
-        try:
-            cast = pc.cast(col, kind)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            continue
-        table = table.set_column(table.column_names.index(key), key, cast)
-    return table
-
-
 def _first_blank(
     con: duckdb.DuckDBPyConnection,
-    source: _Source,
+    source: Source,
     s_col: Any,
     blank: Any,
     textual: bool,
@@ -590,7 +419,7 @@ def _first_blank(
             f"SELECT min(rn) FROM (SELECT {cell} AS cell, row_number() OVER () AS rn "
             f"FROM {source.clause}) WHERE list_contains(?, cell)"
         )
-    found = _run(con, query, [*source.params, blank_values], path, kind)
+    found = run(con, query, [*source.params, blank_values], path, kind)
     value = found.column(0)[0].as_py()
     return int(value) if value is not None else 1
 
@@ -633,8 +462,8 @@ def bounded_counts(
             )
     if progress is not None:
         progress(f"counting {p.name} (DuckDB)")
-    with _private_link(p, kind) as link, _connection() as con:
-        source = _source(p, link, wanted, kind, delimiter)
+    with private_link(p, kind) as link, connection() as con:
+        source = file_source(p, link, wanted, kind, delimiter)
         text = [f"nullif(CAST({e} AS VARCHAR), '')" for e in source.exprs]
         keys = [f"k{i}" for i in range(len(columns))]
         select = ", ".join(f"{e} AS {k}" for e, k in zip(text, keys, strict=False))
@@ -665,7 +494,7 @@ def bounded_counts(
             + (f" WHERE r <= {int(bound)}" if entity is not None else "")
             + f" GROUP BY {group} ORDER BY {group}"
         )
-        table = _run(con, query, source.params, p, kind)
+        table = run(con, query, source.params, p, kind)
     for i, x in enumerate(sums):
         if any(table.column(f"b{i}").to_pylist()):
             raise InputError(f"column {x.column!r} of {p.name} holds a value that is not a number")

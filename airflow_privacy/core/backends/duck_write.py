@@ -71,15 +71,16 @@ def write_release(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from airflow_privacy.core.backends.duck import (
-        _connection,
-        _csv_source,
-        _parquet_source,
-        _private_link,
-        _run,
+    from airflow_privacy.core.backends.duck_source import (
+        connection,
+        csv_source,
+        parquet_source,
+        private_link,
         quote_identifier,
+        run,
     )
-    from airflow_privacy.core.io import _existing_file, check_missing_as, detect_format
+    from airflow_privacy.core.cells import check_missing_as
+    from airflow_privacy.core.io import _existing_file, detect_format
     from airflow_privacy.core.model import ReleaseSpec
 
     if output_format not in OUTPUT_FORMATS:
@@ -117,11 +118,11 @@ def write_release(
             f"the recoding's columns and the sensitive column {histogram.sensitive!r} "
             "must have different names"
         )
-    with _private_link(p, kind) as link, _connection() as con:
+    with private_link(p, kind) as link, connection() as con:
         source = (
-            _parquet_source(p, link, spec)
+            parquet_source(p, link, spec)
             if kind == "parquet"
-            else _csv_source(p, link, spec, delimiter)
+            else csv_source(p, link, spec, delimiter)
         )
         con.register("keymap", key_table)
         con.register("labelmap", label_table)
@@ -170,7 +171,7 @@ def write_release(
             )
         literal = "'" + str(out).replace("'", "''") + "'"
         options = "FORMAT parquet" if output_format == "parquet" else "FORMAT csv, HEADER true"
-        written = _run(con, f"COPY ({query}) TO {literal} ({options})", source.params, p, kind)
+        written = run(con, f"COPY ({query}) TO {literal} ({options})", source.params, p, kind)
     return _records(written, recoding)
 
 
@@ -237,17 +238,17 @@ def _published_values(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from airflow_privacy.core.backends.duck import _as_in_file, _run
+    from airflow_privacy.core.backends.duck_source import as_in_file, run
     from airflow_privacy.core.io import blank_mask
 
-    found = _run(
+    found = run(
         con,
         f"SELECT DISTINCT {source.exprs[-1]} AS raw FROM {source.clause}",
         source.params,
         path,
         kind,
     )
-    typed = _as_in_file(found, ["raw"], [source.types[-1]])
+    typed = as_in_file(found, ["raw"], [source.types[-1]])
     col, blank, _ = blank_mask(typed.column("raw"))
     text = col if col.type == pa.string() else pc.cast(col, pa.string())
     pub = pc.if_else(blank, pa.scalar(replacement, pa.string()), text)

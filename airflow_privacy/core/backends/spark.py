@@ -247,7 +247,8 @@ def _fill(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from airflow_privacy.core.io import blank_cells_message, blank_mask
+    from airflow_privacy.core.cells import blank_cells_message
+    from airflow_privacy.core.io import blank_mask
 
     key = table.column_names[-2]  # the sensitive key; the count "n" is last
     col, blank, textual = blank_mask(table.column(key))
@@ -383,7 +384,7 @@ def histogram(
     import pyarrow as pa
 
     from airflow_privacy.core.backends.histogram import Histogram
-    from airflow_privacy.core.io import check_missing_as
+    from airflow_privacy.core.cells import check_missing_as
 
     replacement = check_missing_as(missing_as)
     frame = _frame(source, spark)
@@ -410,7 +411,7 @@ def count(
     """The per-group sensitive counts of a release held by Spark (the ``check`` step's
     statistics ``n_b(s)``), in the normalized order (:meth:`Bucketization.normalized`);
     labels are the text of the values as the Arrow path writes them."""
-    from airflow_privacy.core.io import check_missing_as
+    from airflow_privacy.core.cells import check_missing_as
     from airflow_privacy.core.model import Bucketization, check_columns
 
     replacement = check_missing_as(missing_as)
@@ -599,7 +600,7 @@ def write_release(
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from airflow_privacy.core.io import check_missing_as
+    from airflow_privacy.core.cells import check_missing_as
 
     replacement = check_missing_as(missing_as)
     if mode not in WRITE_MODES:

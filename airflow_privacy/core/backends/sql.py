@@ -396,7 +396,8 @@ def histogram(
     import pyarrow as pa
     import sqlalchemy as sa
 
-    from airflow_privacy.core.io import blank_cells_message, blank_mask, check_missing_as
+    from airflow_privacy.core.cells import blank_cells_message, check_missing_as
+    from airflow_privacy.core.io import blank_mask
 
     replacement = check_missing_as(missing_as)
     if isinstance(qis, str):
@@ -681,7 +682,7 @@ def write_release(
     import sqlalchemy as sa
     from sqlalchemy.exc import SQLAlchemyError
 
-    from airflow_privacy.core.io import check_missing_as
+    from airflow_privacy.core.cells import check_missing_as
 
     replacement = check_missing_as(missing_as)
     qis, sensitive = list(histogram.qis), histogram.sensitive

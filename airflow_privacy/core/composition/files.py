@@ -123,7 +123,8 @@ def read_release_file(
     backends' parity). A bucketized release lists its members and is read whole.
     """
     from airflow_privacy.core.backends import choose, count_release
-    from airflow_privacy.core.io import check_missing_as, read_release
+    from airflow_privacy.core.cells import check_missing_as
+    from airflow_privacy.core.io import read_release
     from airflow_privacy.core.model import ReleaseSpec
 
     replacement = check_missing_as(missing_as)
@@ -171,7 +172,8 @@ def read_population_file(
     """The people of a table of original records: exact QI values (and hashed identifiers;
     and their ``sensitive`` values when that column is named, whose blank cells are
     refused, or read as ``missing_as``)."""
-    from airflow_privacy.core.io import check_missing_as, read_release
+    from airflow_privacy.core.cells import check_missing_as
+    from airflow_privacy.core.io import read_release
 
     replacement = check_missing_as(missing_as)
     cols = [*dict.fromkeys(qis), *([id_column] if id_column else [])]

@@ -149,8 +149,8 @@ class Population:
         import pyarrow as pa
         import pyarrow.compute as pc
 
+        from airflow_privacy.core.cells import describe_columns
         from airflow_privacy.core.composition.identifiers import hash_identifiers
-        from airflow_privacy.core.io import describe_columns
 
         present = table.column_names
         wanted = [*qis, *([id_column] if id_column else []), *([sensitive] if sensitive else [])]

@@ -412,8 +412,6 @@ class Criterion(ABC):
         """The parameters checked and in canonical form (the class doc); messages name the
         criterion and the parameter: ``criterion ck-safety needs k``, ``t does not apply
         to criterion k-anonymity``, ``ck-safety: c must be in (0, 1], got 2``."""
-        from airflow_privacy.core.criteria.registry import option_name
-
         if not isinstance(params, Mapping):
             raise InputError(f"parameters of criterion {cls.name!r} must be a mapping")
         given = {k: v for k, v in params.items() if v is not None}
@@ -423,7 +421,7 @@ class Criterion(ABC):
         known = {p.name for p in cls.parameters}
         extra = sorted(set(given) - known, key=str)
         if extra:
-            raise InputError(f"{option_name(str(extra[0]))} does not apply to criterion {cls.name}")
+            raise InputError(f"{_spelling(str(extra[0]))} does not apply to criterion {cls.name}")
         out: dict[str, Any] = {}
         for key, value in given.items():
             p = cls.parameter(key)
@@ -553,3 +551,18 @@ def group_test_with(
             method: Callable[..., tuple[GroupTest, bool] | None] = criterion.group_test
             return method(values, benign=benign)
     return criterion.group_test(values)
+
+
+def _spelling(name: str) -> str:
+    """Parameter ``name`` as the command line spells it (``points`` is ``point``), taken from
+    any criterion class declaring it, for the message refusing a parameter the criterion at
+    hand does not declare; the name itself when no class declares it."""
+    pending: list[type] = [Criterion]
+    while pending:
+        cls = pending.pop()
+        declared: tuple[Parameter, ...] = cls.__dict__.get("parameters", ())
+        found = next((p for p in declared if p.name == name), None)
+        if found is not None:
+            return found.option
+        pending.extend(cls.__subclasses__())
+    return name

@@ -28,8 +28,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from airflow_privacy.core.criteria.base import Criterion, Kind, Parameter
+from airflow_privacy.core.criteria.limits import MAX_K, MAX_K_CURVE
 from airflow_privacy.core.criteria.models import BUILT_IN
-from airflow_privacy.core.criteria.models.ck_safety import MAX_K
 from airflow_privacy.errors import InputError
 
 if TYPE_CHECKING:
@@ -47,12 +47,6 @@ __all__ = [
     "names",
     "validate",
 ]
-
-#: Largest ``k_max`` of the disclosure curve (``worst_case.disclosure_curve``), which returns
-#: one point per ``k``: the curve is flat beyond the saturation point, at most the number of
-#: distinct sensitive values, so longer curves only repeat its last point. 10^5 points took
-#: 526 MB and 5 s on a 12-record release (the fuzz harness's limits stopped it).
-MAX_K_CURVE: Final[int] = 10_000
 
 #: The entry-point group third-party criteria register under.
 ENTRY_POINT_GROUP: Final[str] = "airflow_privacy.criteria"

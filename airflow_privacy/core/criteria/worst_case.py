@@ -48,7 +48,7 @@ import numpy as np
 import numpy.typing as npt
 
 from airflow_privacy.core import thresholds
-from airflow_privacy.core.criteria.registry import MAX_K, MAX_K_CURVE
+from airflow_privacy.core.criteria.limits import MAX_K, MAX_K_CURVE
 from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.core.criteria.wording import ValueNames
 from airflow_privacy.core.model import Bucketization

@@ -154,7 +154,7 @@ class AuditAlgorithmStep(Step):
         from airflow_privacy.core.algorithm_aware.candidates import Generalizer
         from airflow_privacy.core.algorithm_aware.intervals import check_interval
         from airflow_privacy.core.anonymize.criteria import CriteriaSet
-        from airflow_privacy.core.io import describe_columns
+        from airflow_privacy.core.cells import describe_columns
         from airflow_privacy.gate.anonymize import built_hierarchies, hierarchy_files
         from airflow_privacy.gate.criteria import parse_criteria
         from airflow_privacy.gate.envelope import Envelope, ReleaseFacts

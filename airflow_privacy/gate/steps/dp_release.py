@@ -294,10 +294,10 @@ def _count(
     columns = columns_of(marginals)
     if req.source.is_spark:
         from airflow_privacy.core.backends import spark
-        from airflow_privacy.gate.pushdown import _spark_source, spark_session
+        from airflow_privacy.gate.spark_tables import spark_session, spark_source
 
         table, counts = spark.bounded_counts(
-            _spark_source(req.source), columns, entity=req.entity,
+            spark_source(req.source), columns, entity=req.entity,
             bound=req.max_rows_per_person, spark=spark_session(ctx), progress=ctx.progress,
             sums=req.sums,
         )  # fmt: skip

@@ -322,7 +322,7 @@ class MaxEntStep(MeasuringStep):
         self, req: MaxEntRequest, ctx: GateContext, start: CheckStart, prepared: Any
     ) -> Envelope:
         """Estimate P*(s | q) and gate on it (module doc)."""
-        from airflow_privacy.core.io import describe_columns
+        from airflow_privacy.core.cells import describe_columns
         from airflow_privacy.core.maxent import SolverOptions, estimate
         from airflow_privacy.core.maxent.knowledge_file import load_knowledge
         from airflow_privacy.core.thresholds import TOLERANCE, maxent_safe

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +15,7 @@ from airflow_privacy.gate.steps.fields import Field
 if TYPE_CHECKING:
     from airflow_privacy.gate.context import GateContext
     from airflow_privacy.gate.envelope import Envelope
+    from airflow_privacy.gate.policy import Policy
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,7 @@ class PolicyStep(Step):
 
     def run(self, req: PolicyRequest, ctx: GateContext) -> Envelope:
         """Build the policy (its values checked as declared) and record it."""
-        from airflow_privacy.gate.policy import build_policy, set_policy
+        from airflow_privacy.gate.policy import set_policy
 
         policy = build_policy(
             criteria=req.criteria, measure=req.composition_measure, confidence=req.confidence,
@@ -158,3 +159,79 @@ class PolicyStep(Step):
 
 
 POLICY = PolicyStep()
+
+
+#: the kinds of check a policy may require (the steps that record a verdict)
+REQUIRABLE = ("check", "maxent", "audit", "risk", "validate")
+
+
+def build_policy(
+    *,
+    criteria: Sequence[str] = (),
+    measure: str | None = None,
+    confidence: float | None = None,
+    max_pvp: float | None = None,
+    overlap: str = "worst-case",
+    maxent_c: float | None = None,
+    benign: Sequence[str] = (),
+    approvers: Sequence[str] = (),
+    max_prosecutor_risk: float | None = None,
+    required_steps: Sequence[str] = (),
+    dp_rho_cap: float | None = None,
+    dp_epsilon_cap: float | None = None,
+) -> Policy:
+    """A policy from its front end's values (the option names in messages are the front
+    end's: ``opt``). The ranges, choices and the composition line's rule are this step's
+    declaration (:class:`PolicyStep`), checked here for every caller."""
+    from airflow_privacy.errors import InputError, opt
+    from airflow_privacy.gate.criteria import parse_criteria
+    from airflow_privacy.gate.policy import Policy
+
+    POLICY.check(
+        Known(
+            {"composition_measure": measure, "confidence": confidence, "max_pvp": max_pvp,
+             "overlap": overlap, "maxent_c": maxent_c,
+             "max_prosecutor_risk": max_prosecutor_risk, "dp_rho_cap": dp_rho_cap,
+             "dp_epsilon_cap": dp_epsilon_cap}
+        )
+    )  # fmt: skip
+    lines = parse_criteria(list(criteria), "criterion") if criteria else []
+    names = [n for n, _ in lines]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise InputError(f"{opt('criterion')} {dupes[0]!r} is given twice: one line per criterion")
+    composition = None
+    if measure is not None and confidence is not None and max_pvp is not None:
+        composition = {"measure": measure, "confidence": float(confidence),
+                       "max_pvp": float(max_pvp), "overlap": overlap}  # fmt: skip
+    steps = list(dict.fromkeys(str(x).strip() for x in required_steps))
+    for step in steps:
+        if step not in REQUIRABLE:
+            raise InputError(
+                f"{opt('required_steps')}: {step!r} is not a kind of check (known: "
+                f"{', '.join(REQUIRABLE)})"
+            )
+    dp = (
+        {"unit": "rho", "cap": float(dp_rho_cap)} if dp_rho_cap is not None
+        else {"unit": "epsilon", "cap": float(dp_epsilon_cap)} if dp_epsilon_cap is not None
+        else None
+    )  # fmt: skip
+    if (
+        not lines and not steps and composition is None and maxent_c is None
+        and max_prosecutor_risk is None and dp is None
+    ):  # fmt: skip
+        raise InputError(
+            f"a policy needs at least one line: {opt('required_steps')}, {opt('criterion')}, "
+            f"the composition line, {opt('maxent_c')}, {opt('max_prosecutor_risk')} or a DP "
+            f"budget ({opt('dp_rho_cap')} / {opt('dp_epsilon_cap')})"
+        )
+    return Policy(
+        criteria=[(n, dict(p)) for n, p in lines],
+        composition=composition,
+        maxent_c=float(maxent_c) if maxent_c is not None else None,
+        benign=sorted({str(b) for b in benign}),
+        approvers=sorted({str(a).strip() for a in approvers if str(a).strip()}),
+        max_prosecutor_risk=float(max_prosecutor_risk) if max_prosecutor_risk is not None else None,
+        required_steps=steps,
+        dp=dp,
+    )

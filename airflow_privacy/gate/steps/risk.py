@@ -419,7 +419,7 @@ def _read_classes(req: RiskRequest, qis: list[str], ctx: GateContext) -> _Classe
     """The release's classes on ``qis``, counted where it lives: DuckDB for a big file, a
     ``GROUP BY`` in the database for a SQL table (only the class sizes leave it), else the
     QI columns read in process (the rows SUDA2 needs, the entity and weight columns)."""
-    from airflow_privacy.core.io import describe_columns
+    from airflow_privacy.core.cells import describe_columns
     from airflow_privacy.gate.risk_classes import class_counts, class_key, file_classes
     from airflow_privacy.gate.tables import column_names, read_table
 

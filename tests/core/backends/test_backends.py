@@ -32,7 +32,7 @@ from airflow_privacy.core.backends import (
     duck,
     parquet_cells,
 )
-from airflow_privacy.core.backends.duck import quote_identifier
+from airflow_privacy.core.backends.duck_source import quote_identifier
 from airflow_privacy.core.io import read_release
 from airflow_privacy.core.model import Bucketization, ReleaseSpec
 from airflow_privacy.errors import InputError

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from airflow_privacy.core.criteria.base import (
     Criterion,
@@ -13,16 +13,12 @@ from airflow_privacy.core.criteria.base import (
     Parameter,
     fmt,
 )
+from airflow_privacy.core.criteria.limits import MAX_K
 
 if TYPE_CHECKING:
     from airflow_privacy.core.criteria.result import CriterionResult
     from airflow_privacy.core.model import Bucketization
 
-#: Largest ``k`` accepted for (c,k)-safety and negation-safety. The engines clamp ``k`` to
-#: the saturation point (``worst_case.saturation_point``: fewest distinct values in a group,
-#: minus one), beyond which more knowledge cannot raise the disclosure, so any ``k`` is cheap;
-#: a ``k`` above a billion pieces of knowledge is a typo, refused before anything is read.
-MAX_K: Final[int] = 10**9
 
 WORST_CASE = (
     'Martin, Kifer, Machanavajjhala, Gehrke, Halpern, "Worst-Case Background Knowledge for '
