@@ -1749,7 +1749,7 @@ COLS = (
 V = "{in}/valid.csv"
 COMMANDS = frozenset({
     "check", "anonymize", "audit", "maxent", "attempt", "publish", "ledger", "report",
-    "disclosure", "skyline", "risk", "dp-release",
+    "disclosure", "skyline", "risk", "dp-release", "record-check",
 })  # fmt: skip
 # a DP release of the fuzz files' columns, spending 0.5 of the dataset DP_DATASET's budget
 DP_DATASET = "dpsurvey"
@@ -4394,6 +4394,19 @@ def _misc_cases(cases: list[Case]) -> None:
         ["ledger", "mark-blocked", "2", "--reason", "", "--ledger", "{L}"],
         ["ledger", "supersede", "{A_blocked}", "--reason", " ", "--ledger", "{L}"],
         ["ledger", "supersede", "{A_blocked}", "--reason", "r", "--by", "", "--ledger", "{L}"],
+        *(
+            ["record-check", "--verdict", "failed", "--summary", "s", *more, "--ledger", "{L}"]
+            for more in (
+                ["--attempt", "not-a-uuid"],
+                ["--attempt", "0c2b8d9e-1111-4222-8333-944445555666"],
+                ["--name", ""],
+                ["--name", " ", "--attempt", "{A_blocked}"],
+                ["--reason", ""],
+                ["--reason", " \t"],
+                ["--verdict", "true"],
+                ["--summary"],
+            )
+        ),
     ):
         uses = any("{L}" in a for a in argv)
         command = " ".join(argv[:2]) if argv[:1] == ["ledger"] else (argv[0] if argv else "-")

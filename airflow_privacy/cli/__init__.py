@@ -46,6 +46,7 @@ COMMANDS = (
     "airflow_privacy.cli.publish",
     "airflow_privacy.cli.policy",
     "airflow_privacy.cli.dp_release",
+    "airflow_privacy.cli.record_check",
 )
 
 

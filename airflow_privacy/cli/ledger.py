@@ -7,7 +7,7 @@ second person approves it, and reading never creates a ledger."""
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from airflow_privacy.cli.common import (
     EXIT_SAFE,
@@ -22,6 +22,9 @@ from airflow_privacy.cli.common import (
     write_json,
 )
 from airflow_privacy.errors import InputError
+
+if TYPE_CHECKING:
+    from airflow_privacy.gate.steps.base import Step
 
 NAME = "ledger"
 
@@ -81,73 +84,10 @@ def register(sub: Any) -> None:
     add_input_args(imp, tables=False)  # the ledger records release files, not SQL tables
     add_output_args(imp)
 
-    pub = actions.add_parser(
-        "mark-published",
-        help="publish a release's open attempt through the gate (no files copied)",
-        description="Decide the open attempt of RELEASE like `airflow-privacy publish` "
-        "without copying files: published only if every check of the attempt passed, "
-        "otherwise blocked with every reason (exit 1).",
-    )
-    pub.add_argument("ref", metavar="RELEASE", help="release id (3), UUID or DATASET@VERSION")
-    add_ledger_arg(pub)
-    add_output_args(pub)
+    from airflow_privacy.cli import steps
 
-    blk = actions.add_parser("mark-blocked", help="block a release's open attempt, with a reason")
-    blk.add_argument("ref", metavar="RELEASE", help="release id (3), UUID or DATASET@VERSION")
-    blk.add_argument(
-        "--reason", action="append", required=True, help="why it is blocked (repeat for several)"
-    )
-    add_ledger_arg(blk)
-    add_output_args(blk)
-
-    sup = actions.add_parser(
-        "supersede",
-        help="set a blocked attempt aside, with a reason (who, when, why are kept)",
-        description="A steward's decision that a blocked attempt no longer stands (e.g. it "
-        "was blocked by a data error that has been fixed). The attempt stays in the ledger as "
-        "superseded, with who, when and why; the release is no longer shown as blocked. It "
-        "does not publish anything: a new attempt is judged afresh by its checks. Four eyes: "
-        "when the dataset has a policy this only asks, and a second, different person "
-        "approves it (`ledger approve ATTEMPT`) or rejects it. Exit 0 = superseded, 1 = "
-        "asked (waiting for the second person).",
-    )
-    sup.add_argument("attempt", metavar="ATTEMPT", help="the blocked attempt's UUID or id")
-    sup.add_argument("--reason", required=True, help="why the block no longer stands")
-    sup.add_argument("--by", help="who decides (default: your user name)")
-    add_ledger_arg(sup)
-    add_output_args(sup)
-
-    ov = actions.add_parser(
-        "override",
-        help="ask to publish a blocked attempt despite its reasons (a second person approves)",
-        description="A steward asks to publish a blocked attempt despite its reasons. Nothing "
-        "is published until a second, different person approves (`ledger approve`); a "
-        "rejection (`ledger reject`) keeps the block. Who, when and why are kept.",
-    )
-    ov.add_argument("attempt", metavar="ATTEMPT", help="the blocked attempt's UUID")
-    ov.add_argument("--reason", required=True, help="why it should be published anyway")
-    ov.add_argument("--by", help="who asks (default: your user name)")
-    add_ledger_arg(ov)
-    add_output_args(ov)
-    decisions = (("approve", "approve an override (it publishes) or a supersede"),
-                 ("reject", "reject an override or a supersede (the block stands)"))  # fmt: skip
-    for name, words in decisions:
-        d = actions.add_parser(name, help=f"{words}: a second, different person")
-        d.add_argument("attempt", metavar="ATTEMPT", help="the blocked attempt's UUID")
-        if name == "approve":
-            d.add_argument("release", metavar="RELEASE", nargs="?", default=None,
-                           help="the attempt's release file, verified and copied to --to "
-                           "(without it and --to, only the ledger is updated)")  # fmt: skip
-            d.add_argument("--to", metavar="DIR", default=None,
-                           help="the folder to publish into (with RELEASE)")  # fmt: skip
-            d.add_argument("--set-aside", action="store_true", dest="set_aside",
-                           help="approve a pending override as a supersede instead: the block "
-                           "no longer stands, nothing is published, a new attempt is judged "
-                           "afresh (no RELEASE or --to)")  # fmt: skip
-        d.add_argument("--reason", required=True, help="why (kept with the decision)")
-        d.add_argument("--by", help="who decides (default: your user name)")
-        add_ledger_arg(d)
-        add_output_args(d)
+    for step in _decisions():
+        steps.register(actions, step, name=step.command[-1])
 
 
 def _open(args: argparse.Namespace) -> Any:
@@ -179,55 +119,43 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_SAFE
     if action == "import":
         return _import(args, out)
-    if action == "mark-published":
-        from airflow_privacy.errors import ReleaseBlocked
-        from airflow_privacy.gate.attempts import PublishRequest, publish
+    from airflow_privacy.cli import steps
 
-        with _open(args) as ledger:
-            attempt = ledger.open_attempt_of(ledger.resolve(args.ref).id)
-        try:
-            env = publish(PublishRequest(attempt=attempt.uuid, ledger=args.ledger), context(args))
-        except ReleaseBlocked as exc:
-            from airflow_privacy.cli.publish import render
-
-            if exc.envelope is None:
-                raise
-            return emit(exc.envelope, args, out, render, EXIT_UNSAFE)  # type: ignore[arg-type]
-        from airflow_privacy.cli.publish import render
-
-        return emit(env, args, out, render, EXIT_SAFE)
-    if action == "mark-blocked":
-        from airflow_privacy.gate.attempts import block
-
-        with _open(args) as ledger:
-            attempt = ledger.open_attempt_of(ledger.resolve(args.ref).id)
-        env = block(attempt.uuid, args.reason, context(args), args.ledger)
-        return emit(env, args, out, lambda e: f"BLOCKED: {e.summary}\n", EXIT_SAFE)
-    if action == "supersede":
-        from airflow_privacy.gate.attempts import supersede
-
-        env = supersede(args.attempt, args.reason, context(args), args.ledger, args.by)
-        code = EXIT_SAFE if env.outcome == "superseded" else EXIT_UNSAFE
-        return emit(env, args, out, lambda e: f"{e.outcome.upper()}: {e.summary}\n", code)
-    if action in ("override", "approve", "reject"):
-        from airflow_privacy.gate.attempts import OverrideRequest, override
-        from airflow_privacy.gate.refs import ReleaseRef
-
-        release = getattr(args, "release", None)
-        if action == "approve" and args.set_aside:
-            action = "set-aside"
-        env = override(
-            OverrideRequest(
-                attempt=args.attempt, action="ask" if action == "override" else action,
-                reason=args.reason, by=args.by,
-                release=ReleaseRef(path=release) if release else None,
-                destination=getattr(args, "to", None), ledger=args.ledger,
-            ),
-            context(args),
-        )  # fmt: skip
-        code = EXIT_SAFE if env.outcome in ("published", "superseded") else EXIT_UNSAFE
-        return emit(env, args, out, lambda e: f"{e.outcome.upper()}: {e.summary}\n", code)
+    step = next(d for d in _decisions() if d.command[-1] == action)
+    return _decide(step, steps.values(step, args), args, out)
     raise InputError(f"unknown ledger action {action!r}")  # pragma: no cover - argparse
+
+
+def _decisions() -> tuple[Step, ...]:
+    """The steward's decisions, each derived from its step's declaration
+    (:mod:`airflow_privacy.gate.steps.decisions`)."""
+    from airflow_privacy.gate.steps import decisions as d
+
+    return (d.MARK_PUBLISHED, d.BLOCK, d.SUPERSEDE, d.OVERRIDE, d.APPROVE, d.REJECT)
+
+
+#: the outcomes each decision exits 0 with (any other is 1: blocked, asked or rejected)
+_DONE = {"mark-published": ("published", "already-published"), "block": ("blocked",),
+         "supersede": ("superseded",), "override": ("published", "superseded"),
+         "approve": ("published", "superseded"), "reject": ("published", "superseded")}  # fmt: skip
+
+
+def _decide(step: Step, values: dict[str, Any], args: argparse.Namespace, out: TextIO) -> int:
+    from airflow_privacy.cli.publish import render as publish_render
+    from airflow_privacy.errors import ReleaseBlocked
+
+    try:
+        env = step.run(step.request(values), context(args))
+    except ReleaseBlocked as exc:  # mark-published: the gate blocked the attempt
+        if exc.envelope is None:
+            raise
+        return emit(exc.envelope, args, out, publish_render, EXIT_UNSAFE)  # type: ignore[arg-type]
+    code = EXIT_SAFE if env.outcome in _DONE[step.name] else EXIT_UNSAFE
+    if step.name == "mark-published":
+        return emit(env, args, out, publish_render, code)
+    if step.name == "block":
+        return emit(env, args, out, lambda e: f"BLOCKED: {e.summary}\n", code)
+    return emit(env, args, out, lambda e: f"{e.outcome.upper()}: {e.summary}\n", code)
 
 
 def _import(args: argparse.Namespace, out: TextIO) -> int:

@@ -1,9 +1,6 @@
 """Checks the project does not compute itself (Great Expectations suites, a custom task):
-their verdict recorded under an attempt like any other check.
-
-The verdict must be a real boolean (``True`` passes, ``False`` blocks); a task that fails
-before recording leaves its required check without a result, which blocks the attempt.
-Reasons and details must not carry an individual's sensitive values.
+their verdict recorded under an attempt like any other check, by the custom check step
+(:mod:`airflow_privacy.gate.steps.custom`, where the rules are).
 """
 
 from __future__ import annotations
@@ -11,10 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from airflow_privacy.errors import InputError
-from airflow_privacy.gate.attempts import begin_check, record, skipped
 from airflow_privacy.gate.context import GateContext
-from airflow_privacy.gate.envelope import Envelope, ReleaseFacts
+from airflow_privacy.gate.envelope import Envelope
 
 
 def record_check(
@@ -31,19 +26,13 @@ def record_check(
     step: str = "validate",
 ) -> Envelope:
     """Record a custom check's verdict (module doc); without an attempt only the envelope."""
-    if not isinstance(safe, bool):
-        raise InputError(f"check {name!r}: the verdict must be true or false, got {safe!r}")
-    start = begin_check(attempt, ledger, ctx)  # reads something else: not compared
-    if start.skip:
-        return skipped(step, name, start.info)
-    env = Envelope(
-        step=step,
-        name=name,
-        outcome="passed" if safe else "failed",
-        safe=safe,
-        summary=summary,
-        reasons=[f"{name}: {r}" for r in reasons] if not safe else [],
-        release=ReleaseFacts(ref=release) if release else None,
-        details=dict(details or {}),
-    )
-    return record(env, start, ledger, ctx)
+    from airflow_privacy.gate.steps.custom import CUSTOM
+
+    return CUSTOM.run(
+        CUSTOM.request(
+            {"attempt": attempt, "name": name, "safe": safe, "summary": summary,
+             "reasons": reasons, "details": details, "release": release, "ledger": ledger,
+             "step": step}
+        ),
+        ctx,
+    )  # fmt: skip
