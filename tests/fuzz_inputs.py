@@ -4858,7 +4858,7 @@ PRELOAD = [
     "airflow_privacy.gate.entities",
     "airflow_privacy.core.risk",
     "airflow_privacy.core.risk.suda",
-    "airflow_privacy.core.risk.kmap",
+    "airflow_privacy.core.criteria.k_map",
     "tests.fuzz_inputs",
 ]
 

@@ -21,6 +21,22 @@ records must be suppressed at a coarser node: not monotone with suppression.
 Presences are exact :class:`~fractions.Fraction`\\ s compared with the decimal each limit
 prints as (:mod:`airflow_privacy.core.thresholds`).
 
+The engine on class sizes (:func:`presence_of_classes`; the risk package exports it as
+``delta_presence``), as ARX evaluates it:
+
+(Nergiz, Atzori & Clifton 2007, Definition 4; ARX ``DPresence``). The
+probability that a population record of class ``j`` is in the released sample is
+``P_j = f_j / F_j``; the release is (delta_min, delta_max)-present iff
+``delta_min <= P_j <= delta_max`` for every class. A population class with no sample record
+has ``P_j = 0``, as in ARX::
+
+    double delta = entry.count == 0 ? 0d : (double) entry.count / (double) entry.pcount;
+    return (delta >= dMin) && (delta <= dMax);
+
+Here ``P_j`` is an exact :class:`~fractions.Fraction`, compared with the decimal each limit
+prints as (:func:`airflow_privacy.core.thresholds.at_least`, ``at_most``), where ARX compares
+doubles; they differ only for limits typed with about 16 significant digits.
+
 Reference: M. E. Nergiz, M. Atzori and C. Clifton, "Hiding the presence of individuals from
 shared databases", *Proceedings of the 2007 ACM SIGMOD International Conference on
 Management of Data*, pp. 665-676, 2007, Definition 4; ARX,
@@ -29,6 +45,8 @@ Management of Data*, pp. 665-676, 2007, Definition 4; ARX,
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -36,12 +54,13 @@ import numpy as np
 import numpy.typing as npt
 
 from airflow_privacy.core import thresholds
-from airflow_privacy.core.criteria.k_map import missing_population
+from airflow_privacy.core.criteria.k_map import _frac, _pair, _real, missing_population
 from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.core.model import Bucketization
-from airflow_privacy.errors import InputError
+from airflow_privacy.core.thresholds import at_least, at_most
+from airflow_privacy.errors import InputError, opt
 
-__all__ = ["delta_presence", "groups_present"]
+__all__ = ["DeltaPresenceResult", "delta_presence", "groups_present", "presence_of_classes"]
 
 NAME = "delta-presence"
 IntArray = npt.NDArray[np.int64]
@@ -92,7 +111,7 @@ def _extreme(sizes: IntArray, population: IntArray, largest: bool) -> int:
 def delta_presence(b: Bucketization, delta_max: float, delta_min: float = 0.0) -> CriterionResult:
     """(delta_min, delta_max)-presence of release ``b`` against its population counts
     (module doc), over every population class: the groups' (``f_j / F_j``) and those without
-    a released record (0), as :func:`airflow_privacy.core.risk.kmap.delta_presence` defines
+    a released record (0), as :func:`presence_of_classes` defines
     it, vectorized with exact integer comparisons (:func:`groups_present`).
 
     ``value`` is the largest presence ``f_j / F_j``; the witness names a failing group (or
@@ -177,4 +196,70 @@ def delta_presence(b: Bucketization, delta_max: float, delta_min: float = 0.0) -
             "failing_population_classes": len(bad_groups) + len(bad_rest),
             **thresholds.decision_details(thresholds.EXACT),
         },
+    )
+
+
+# ---------------------------------------------------------------- the engine, on class sizes
+@dataclass(frozen=True)
+class DeltaPresenceResult:
+    """(delta_min, delta_max)-presence: ``satisfied`` iff every ``P_j = f_j / F_j`` is in
+    ``[delta_min, delta_max]``; ``violating_classes`` are the indices of those outside."""
+
+    delta_min: float
+    delta_max: float
+    satisfied: bool
+    n_records: int
+    n_population_records: int
+    n_classes: int
+    min_presence: Fraction
+    max_presence: Fraction
+    violating_classes: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": "delta-presence",
+            "delta_min": self.delta_min,
+            "delta_max": self.delta_max,
+            "satisfied": self.satisfied,
+            "n_records": self.n_records,
+            "n_population_records": self.n_population_records,
+            "n_classes": self.n_classes,
+            "min_presence": _frac(self.min_presence),
+            "max_presence": _frac(self.max_presence),
+            "violating_classes": list(self.violating_classes),
+        }
+
+
+def presence_of_classes(
+    sample_sizes: Iterable[int],
+    population_sizes: Iterable[int],
+    delta_min: float | Fraction,
+    delta_max: float | Fraction,
+) -> DeltaPresenceResult:
+    """(delta_min, delta_max)-presence: ``delta_min <= f_j / F_j <= delta_max`` for every
+    class. ``f_j >= 0`` (a population class may have no sample record), ``F_j >= max(1,
+    f_j)``; ``0 <= delta_min <= delta_max <= 1``."""
+    lo = _real(delta_min, "delta_min")
+    hi = _real(delta_max, "delta_max")
+    if not 0.0 <= lo <= 1.0:
+        raise InputError(f"{opt('delta_min')} must be in [0, 1], got {delta_min!r}")
+    if not 0.0 <= hi <= 1.0:
+        raise InputError(f"{opt('delta_max')} must be in [0, 1], got {delta_max!r}")
+    if lo > hi:
+        raise InputError(f"{opt('delta_min')} = {lo!r} exceeds {opt('delta_max')} = {hi!r}")
+    f, big_f = _pair(sample_sizes, population_sizes, 0)
+    presence = [Fraction(a, b) for a, b in zip(f, big_f, strict=True)]
+    bad = tuple(
+        j for j, p in enumerate(presence) if not (at_least(p, delta_min) and at_most(p, delta_max))
+    )
+    return DeltaPresenceResult(
+        delta_min=lo,
+        delta_max=hi,
+        satisfied=not bad,
+        n_records=sum(f),
+        n_population_records=sum(big_f),
+        n_classes=len(f),
+        min_presence=min(presence),
+        max_presence=max(presence),
+        violating_classes=bad,
     )

@@ -1,8 +1,10 @@
 """Re-identification risk models: El Emam's prosecutor, journalist and marketer risks
 (:mod:`airflow_privacy.core.risk.reidentification`), SUDA2 special uniques
 (:mod:`airflow_privacy.core.risk.suda`), population uniqueness from a sample
-(:mod:`airflow_privacy.core.risk.population`), k-map and delta-presence
-(:mod:`airflow_privacy.core.risk.kmap`)."""
+(:mod:`airflow_privacy.core.risk.population`); and, exported here too, k-map and
+delta-presence on class sizes, whose engines live with their criteria
+(:mod:`airflow_privacy.core.criteria.k_map`,
+:mod:`airflow_privacy.core.criteria.delta_presence`)."""
 
 from __future__ import annotations
 
@@ -10,11 +12,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from airflow_privacy.core.risk.kmap import (
-        DeltaPresenceResult,
+    from airflow_privacy.core.criteria.delta_presence import DeltaPresenceResult
+    from airflow_privacy.core.criteria.delta_presence import (
+        presence_of_classes as delta_presence,
+    )
+    from airflow_privacy.core.criteria.k_map import (
         KMapEstimateResult,
         KMapResult,
-        delta_presence,
         kmap_estimate,
         kmap_population,
     )
@@ -36,12 +40,12 @@ if TYPE_CHECKING:
 # Names are loaded on first use (PEP 562), so that importing one engine (k-map's derived
 # threshold, which the k-map criterion needs) does not import scipy.stats for the others.
 _WHERE = {
-    "DeltaPresenceResult": "kmap",
-    "KMapEstimateResult": "kmap",
-    "KMapResult": "kmap",
-    "delta_presence": "kmap",
-    "kmap_estimate": "kmap",
-    "kmap_population": "kmap",
+    "DeltaPresenceResult": "airflow_privacy.core.criteria.delta_presence",
+    "KMapEstimateResult": "airflow_privacy.core.criteria.k_map",
+    "KMapResult": "airflow_privacy.core.criteria.k_map",
+    "delta_presence": "airflow_privacy.core.criteria.delta_presence:presence_of_classes",
+    "kmap_estimate": "airflow_privacy.core.criteria.k_map",
+    "kmap_population": "airflow_privacy.core.criteria.k_map",
     "PopulationUniqueness": "population",
     "population_uniqueness": "population",
     "JournalistRisk": "reidentification",
@@ -56,10 +60,13 @@ _WHERE = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
+    where = _WHERE.get(name)
+    if where is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    module, _, attribute = where.partition(":")
+    if "." not in module:
+        module = f"{__name__}.{module}"
+    return getattr(importlib.import_module(module), attribute or name)
 
 
 __all__ = [

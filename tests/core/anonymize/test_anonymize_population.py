@@ -39,7 +39,8 @@ from tests.core.anonymize.oracle import (
     fails_alone,
     problems,
 )
-from tests.core.risk.test_risk_kmap import _oracle_kmap, _oracle_presence
+from tests.core.criteria.kmap_oracle import oracle_kmap as _oracle_kmap
+from tests.core.criteria.kmap_oracle import oracle_presence as _oracle_presence
 
 Levels = tuple[int, ...]
 

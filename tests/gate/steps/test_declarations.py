@@ -155,3 +155,9 @@ def test_constants_the_parser_holds_equal_the_engines() -> None:
 
     assert disclosure.MAX_K_CURVE == MAX_K_CURVE
     assert anonymize.MAX_NODES == MAX_LATTICE_CAP == MAX_DISCLOSURE_LIMIT
+    # k-map's estimators: the declaration's spellings are the engine's, one to one
+    from airflow_privacy.core.criteria import k_map
+    from airflow_privacy.core.criteria.models import k_map as declared
+
+    assert tuple(k_map.ESTIMATORS) == declared.ESTIMATORS
+    assert tuple(k_map.ESTIMATORS.values()) == k_map.ENGINE_ESTIMATORS

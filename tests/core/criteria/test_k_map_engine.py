@@ -1,5 +1,6 @@
 """k-map (population table and ARX's estimators) and delta-presence
-(:mod:`airflow_privacy.core.risk.kmap`) against oracles written from the definitions:
+(the engines on class sizes of :mod:`airflow_privacy.core.criteria.k_map` and
+:mod:`airflow_privacy.core.criteria.delta_presence`) against oracles written from the definitions:
 per-record loops over explicit sample and population tables with Fractions, and ARX's
 derived threshold recomputed from the Poisson and zero-truncated Poisson distributions with
 scipy.stats."""
@@ -14,48 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from airflow_privacy.core.risk.kmap import (
-    arx_derived_k,
-    delta_presence,
-    kmap_estimate,
-    kmap_population,
-)
+from airflow_privacy.core.criteria.delta_presence import presence_of_classes as delta_presence
+from airflow_privacy.core.criteria.k_map import arx_derived_k, kmap_estimate, kmap_population
 from airflow_privacy.errors import InputError
+from tests.core.criteria.kmap_oracle import oracle_kmap as _oracle_kmap
+from tests.core.criteria.kmap_oracle import oracle_presence as _oracle_presence
 
 # ---------------------------------------------------------------- oracles
-
-
-def _tables(f: list[int], extra: list[int]) -> tuple[list[int], list[int]]:
-    """Explicit record tables: each record is its class label; the sample is ``f_j`` records
-    of class ``j``, the population the sample plus ``extra_j`` more."""
-    sample = [j for j, c in enumerate(f) for _ in range(c)]
-    population = sample + [j for j, c in enumerate(extra) for _ in range(c)]
-    return sample, population
-
-
-def _oracle_kmap(f: list[int], extra: list[int], k: int) -> tuple[bool, set[int], Fraction]:
-    sample, population = _tables(f, extra)
-    bad: set[int] = set()
-    n_bad = 0
-    for record in sample:  # each sample record must map to >= k population records
-        matches = sum(1 for p in population if p == record)
-        if matches < k:
-            bad.add(record)
-            n_bad += 1
-    return not bad, bad, Fraction(n_bad, len(sample))
-
-
-def _oracle_presence(
-    f: list[int], extra: list[int], lo: Fraction, hi: Fraction
-) -> tuple[bool, set[int], Fraction, Fraction]:
-    sample, population = _tables(f, extra)
-    probs: dict[int, Fraction] = {}
-    for person in population:  # P(person in sample | release) for every population record
-        in_class = sum(1 for p in population if p == person)
-        released = sum(1 for s in sample if s == person)
-        probs[person] = Fraction(released, in_class)
-    bad = {j for j, p in probs.items() if not lo <= p <= hi}
-    return not bad, bad, min(probs.values()), max(probs.values())
 
 
 def _scipy_poisson_k(k: int, alpha: float, pi: float, n: int) -> int:
@@ -273,7 +239,7 @@ def test_closed_form_for_long_loops_equals_the_loops(
     """Past a million steps ARX's loops are replaced by scipy's quantile; on loops short
     enough to run, both give the same k' and (to 1e-9) the same type I error, capped by the
     record count or not."""
-    import airflow_privacy.core.risk.kmap as kmap
+    import airflow_privacy.core.criteria.k_map as kmap
 
     cases = [(k, a, pi, n) for k in (1, 2, 7, 40, 300) for a in (0.0, 0.01, 0.2, 0.9)
              for pi in (0.01, 0.3, 1.0) for n in (1, 5, 100, 10**6)]  # fmt: skip
