@@ -1,4 +1,9 @@
-"""Shared test set-up: the project root on sys.path (for ``benchmarks.*`` baselines)."""
+"""Shared test set-up: the project root on sys.path (for ``benchmarks.*`` baselines), the
+hypothesis profiles, and one local SparkSession for the session (fixture ``spark``:
+``local[1]``, no UI, one shuffle partition, adaptive execution off: tiny jobs; a private
+warehouse folder; started only by a test that asks for it). pyspark and a Java runtime are
+needed: missing, the tests that use it are skipped locally and fail under ``CI=true``
+(``.ci/run`` installs Java)."""
 
 from __future__ import annotations
 
@@ -20,3 +25,53 @@ from hypothesis import settings  # noqa: E402
 settings.register_profile("local", deadline=None)
 settings.register_profile("ci", derandomize=True, print_blob=True, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI", "").lower() == "true" else "local")
+
+
+import shutil  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+from typing import Any  # noqa: E402
+
+import pytest  # noqa: E402
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+# a short-lived JVM: the client compiler only and the serial collector start Spark and run
+# its first (tiny) queries about twice as fast
+JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+def _unavailable(reason: str) -> None:
+    if IN_CI:
+        pytest.fail(f"Spark tests cannot run under CI: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        _unavailable("no Java runtime (install openjdk-17-jre-headless)")
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        _unavailable("pyspark is not installed (pip install 'airflow-privacy[spark]')")
+    warehouse = tmp_path_factory.mktemp("spark-warehouse")
+    started = time.perf_counter()
+    session = (
+        SparkSession.builder.master("local[1]")
+        .appName("airflow-privacy-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.default.parallelism", "1")
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.sql.warehouse.dir", str(warehouse))
+        .config("spark.driver.extraJavaOptions", JAVA_OPTIONS + f" -Dderby.system.home={warehouse}")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    print(f"Spark {session.version} started in {time.perf_counter() - started:.1f} s")
+    yield session
+    session.stop()

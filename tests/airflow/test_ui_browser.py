@@ -32,6 +32,7 @@ from __future__ import annotations
 import base64
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -621,7 +622,7 @@ def test_signing_in_from_a_deep_link_comes_back_to_it(
 def test_missing_chromium_skips_locally_and_fails_under_ci(
     ci: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import tests.airflow.test_ui_browser as me
+    me = sys.modules[__name__]  # this module: its IN_CI and _binaries
 
     monkeypatch.setattr(me, "IN_CI", ci)
     monkeypatch.setattr(shutil, "which", lambda name: None)

@@ -18,7 +18,7 @@ import pytest
 
 from airflow_privacy.cli import main
 from airflow_privacy.ledger import ReleaseLedger
-from tests.core.composition.test_composition_attack import QIS, TABLE_1A, TABLE_1B
+from tests.core.composition.scenarios import QIS, TABLE_1A, TABLE_1B
 
 KEY_ENV = "AIRFLOW_PRIVACY_LEDGER_KEY"
 KEY = "tests-only-key-0123456789abcdefghijklmnopqrstuv"
@@ -681,3 +681,29 @@ def test_a_blocked_audit_offers_the_dp_path(
         # ten marginals at rho 0.5, one record per person: sigma = sqrt(10 / 1) per cell
         assert "rho 0.5 of 0.5 is left" in dp["text"] and "3.16" in dp["text"]
         assert dp["passes_at"] == 0.5 and dp["rechecked"] is False
+
+
+def test_audit_cli_takes_benign_values(
+    files: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    """Table 1 (Ganta et al.): Carol is left with {Cancer, Viral Infection}; the posterior of
+    Viral Infection is 4/7, of Cancer 3/7."""
+    carol = write_csv(tmp_path / "carol.csv", ("name", *QIS), [("Carol", "13068", "45", "FR")])
+    argv = ["audit", str(files["h1"]), *columns(), "--population", str(carol),
+            "--prior", str(files["h2"]), "--no-ledger", "--quiet"]  # fmt: skip
+    posterior = ["--confidence", "0.57", "--measure", "posterior"]
+    assert run([*argv, *posterior], capsys)[0] == 1
+    code, out, _ = run([*argv, *posterior, "--benign", "Viral Infection", "--format", "json"],
+                       capsys)  # fmt: skip
+    env = json.loads(out)
+    assert code == 0 and env["results"][0]["parameters"]["benign"] == ["Viral Infection"]
+    assert env["results"][0]["max_disclosure"] == pytest.approx(3 / 7, abs=1e-9)
+    # Ganta's measure: Cancer is left beside the benign value, 1/|S| = 1/2
+    assert run([*argv, "--confidence", "0.5", "--benign", "Viral Infection"], capsys)[0] == 1
+    every = ["--benign", "Viral Infection", "--benign", "Cancer", "--benign", "Rare"]
+    code, out, _ = run([*argv, "--confidence", "0.5", *every, "--format", "json"], capsys)
+    env = json.loads(out)
+    assert code == 0 and env["results"][0]["value"] == 0.0
+    assert env["details"]["benign_absent"] == ["Rare"]  # noted, not an error

@@ -16,7 +16,7 @@ from airflow_privacy.core.advice import NAMED_GROUPS, parameter_advice, suppress
 from airflow_privacy.core.composition.locate import Population
 from airflow_privacy.core.criteria.registry import create
 from airflow_privacy.core.model import Bucketization
-from tests.core.composition.test_composition_attack import populations
+from tests.core.composition.scenarios import populations
 
 # (criterion, parameters): the criteria that decide group by group or read the whole
 # table's distribution (t-closeness, beta-likeness: suppression moves it)
@@ -143,7 +143,7 @@ def test_a_blocked_audit_lists_the_pinned_by_its_measure_and_the_parameters_that
     parameter passes the gate on the same audit, and one step stricter does not."""
     from airflow_privacy.core.advice import composition_advice
     from airflow_privacy.core.composition import composition_audit, gate
-    from tests.core.composition.test_composition_attack import _interval_release
+    from tests.core.composition.scenarios import interval_release as _interval_release
 
     s, labels, _overlap = case
     releases = [_interval_release(s, j, f"R{j}", labels[j]) for j in range(len(s.releases))]
@@ -186,7 +186,7 @@ def test_suppressing_the_suggested_groups_passes_the_audit_again(
     from airflow_privacy.core.advice import composition_suppression
     from airflow_privacy.core.composition import composition_audit, gate
     from airflow_privacy.core.composition.release import PublishedRelease
-    from tests.core.composition.test_composition_attack import _interval_release
+    from tests.core.composition.scenarios import interval_release as _interval_release
 
     s, labels, _overlap = case
     releases = [_interval_release(s, j, f"R{j}", labels[j]) for j in range(len(s.releases))]

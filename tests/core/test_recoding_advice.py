@@ -13,27 +13,17 @@ import pyarrow as pa
 import pytest
 
 from airflow_privacy.core.criteria.registry import create
-from airflow_privacy.core.hierarchy import Hierarchy
 from airflow_privacy.core.model import Bucketization, ReleaseSpec
 from airflow_privacy.core.recoding_advice import coarsened, current_level, recoding_advice
+from tests.core.recoding_cases import (
+    AGE,
+    HIER,
+    ZIP,
+    advice_table,
+    records,
+)
 
-AGE = Hierarchy.from_rows("age", [
-    [str(a), f"{a // 5 * 5}-{a // 5 * 5 + 4}", f"{a // 10 * 10}-{a // 10 * 10 + 9}", "*"]
-    for a in range(20, 60)
-])  # fmt: skip
-ZIP = Hierarchy.from_rows("zip", [
-    [z, z[:3] + "*", z[:2] + "**", "*"] for z in ("1301", "1302", "1311", "1312", "1401",
-                                                 "1402", "1411", "1412")
-])  # fmt: skip
-SEX = Hierarchy.from_rows("sex", [["M", "*"], ["F", "*"]])
-HIER = {"age": AGE, "zip": ZIP, "sex": SEX}
 SPEC = ReleaseSpec(sensitive="disease", group_columns=("age", "zip", "sex"))
-
-
-def records(rng: random.Random, n: int) -> list[dict[str, str]]:
-    return [{"age": str(rng.randrange(20, 60)), "zip": rng.choice(ZIP.values),
-             "sex": rng.choice("MF"), "disease": rng.choice(["flu", "cold", "hiv", "tb"])}
-            for _ in range(n)]  # fmt: skip
 
 
 def at(rows: list[dict[str, str]], levels: dict[str, int]) -> Bucketization:
@@ -110,13 +100,6 @@ def test_no_hierarchy_no_advice() -> None:
     assert recoding_advice(top, create("k-anonymity", {"k": 10_000}), HIER) is None
 
 
-# ----------------------------------------------------------------- the composition audit
-def _table(rows: list[dict[str, str]], levels: dict[str, int]) -> pa.Table:
-    return pa.table({
-        c: [HIER[c].generalize_value(r[c], levels[c]) for r in rows] for c in ("age", "zip", "sex")
-    } | {"disease": [r["disease"] for r in rows]})  # fmt: skip
-
-
 @pytest.mark.parametrize("seed", range(12))
 def test_a_blocked_audit_gets_the_smallest_recoding_that_passes(seed: int) -> None:
     """Two releases of the same people at different nodes pin some of them; the advice's
@@ -135,8 +118,8 @@ def test_a_blocked_audit_gets_the_smallest_recoding_that_passes(seed: int) -> No
     def case(attempt: int) -> tuple[list[dict[str, str]], Any, Any, float]:
         rng = random.Random(1000 * seed + attempt)
         rows = records(rng, rng.randrange(120, 240))
-        population = Population.from_arrow(_table(rows, {"age": 0, "zip": 0, "sex": 0}), qis)
-        prior = PublishedRelease.from_arrow(_table(rows, {"age": 2, "zip": 2, "sex": 1}), qis,
+        population = Population.from_arrow(advice_table(rows, {"age": 0, "zip": 0, "sex": 0}), qis)
+        prior = PublishedRelease.from_arrow(advice_table(rows, {"age": 2, "zip": 2, "sex": 1}), qis,
                                             "disease", name="prior")  # fmt: skip
         return rows, population, prior, rng.choice([5.0, 10.0, 20.0])
 
@@ -146,7 +129,7 @@ def test_a_blocked_audit_gets_the_smallest_recoding_that_passes(seed: int) -> No
 
     for attempt in range(50):  # the first draw whose candidate the audit blocks
         rows, population, prior, max_pvp = case(attempt)
-        candidate = PublishedRelease.from_arrow(_table(rows, start), qis, "disease", name="c")
+        candidate = PublishedRelease.from_arrow(advice_table(rows, start), qis, "disease", name="c")
         if gate(audit_with(population, prior, candidate), 1.0, max_pvp).safe is not True:
             break
     else:
@@ -163,7 +146,7 @@ def test_a_blocked_audit_gets_the_smallest_recoding_that_passes(seed: int) -> No
         node = dict(zip(qis, levels, strict=True))
         if any(node[c] < start[c] for c in qis) or node == start:
             continue
-        release = PublishedRelease.from_arrow(_table(rows, node), qis, "disease")
+        release = PublishedRelease.from_arrow(advice_table(rows, node), qis, "disease")
         if passes(audit(release)):
             passing[levels] = (sum(node[c] - start[c] for c in qis), len(release.keys))
     advice = composition_recoding(candidate, HIER, audit, passes, "composition")

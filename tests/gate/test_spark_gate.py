@@ -36,12 +36,16 @@ from airflow_privacy.gate.anonymize import AnonymizeRequest, run_anonymize
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.refs import ReleaseRef
 from airflow_privacy.gate.steps.check import CheckRequest, run_check
-from tests.core.backends import test_backends_spark
 
 CRITERIA = ["k-anonymity:k=2", "distinct-l-diversity:l=2", "ck-safety:c=0.7,k=1",
             "t-closeness:t=0.3"]  # fmt: skip
 _names = itertools.count()
-spark_local = test_backends_spark.spark  # its session-scoped fixture, here by this name
+
+
+@pytest.fixture
+def spark_local(spark: Any) -> Any:
+    """The session's local SparkSession (tests/conftest.py), by this module's name."""
+    return spark
 
 
 def table_name() -> str:

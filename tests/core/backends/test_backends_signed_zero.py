@@ -36,7 +36,6 @@ from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.refs import ReleaseRef
 from airflow_privacy.gate.tables import read_counts
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401
-from tests.core.backends.test_backends_spark import spark  # noqa: F401
 
 #: A float QI ``q`` with both zeros and a text sensitive column ``s``: 3 records of
 #: ``(-0.0, a)``, 2 of ``(0.0, a)``, one each of ``(0.0, b)`` and ``(-0.0, b)``.
@@ -92,7 +91,7 @@ def test_file_backends_keep_the_sign(tmp_path: Path, backend: str, order: str) -
 
 
 @pytest.mark.parametrize("order", list(ORDERS))
-def test_spark_keeps_the_sign(spark: Any, tmp_path: Path, order: str) -> None:  # noqa: F811
+def test_spark_keeps_the_sign(spark: Any, tmp_path: Path, order: str) -> None:
     rows = ORDERS[order]
     b, used = count_release(parquet(tmp_path, rows), SPEC, requested="spark")
     assert used == "spark"

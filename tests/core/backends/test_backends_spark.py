@@ -15,10 +15,7 @@ installs Java).
 from __future__ import annotations
 
 import os
-import shutil
-import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,45 +37,7 @@ from airflow_privacy.errors import InputError
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 ADULT = Path(__file__).resolve().parents[3] / "airflow_privacy" / "data" / "adult" / "adult.csv.gz"
-# a short-lived JVM: the client compiler only and the serial collector start Spark and run
-# its first (tiny) queries about twice as fast
-JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 TOKENS = ["a", "b", "01", "1", " ", "é", "日本", "\u00a0", "\t", "x y", "*", ""]
-
-
-def _unavailable(reason: str) -> None:
-    if IN_CI:
-        pytest.fail(f"Spark tests cannot run under CI: {reason}")
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="session")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        _unavailable("no Java runtime (install openjdk-17-jre-headless)")
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError:
-        _unavailable("pyspark is not installed (pip install 'airflow-privacy[spark]')")
-    warehouse = tmp_path_factory.mktemp("spark-warehouse")
-    started = time.perf_counter()
-    session = (
-        SparkSession.builder.master("local[1]")
-        .appName("airflow-privacy-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.default.parallelism", "1")
-        .config("spark.sql.adaptive.enabled", "false")
-        .config("spark.sql.warehouse.dir", str(warehouse))
-        .config("spark.driver.extraJavaOptions", JAVA_OPTIONS + f" -Dderby.system.home={warehouse}")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    print(f"Spark {session.version} started in {time.perf_counter() - started:.1f} s")
-    yield session
-    session.stop()
 
 
 def spark_backend() -> Any:

@@ -3,11 +3,9 @@ Definitions 6-9) and an exhaustive possible-worlds oracle (tests/composition_ora
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import random
-from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -26,50 +24,18 @@ from airflow_privacy.core.composition import (
 )
 from airflow_privacy.errors import InputError
 from tests.composition_oracle import OGroup, OScenario, algorithm1, located_groups, posterior
-
-KEY = b"test-key: 0123456789abcdefghijklmnopqrstuvwxyz"  # strong enough for check_key
-QIS = ("zip", "age", "nationality")
-
-# Table 1 of Ganta et al. 2008, verbatim: (a) is 4-anonymous, (b) 6-anonymous
-TABLE_1A = [
-    ("130**", "<30", "*", "AIDS"),
-    ("130**", "<30", "*", "Heart Disease"),
-    ("130**", "<30", "*", "Viral Infection"),
-    ("130**", "<30", "*", "Viral Infection"),
-    ("130**", "≥40", "*", "Cancer"),
-    ("130**", "≥40", "*", "Heart Disease"),
-    ("130**", "≥40", "*", "Viral Infection"),
-    ("130**", "≥40", "*", "Viral Infection"),
-    ("130**", "3*", "*", "Cancer"),
-    ("130**", "3*", "*", "Cancer"),
-    ("130**", "3*", "*", "Cancer"),
-    ("130**", "3*", "*", "Cancer"),
-]
-TABLE_1B = [
-    ("130**", "<35", "*", "AIDS"),
-    ("130**", "<35", "*", "Tuberculosis"),
-    ("130**", "<35", "*", "Flu"),
-    ("130**", "<35", "*", "Tuberculosis"),
-    ("130**", "<35", "*", "Cancer"),
-    ("130**", "<35", "*", "Cancer"),
-    ("130**", ">=35", "*", "Cancer"),
-    ("130**", ">=35", "*", "Cancer"),
-    ("130**", ">=35", "*", "Cancer"),
-    ("130**", ">=35", "*", "Tuberculosis"),
-    ("130**", ">=35", "*", "Viral Infection"),
-    ("130**", ">=35", "*", "Viral Infection"),
-]
-
-
-def table(rows: Sequence[tuple[str, ...]]) -> pa.Table:
-    cols = list(zip(*rows, strict=True))
-    return pa.table({n: list(c) for n, c in zip((*QIS, "condition"), cols, strict=True)})
-
-
-def hospitals() -> tuple[PublishedRelease, PublishedRelease]:
-    a = PublishedRelease.from_arrow(table(TABLE_1A), QIS, "condition", name="H1")
-    b = PublishedRelease.from_arrow(table(TABLE_1B), QIS, "condition", name="H2")
-    return a, b
+from tests.core.composition.scenarios import (
+    KEY,
+    QIS,
+    TABLE_1B,
+    engine_on,
+    fits,
+    hospitals,
+    model_scenarios,
+    populations,
+    release_cuts,
+    table,
+)
 
 
 def test_table1_alice_has_aids() -> None:
@@ -173,90 +139,13 @@ def test_bad_input_different_sensitive_and_missing_qi() -> None:
 # --------------------------------------------------------- scenarios -> engine inputs
 
 
-def _interval_release(s: OScenario, j: int, name: str, labels: list[str]) -> PublishedRelease:
-    groups = [((labels[g],), dict(s.multiset(j, g))) for g in range(len(s.releases[j]))]
-    return PublishedRelease.from_groups(("age",), "s", groups, name=name)
-
-
-def _fits(lo: int, hi: int):  # type: ignore[no-untyped-def]
-    return lambda qi: lo <= int(qi[0]) <= hi
-
-
-@st.composite
-def release_cuts(draw: st.DrawFn, people: list[tuple[int, int]]) -> tuple[list[OGroup], list[str]]:
-    """Contiguous groups of people sorted by age (distinct ages): descriptors ``lo-hi``."""
-    people = sorted(people, key=lambda p: p[1])
-    cuts = draw(st.sets(st.integers(1, max(1, len(people) - 1)), max_size=len(people) - 1))
-    bounds = [0, *sorted(c for c in cuts if c < len(people)), len(people)]
-    groups, labels = [], []
-    for a, b in itertools.pairwise(bounds):
-        chunk = people[a:b]
-        lo, hi = chunk[0][1], chunk[-1][1]
-        groups.append(OGroup(tuple(p for p, _ in chunk), fits=_fits(lo, hi)))
-        labels.append(f"{lo}-{hi}")
-    return groups, labels
-
-
-@st.composite
-def model_scenarios(draw: st.DrawFn) -> tuple[OScenario, list[list[str]]]:
-    """Person 0 (age 50) is in every release; everyone else is in exactly one release
-    (assumption 3 of the posterior's model), ages distinct within a release."""
-    n_rel = draw(st.integers(2, 3))
-    domain = ["a", "b", "c"][: draw(st.integers(2, 3))]
-    ages = [50]
-    values = [draw(st.sampled_from(domain))]
-    releases, labels = [], []
-    for _ in range(n_rel):
-        k = draw(st.integers(1, 3 if n_rel == 2 else 2))
-        own = draw(
-            st.lists(
-                st.integers(40, 60).filter(lambda a: a != 50), min_size=k, max_size=k, unique=True
-            )
-        )
-        ids = []
-        for a in own:
-            ages.append(a)
-            values.append(draw(st.sampled_from(domain)))
-            ids.append(len(ages) - 1)
-        groups, labs = draw(release_cuts([(0, 50), *((p, ages[p]) for p in ids)]))
-        releases.append(tuple(groups))
-        labels.append(labs)
-    s = OScenario(tuple((str(a),) for a in ages), tuple(values), tuple(releases))
-    return s, labels
-
-
-def _engine(
-    s: OScenario, labels: list[list[str]], overlap: str = "known", benign: Sequence[str] = ()
-) -> tuple[object, list[int]]:
-    releases = [_interval_release(s, j, f"R{j}", labels[j]) for j in range(len(s.releases))]
-    people = s.people(0)
-    pop = Population(
-        {"age": tuple(s.qis[p][0] for p in people)},
-        len(people),
-        id_hashes=tuple(hash_identifiers([str(p) for p in people], KEY)),
-    )
-    members = [
-        frozenset(hash_identifiers([str(p) for p in s.people(j)], KEY))
-        for j in range(1, len(s.releases))
-    ]
-    res = composition_audit(
-        pop,
-        releases[0],
-        releases[1:],
-        overlap=overlap,  # type: ignore[arg-type]
-        prior_members=members,
-        benign=benign,
-    )
-    return res, people
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(model_scenarios())
 def test_engine_matches_possible_worlds_when_the_model_holds(
     case: tuple[OScenario, list[list[str]]],
 ) -> None:
     s, labels = case
-    res, people = _engine(s, labels)
+    res, people = engine_on(s, labels)
     row = people.index(0)
     exact = posterior(s, 0)
     engine_set = {v for v, ok in zip(res.values, res.intersections[row], strict=True) if ok}  # type: ignore[attr-defined]
@@ -296,7 +185,7 @@ def test_intersection_is_a_sound_superset_and_follows_algorithm1(
     case: tuple[OScenario, list[list[str]]],
 ) -> None:
     s, labels = case
-    res, people = _engine(s, labels)
+    res, people = engine_on(s, labels)
     for row, p in enumerate(people):
         present = [p in s.people(j) for j in range(len(s.releases))]
         d = algorithm1(s, s.qis[p], present)
@@ -320,11 +209,11 @@ def test_co_membership_makes_the_posterior_an_approximation() -> None:
     R1 = {p0,p1} {a,b}: the product says Pr(p0 = a) = (2/3 * 1/2) / (2/3 * 1/2 + 1/3 * 1/2)
     = 2/3; the worlds say 1/2 (p1 and p0 split {a, b}, p2 then has a).
     """
-    g0 = OGroup((0, 1, 2), fits=_fits(20, 40))
-    g1 = OGroup((0, 1), fits=_fits(20, 30))
+    g0 = OGroup((0, 1, 2), fits=fits(20, 40))
+    g1 = OGroup((0, 1), fits=fits(20, 30))
     s = OScenario((("20",), ("30",), ("40",)), ("a", "b", "a"), ((g0,), (g1,)))
     assert posterior(s, 0) == {"a": Fraction(1, 2), "b": Fraction(1, 2)}
-    res, people = _engine(s, [["20-40"], ["20-30"]])
+    res, people = engine_on(s, [["20-40"], ["20-30"]])
     assert res.posterior[people.index(0)] == pytest.approx(2 / 3)  # type: ignore[attr-defined]
 
 
@@ -368,31 +257,11 @@ def test_bucketized_duplicate_qis_posterior_is_exact() -> None:
 # ----------------------------------------------- whole populations vs the definitions
 
 
-@st.composite
-def populations(draw: st.DrawFn) -> tuple[OScenario, list[list[str]], str]:
-    n_people = draw(st.integers(4, 30))
-    domain = [f"v{i}" for i in range(draw(st.integers(2, 6)))]
-    ages = draw(st.lists(st.integers(0, 99), min_size=n_people, max_size=n_people, unique=True))
-    values = [draw(st.sampled_from(domain)) for _ in range(n_people)]
-    releases, labels = [], []
-    for _ in range(draw(st.integers(2, 4))):
-        present = draw(st.sets(st.integers(0, n_people - 1), min_size=1, max_size=n_people))
-        groups, labs = draw(release_cuts([(p, ages[p]) for p in sorted(present)]))
-        releases.append(tuple(groups))
-        labels.append(labs)
-    overlap = draw(st.sampled_from(["known", "worst-case"]))
-    return (
-        OScenario(tuple((str(a),) for a in ages), tuple(values), tuple(releases)),
-        labels,
-        overlap,
-    )
-
-
 @settings(max_examples=80, deadline=None)
 @given(populations())
 def test_totals_follow_the_definitions(case: tuple[OScenario, list[list[str]], str]) -> None:
     s, labels, overlap = case
-    res, people = _engine(s, labels, overlap)
+    res, people = engine_on(s, labels, overlap)
     n_rel = len(s.releases)
     in_p, ea_hat, drops, confs = [], [], [], []
     for row, p in enumerate(people):

@@ -7,22 +7,13 @@ Algorithm 1 written from the definitions and the possible-worlds oracle
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_privacy.core.composition import gate
-from tests.cli.test_composition_cli import (  # noqa: F401  (fixtures)
-    columns,
-    files,
-    no_default_ledger,
-    run,
-    write_csv,
-)
 from tests.composition_oracle import (
     OGroup,
     OScenario,
@@ -31,12 +22,8 @@ from tests.composition_oracle import (
     located_groups,
     pinned_to_harmful,
 )
-from tests.core.composition.test_composition_attack import (
-    QIS,
-    _engine,
-    model_scenarios,
-    populations,
-)
+from tests.core.composition.scenarios import engine_on as _engine
+from tests.core.composition.scenarios import model_scenarios, populations
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -111,29 +98,3 @@ def test_people_pinned_to_a_benign_value_do_not_count() -> None:
     assert res.vp_c(1.0) == 1  # type: ignore[attr-defined]  # the flu patient stays pinned
     assert verdict.safe is False and verdict.witness is not None
     assert verdict.parameters["benign"] == ["none"]
-
-
-def test_audit_cli_takes_benign_values(
-    files: dict[str, Path],  # noqa: F811  (the fixture)
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-) -> None:
-    """Table 1 (Ganta et al.): Carol is left with {Cancer, Viral Infection}; the posterior of
-    Viral Infection is 4/7, of Cancer 3/7."""
-    carol = write_csv(tmp_path / "carol.csv", ("name", *QIS), [("Carol", "13068", "45", "FR")])
-    argv = ["audit", str(files["h1"]), *columns(), "--population", str(carol),
-            "--prior", str(files["h2"]), "--no-ledger", "--quiet"]  # fmt: skip
-    posterior = ["--confidence", "0.57", "--measure", "posterior"]
-    assert run([*argv, *posterior], capsys)[0] == 1
-    code, out, _ = run([*argv, *posterior, "--benign", "Viral Infection", "--format", "json"],
-                       capsys)  # fmt: skip
-    env = json.loads(out)
-    assert code == 0 and env["results"][0]["parameters"]["benign"] == ["Viral Infection"]
-    assert env["results"][0]["max_disclosure"] == pytest.approx(3 / 7, abs=1e-9)
-    # Ganta's measure: Cancer is left beside the benign value, 1/|S| = 1/2
-    assert run([*argv, "--confidence", "0.5", "--benign", "Viral Infection"], capsys)[0] == 1
-    every = ["--benign", "Viral Infection", "--benign", "Cancer", "--benign", "Rare"]
-    code, out, _ = run([*argv, "--confidence", "0.5", *every, "--format", "json"], capsys)
-    env = json.loads(out)
-    assert code == 0 and env["results"][0]["value"] == 0.0
-    assert env["details"]["benign_absent"] == ["Rare"]  # noted, not an error

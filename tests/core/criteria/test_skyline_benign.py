@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from airflow_privacy.core.criteria.skyline import check_skyline, max_breach, max_breaches
 from tests.core.criteria.skyline_oracle import Rows, breach_by_groups, breach_table
-from tests.core.criteria.test_skyline_properties import (
+from tests.core.criteria.skyline_strategies import (
     LABELS,
     assert_witness,
     medium_releases,

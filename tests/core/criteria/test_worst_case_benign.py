@@ -30,7 +30,7 @@ from airflow_privacy.core.criteria.worst_case import (
     saturation_point,
 )
 from airflow_privacy.core.model import Bucketization
-from tests.core.criteria.test_worst_case_properties import (
+from tests.core.criteria.worst_case_strategies import (
     LABELS,
     Rows,
     bucketizations,

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from airflow_privacy.core.maxent import estimate
 from tests import maxent_oracle as oracle
-from tests.core.maxent.test_maxent_properties import releases
+from tests.core.maxent.strategies import releases
 from tests.maxent_engine import release_of
 
 TOL = 1e-9

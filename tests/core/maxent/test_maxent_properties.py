@@ -17,7 +17,7 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_privacy.core.maxent import InfeasibleKnowledge, estimate
@@ -25,6 +25,9 @@ from airflow_privacy.core.maxent.constraints import build_system
 from airflow_privacy.core.maxent.result import MaxEntResult
 from airflow_privacy.core.maxent.solver import Solution, SolverOptions, solve
 from tests import maxent_oracle as oracle
+from tests.core.maxent.strategies import (
+    releases,
+)
 from tests.maxent_engine import joint_vector, knowledge_of, pseudonym_vector, release_of
 
 EXAMPLES = int(os.environ.get("MAXENT_EXAMPLES", "40"))
@@ -32,25 +35,6 @@ FloatArray = npt.NDArray[np.float64]
 SETTINGS = settings(
     max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-
-
-@st.composite
-def releases(draw: st.DrawFn, max_records: int = 9) -> oracle.Buckets:
-    """1-3 buckets of 1-4 records; QI = two attributes, three sensitive values."""
-    buckets = []
-    for _ in range(draw(st.integers(1, 3))):
-        size = draw(st.integers(1, 4))
-        buckets.append(
-            [
-                (
-                    (draw(st.sampled_from("xy")), draw(st.sampled_from("uv"))),
-                    draw(st.sampled_from("abc")),
-                )
-                for _ in range(size)
-            ]
-        )
-    assume(oracle.n_records(buckets) <= max_records)
-    return buckets
 
 
 def _truth_owner(buckets: oracle.Buckets) -> list[str]:

@@ -65,7 +65,7 @@ def test_a_blocked_audit_names_a_coarser_recoding_of_the_candidate(tmp_path: Pat
     fewest further generalization steps of the candidate after which the re-audit passes."""
     import random
 
-    from tests.core.test_recoding_advice import HIER, _table, records
+    from tests.core.recoding_cases import HIER, advice_table, records
 
     rng = random.Random(100)
     rows = records(rng, rng.randrange(120, 240))
@@ -76,7 +76,7 @@ def test_a_blocked_audit_names_a_coarser_recoding_of_the_candidate(tmp_path: Pat
                          ("prior", {"age": 2, "zip": 2, "sex": 1}),
                          ("candidate", {"age": 1, "zip": 1, "sex": 0})):  # fmt: skip
         files[name] = tmp_path / f"{name}.csv"
-        pacsv.write_csv(_table(rows, levels), files[name])
+        pacsv.write_csv(advice_table(rows, levels), files[name])
     for column, h in HIER.items():
         files[column] = tmp_path / f"{column}.csv"
         files[column].write_text("".join(";".join(h.levels[i][v] for i in range(h.height)) + "\n"
