@@ -320,7 +320,10 @@ def operator_arguments() -> set[str]:
                         break
                     if "__init__" in vars(klass):
                         names |= set(inspect.signature(vars(klass)["__init__"]).parameters)
-    return names
+    # the custom check's front end in Airflow is a function a task calls, not an operator
+    from airflow_privacy.providers.airflow import record_check
+
+    return names | set(inspect.signature(record_check).parameters)
 
 
 # parameters of the command line only: no operator passes them, so no operator shows them

@@ -58,7 +58,7 @@ from airflow_privacy.core.criteria.k_map import _frac, _pair, _real, missing_pop
 from airflow_privacy.core.criteria.result import CriterionResult
 from airflow_privacy.core.model import Bucketization
 from airflow_privacy.core.thresholds import at_least, at_most
-from airflow_privacy.errors import InputError, opt
+from airflow_privacy.errors import InputError
 
 __all__ = ["DeltaPresenceResult", "delta_presence", "groups_present", "presence_of_classes"]
 
@@ -242,11 +242,11 @@ def presence_of_classes(
     lo = _real(delta_min, "delta_min")
     hi = _real(delta_max, "delta_max")
     if not 0.0 <= lo <= 1.0:
-        raise InputError(f"{opt('delta_min')} must be in [0, 1], got {delta_min!r}")
+        raise InputError(f"delta_min must be in [0, 1], got {delta_min!r}")
     if not 0.0 <= hi <= 1.0:
-        raise InputError(f"{opt('delta_max')} must be in [0, 1], got {delta_max!r}")
+        raise InputError(f"delta_max must be in [0, 1], got {delta_max!r}")
     if lo > hi:
-        raise InputError(f"{opt('delta_min')} = {lo!r} exceeds {opt('delta_max')} = {hi!r}")
+        raise InputError(f"delta_min = {lo!r} exceeds delta_max = {hi!r}")
     f, big_f = _pair(sample_sizes, population_sizes, 0)
     presence = [Fraction(a, b) for a, b in zip(f, big_f, strict=True)]
     bad = tuple(

@@ -213,16 +213,16 @@ class KMapEstimateResult:
 # ---------------------------------------------------------------- validation
 def _sizes(values: Iterable[int], name: str, minimum: int) -> tuple[int, ...]:
     if isinstance(values, str | bytes) or not hasattr(values, "__iter__"):
-        raise InputError(f"{opt(name)} must be a sequence of integers")
+        raise InputError(f"{name} must be a sequence of integers")
     out: list[int] = []
     for v in values:
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-            raise InputError(f"{opt(name)} must hold integers, got {v!r}")
+            raise InputError(f"{name} must hold integers, got {v!r}")
         if int(v) < minimum:
-            raise InputError(f"{opt(name)} must hold class sizes >= {minimum}, got {int(v)}")
+            raise InputError(f"{name} must hold class sizes >= {minimum}, got {int(v)}")
         out.append(int(v))
     if not out:
-        raise InputError(f"{opt(name)} is empty: there are no classes")
+        raise InputError(f"{name} is empty: there are no classes")
     return tuple(out)
 
 
@@ -232,29 +232,25 @@ def _pair(
     f = _sizes(sample_sizes, "sample_sizes", sample_minimum)
     big_f = _sizes(population_sizes, "population_sizes", 1)
     if len(big_f) != len(f):
-        raise InputError(
-            f"{opt('population_sizes')} has {len(big_f)} classes, {opt('sample_sizes')} {len(f)}"
-        )
+        raise InputError(f"population_sizes has {len(big_f)} classes, sample_sizes {len(f)}")
     for j, (a, b) in enumerate(zip(f, big_f, strict=True)):
         if b < a:
-            raise InputError(
-                f"{opt('population_sizes')}[{j}] = {b} is smaller than the sample class ({a})"
-            )
+            raise InputError(f"population_sizes[{j}] = {b} is smaller than the sample class ({a})")
     return f, big_f
 
 
 def _k(k: int) -> int:
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or int(k) < 1:
-        raise InputError(f"{opt('k')} must be an integer >= 1, got {k!r}")
+        raise InputError(f"k must be an integer >= 1, got {k!r}")
     return int(k)
 
 
 def _real(x: object, name: str) -> float:
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise InputError(f"{opt(name)} must be a number, got {x!r}")
+        raise InputError(f"{name} must be a number, got {x!r}")
     v = float(x)
     if not math.isfinite(v):
-        raise InputError(f"{opt(name)} must be finite, got {x!r}")
+        raise InputError(f"{name} must be finite, got {x!r}")
     return v
 
 
@@ -372,17 +368,17 @@ def arx_derived_k(
     kk = _k(k)
     alpha = _real(significance_level, "significance_level")
     if not 0.0 <= alpha <= 1.0:
-        raise InputError(f"{opt('significance_level')} must be in [0, 1], got {alpha!r}")
+        raise InputError(f"significance_level must be in [0, 1], got {alpha!r}")
     pi = _real(sampling_fraction, "sampling_fraction")
     if not 0.0 < pi <= 1.0:
-        raise InputError(f"{opt('sampling_fraction')} must be in (0, 1], got {pi!r}")
+        raise InputError(f"sampling_fraction must be in (0, 1], got {pi!r}")
     if isinstance(n_records, bool) or not isinstance(n_records, numbers.Integral):
-        raise InputError(f"{opt('n_records')} must be an integer, got {n_records!r}")
+        raise InputError(f"n_records must be an integer, got {n_records!r}")
     lam = pi * float(kk)
     threshold = 1.0 - alpha
     cap = max(int(n_records), 1)
     if estimator not in ENGINE_ESTIMATORS:
-        raise InputError(f"{opt('estimator')} must be one of {', '.join(ENGINE_ESTIMATORS)}")
+        raise InputError(f"estimator must be one of {', '.join(ENGINE_ESTIMATORS)}")
     if threshold >= 1.0:
         # significance 0: no cumulative probability below 1 reaches 1, so k' = k (ARX's loop
         # stops wherever its floating-point sum rounds to 1, a smaller, less safe k')
@@ -416,22 +412,18 @@ def kmap_estimate(
     f = _sizes(sample_sizes, "sample_sizes", 1)
     n = sum(f)
     if (population_size is None) == (sampling_fraction is None):
-        raise InputError(
-            f"give exactly one of {opt('population_size')} and {opt('sampling_fraction')}"
-        )
+        raise InputError("give exactly one of population_size and sampling_fraction")
     if population_size is not None:
         big_n = _real(population_size, "population_size")
         if big_n < n:
-            raise InputError(
-                f"{opt('population_size')} = {population_size!r} is below the sample size {n}"
-            )
+            raise InputError(f"population_size = {population_size!r} is below the sample size {n}")
         pi = float(n) / big_n
         pop: float | None = big_n
     else:
         pi = _real(sampling_fraction, "sampling_fraction")
         pop = None
     if estimator not in ENGINE_ESTIMATORS:
-        raise InputError(f"{opt('estimator')} must be one of {', '.join(ENGINE_ESTIMATORS)}")
+        raise InputError(f"estimator must be one of {', '.join(ENGINE_ESTIMATORS)}")
     derived, type1 = arx_derived_k(kk, significance_level, pi, n, estimator)
     bad, n_bad = _violations(f, f, derived)
     return KMapEstimateResult(
