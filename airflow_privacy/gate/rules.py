@@ -26,17 +26,10 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from airflow_privacy.gate.policy import (
-    Policy,
-    as_number,
-    composition_meets,
-    composition_text,
-    criterion_text,
-    meets,
-)
 from airflow_privacy.vocabulary import DP_KIND
 
 if TYPE_CHECKING:
+    from airflow_privacy.gate.policy import Policy
     from airflow_privacy.ledger import AttemptInfo, PolicyInfo, ReleaseInfo
 
 #: the steps whose envelopes name the columns they measured (and so must be the attempt's)
@@ -225,6 +218,16 @@ def dp_reasons(info: AttemptInfo, held: PolicyInfo, policy: Policy) -> list[str]
 def policy_reasons(info: AttemptInfo, held: PolicyInfo) -> list[str]:
     """Why the attempt's checks do not meet its dataset's policy (empty: they do), one
     reason per line missed, naming the strongest check recorded for it."""
+    # the policy's module is read only when a dataset has a policy (a check's start-up skips it)
+    from airflow_privacy.gate.policy import (
+        Policy,
+        as_number,
+        composition_meets,
+        composition_text,
+        criterion_text,
+        meets,
+    )
+
     policy = Policy.from_dict(held.policy)
     if info.release.kind == DP_KIND:
         return dp_reasons(info, held, policy)
