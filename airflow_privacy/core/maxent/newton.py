@@ -378,14 +378,12 @@ def _schur_step(
 ) -> FloatArray | None:
     """The Newton step by the Schur complement. With ``L`` the local rows and ``G`` the
     global ones, ``S = G P G^T`` where ``P = X - X L^T H_LL^+ L X`` is block diagonal over the
-    cells of each bucket; it is computed as ``G X G^T - W^T H_LL^+ W`` with ``W = L X G^T``
-    (local rows x global rows, sparse), so neither ``P`` (whose blocks hold (cells of a
-    bucket)^2 entries) nor anything dense of size (local rows x global rows) is formed.
-
-    That difference loses digits where knowledge nearly pins cells (``S`` nearly singular),
-    so the step is refined (:func:`_refined`): the residual of the whole Newton system
-    ``(M X M^T) d = -g`` is computed exactly from ``M`` (two sparse products), and the Schur
-    solve corrects for it."""
+    cells of each bucket, so nothing of size (local rows x global rows) is ever formed. (The
+    cheaper ``G X G^T - W^T H_LL^+ W``, ``W = L X G^T``, which never forms ``P``, loses digits
+    to the subtraction: on 1,000 rules spanning Adult Newton then stalls at a residual of
+    2e-10; docs/benchmarks.md.) Not refined (:func:`_refined`): on that problem refining
+    the Schur step moved the multipliers along the Hessian's null space and Newton stalled
+    the same way."""
     import scipy.linalg as sla
 
     m = eq.shape[0]
@@ -398,9 +396,8 @@ def _schur_step(
         out[:m] = -(hinv @ np.where(local, g_eq, 0.0))
         return out
     lx = blocks.local_eq.multiply(x[None, :]).tocsr()
-    w = (lx @ glob.T).tocsc()
-    s = (glob.multiply(x[None, :]).tocsr() @ glob.T).toarray() - (w.T @ (hinv @ w)).toarray()
-    s += damping * np.eye(n_g)
+    p = (sp.diags(x) - lx.T @ hinv @ lx).tocsr()
+    s = np.asarray((glob @ p @ glob.T).todense()) + damping * np.eye(n_g)
     scale = max(float(np.max(np.diag(s), initial=1.0)), 1.0)
     factor = None
     for reg in (1e-13, 1e-9):
@@ -429,13 +426,4 @@ def _schur_step(
         out[m:] = d_g[n_pr:]
         return out
 
-    mat = sp.vstack([eq, know_free], format="csr")
-
-    def hess(d: FloatArray) -> FloatArray:
-        out: FloatArray = mat @ (x * (mat.T @ d)) + damping * d
-        return out
-
-    step = solve(-g_all)
-    if not np.all(np.isfinite(step)):
-        return step
-    return _refined(step, g_all, hess, solve)
+    return solve(-g_all)
