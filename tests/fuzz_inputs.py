@@ -4392,6 +4392,7 @@ def _misc_cases(cases: list[Case]) -> None:
             "{out}/new-ledger.db",
         ],
         ["ledger", "mark-blocked", "2", "--reason", "", "--ledger", "{L}"],
+        ["ledger", "mark-blocked", "2", "--reason", "r", "--by", " ", "--ledger", "{L}"],
         ["ledger", "supersede", "{A_blocked}", "--reason", " ", "--ledger", "{L}"],
         ["ledger", "supersede", "{A_blocked}", "--reason", "r", "--by", "", "--ledger", "{L}"],
         *(

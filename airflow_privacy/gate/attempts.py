@@ -646,14 +646,22 @@ def way_forward(info: AttemptInfo) -> list[dict[str, Any]]:
 
 # --------------------------------------------------------------------------- by hand
 def block(
-    attempt: str, reasons: Sequence[str], ctx: GateContext, ledger: str | None = None
+    attempt: str,
+    reasons: Sequence[str],
+    ctx: GateContext,
+    ledger: str | None = None,
+    by: str | None = None,
 ) -> Envelope:
-    """A steward blocks an open attempt, with reasons."""
+    """A steward blocks an open attempt, with reasons; ``by`` names who (default: the
+    user)."""
+    if by is not None and not by.strip():
+        raise InputError(f"{opt('by')} must name who blocks it, got {by!r}")
+    who = by if by is not None else ctx.user()
     with ctx.open_ledger(ledger) as db:
-        info = db.block(attempt, reasons, by=ctx.user())
+        info = db.block(attempt, reasons, by=who)
     return Envelope(
         step="block", name="block", outcome="blocked", safe=False,
-        summary=f"attempt {info.uuid} of {info.release.name} blocked by {ctx.user()}",
+        summary=f"attempt {info.uuid} of {info.release.name} blocked by {who}",
         reasons=list(info.reasons), attempt=attempt_ref(info),
     )  # fmt: skip
 

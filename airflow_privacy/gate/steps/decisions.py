@@ -111,12 +111,13 @@ class BlockStep(_DecisionStep):
         _RELEASE_ID,
         Field("reasons", "values", "why it is blocked", cli="--reason", airflow=None,
               required=True, metavar="TEXT", noun="reason"),
+        _BY,
     )  # fmt: skip
 
     def run(self, req: Decision, ctx: GateContext) -> Envelope:
         from airflow_privacy.gate.attempts import block
 
-        return block(self.open_attempt(req, ctx), list(req.reasons), ctx, req.ledger)
+        return block(self.open_attempt(req, ctx), list(req.reasons), ctx, req.ledger, req.by)
 
 
 _REASON = Field("reason", "text", "why (kept with the decision)", required=True,

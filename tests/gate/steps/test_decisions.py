@@ -63,6 +63,8 @@ CASES: list[tuple[str, str, list[str], dict[str, Any], str, int]] = [
     ("mark-published", "open", [], {}, "blocked", 1),
     ("block", "open", ["--reason", "a data error", "--reason", "and another"],
      {"reasons": ["a data error", "and another"]}, "blocked", 0),
+    ("block", "open", ["--reason", "a data error", "--by", "dpo"],
+     {"reasons": ["a data error"], "by": "dpo"}, "blocked", 0),
     ("supersede", "blocked", ["--reason", "fixed upstream", "--by", "alice"],
      {"reason": "fixed upstream", "by": "alice"}, "proposed", 1),
     ("override", "blocked", ["--reason", "accepted risk", "--by", "alice"],
@@ -101,6 +103,8 @@ def test_the_command_line_equals_the_layer(
     by_layer = _layer(two, name, {**key, **values})
     assert (by_cli["outcome"], got_code) == (outcome, code)
     assert normal(by_cli) == normal(by_layer)
+    if values.get("by"):  # who decided is said, and kept with the attempt
+        assert values["by"] in by_cli["summary"] or by_cli["details"].get("superseded_by")
 
 
 def test_every_decision_is_declared_and_has_its_parity_case() -> None:
