@@ -378,12 +378,15 @@ def _schur_step(
 ) -> FloatArray | None:
     """The Newton step by the Schur complement. With ``L`` the local rows and ``G`` the
     global ones, ``S = G P G^T`` where ``P = X - X L^T H_LL^+ L X`` is block diagonal over the
-    cells of each bucket, so nothing of size (local rows x global rows) is ever formed. (The
-    cheaper ``G X G^T - W^T H_LL^+ W``, ``W = L X G^T``, which never forms ``P``, loses digits
-    to the subtraction: on 1,000 rules spanning Adult Newton then stalls at a residual of
-    2e-10; docs/benchmarks.md.) Not refined (:func:`_refined`): on that problem refining
-    the Schur step moved the multipliers along the Hessian's null space and Newton stalled
-    the same way."""
+    cells of each bucket, so nothing of size (local rows x global rows) is ever formed.
+
+    Two faster variants were measured and rejected (docs/benchmarks.md): forming ``S`` as
+    ``G X G^T - W^T H_LL^+ W`` (``W = L X G^T``, ``P`` never formed) solves 1,000
+    single-attribute rules on Adult in 12 steps and 2.6 s instead of 15 and 3.6 s, but the
+    subtraction loses digits where knowledge nearly pins cells: a 6-person release (buckets
+    of 1, 4 and 1, five statements) stalled at residual 2e-9 after 1,000 steps, where this
+    form converges in 8. Refining this step (:func:`_refined`, as the LU step is) moved the
+    multipliers along the Hessian's null space on the 1,000 rules: Newton stalled at 3e-10."""
     import scipy.linalg as sla
 
     m = eq.shape[0]
