@@ -140,7 +140,12 @@ class SupersedeStep(_DecisionStep):
         "(`ledger approve ATTEMPT`) or rejects it. Exit 0 = superseded, 1 = asked (waiting "
         "for the second person)."
     )
-    fields = (_ATTEMPT, _REASON, _BY)
+    fields = (
+        _ATTEMPT,
+        Field("reason", "text", "why the block no longer stands (kept with the decision)",
+              required=True, metavar="TEXT", type_hint="str"),
+        _BY,
+    )  # fmt: skip
 
     def run(self, req: Decision, ctx: GateContext) -> Envelope:
         from airflow_privacy.gate.attempts import supersede
@@ -180,7 +185,12 @@ class OverrideStep(_OverrideStep):
         "(`ledger reject`) keeps the block. Who, when and why are kept. Exit 1 = asked "
         "(waiting for the second person)."
     )
-    fields = (_ATTEMPT, _REASON, _BY)
+    fields = (
+        _ATTEMPT,
+        Field("reason", "text", "why it should be published anyway (kept with the request)",
+              required=True, metavar="TEXT", type_hint="str"),
+        _BY,
+    )  # fmt: skip
 
 
 class ApproveStep(_OverrideStep):
