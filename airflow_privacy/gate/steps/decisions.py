@@ -49,6 +49,12 @@ class Decision:
     set_aside: bool = False
     ledger: str | None = None
 
+    @property
+    def reason(self) -> str:
+        """The one reason of a decision that takes one (empty when none was given: the
+        ledger refuses a blank reason as bad input)."""
+        return str(self.reasons[0]) if self.reasons else ""
+
 
 class _DecisionStep(Step):
     """What the decisions share: their values become a :class:`Decision`; the ledger
@@ -150,7 +156,7 @@ class SupersedeStep(_DecisionStep):
     def run(self, req: Decision, ctx: GateContext) -> Envelope:
         from airflow_privacy.gate.attempts import supersede
 
-        return supersede(str(req.attempt), req.reasons[0], ctx, req.ledger, req.by)
+        return supersede(str(req.attempt), req.reason, ctx, req.ledger, req.by)
 
 
 class _OverrideStep(_DecisionStep):
@@ -165,7 +171,7 @@ class _OverrideStep(_DecisionStep):
         action = "set-aside" if self.action == "approve" and req.set_aside else self.action
         return override(
             OverrideRequest(
-                attempt=str(req.attempt), action=action, reason=req.reasons[0], by=req.by,
+                attempt=str(req.attempt), action=action, reason=req.reason, by=req.by,
                 release=req.release, destination=req.destination, ledger=req.ledger,
             ),
             ctx,
