@@ -251,8 +251,8 @@ def _refined(
     (Golub & Van Loan, *Matrix Computations*, 4th ed., section 3.5.3): the residual is
     computed with the exact ``H`` and the approximate solve corrects for it, while that
     halves the residual (at most four rounds). The regularization a singular or nearly
-    singular ``H`` needs (dependent rows, knowledge that pins cells), or the digits a Schur
-    complement loses, no longer limit how far Newton converges."""
+    singular ``H`` needs (dependent rows, knowledge that pins cells) no longer limits how far
+    Newton converges. Used by the LU step only (:func:`_schur_step` says why)."""
     size = float(np.max(np.abs(g), initial=0.0))
     misfit = float(np.max(np.abs(-g - hess(step)), initial=0.0))
     for _ in range(4):
@@ -393,40 +393,31 @@ def _schur_step(
     glob = sp.vstack([eq[np.flatnonzero(~local)], know_free], format="csr")
     n_g = glob.shape[0]
     hinv = blocks.sparse_pseudo_inverse(x, m, damping)
-    g_all = np.concatenate([g_eq, g_know])
+    g_loc = np.where(local, g_eq, 0.0)
+    u = hinv @ g_loc
+    out = np.zeros(m + know_free.shape[0])
     if n_g == 0:
-        out = np.zeros(m + know_free.shape[0])
-        out[:m] = -(hinv @ np.where(local, g_eq, 0.0))
+        out[:m] = -u
         return out
     lx = blocks.local_eq.multiply(x[None, :]).tocsr()
     p = (sp.diags(x) - lx.T @ hinv @ lx).tocsr()
     s = np.asarray((glob @ p @ glob.T).todense()) + damping * np.eye(n_g)
+    g_glob = np.concatenate([g_eq[~local], g_know])
+    rhs = -g_glob + glob @ (lx.T @ u)
     scale = max(float(np.max(np.diag(s), initial=1.0)), 1.0)
-    factor = None
+    d_g = None
     for reg in (1e-13, 1e-9):
         try:
-            factor = sla.cho_factor(s + np.eye(n_g) * (reg * scale), check_finite=False)
+            c = sla.cho_factor(s + np.eye(n_g) * (reg * scale), check_finite=False)
+            d_g = sla.cho_solve(c, rhs, check_finite=False)
             break
         except np.linalg.LinAlgError:
             continue
-    glob_rows = np.flatnonzero(~local)
-    n_pr = glob_rows.size
-
-    def solve(r: FloatArray) -> FloatArray:
-        """The Schur solve of ``(M X M^T + damping I) d = r`` (``r`` over the eq rows, then
-        the free knowledge rows)."""
-        r_eq, r_know = r[:m], r[m:]
-        u = hinv @ np.where(local, r_eq, 0.0)
-        rhs = np.concatenate([r_eq[~local], r_know]) - glob @ (lx.T @ u)
-        if factor is not None:
-            d_g = sla.cho_solve(factor, rhs, check_finite=False)
-        else:
-            d_g = np.linalg.lstsq(s, rhs, rcond=1e-12)[0]
-        d_loc = u - hinv @ (lx @ (glob.T @ d_g))
-        out = np.zeros(m + know_free.shape[0])
-        out[:m] = np.where(local, d_loc, 0.0)
-        out[glob_rows] = d_g[:n_pr]
-        out[m:] = d_g[n_pr:]
-        return out
-
-    return solve(-g_all)
+    if d_g is None:
+        d_g = np.linalg.lstsq(s, rhs, rcond=1e-12)[0]
+    d_loc = -u - hinv @ (lx @ (glob.T @ d_g))
+    n_pr = int((~local).sum())
+    out[:m] = np.where(local, d_loc, 0.0)
+    out[np.flatnonzero(~local)] = d_g[:n_pr]
+    out[m:] = d_g[n_pr:]
+    return out
