@@ -164,12 +164,6 @@ def parameter_named(name: str) -> Parameter | None:
     return None
 
 
-def option_name(name: str) -> str:
-    """A parameter's name in messages and on the command line (``points`` is ``point``)."""
-    p = parameter_named(name)
-    return p.option if p is not None else name
-
-
 def create(name: str, params: Mapping[str, Any]) -> Criterion:
     """Criterion ``name`` with ``params``, validated (errors name the parameter)."""
     return lookup(name)(params)
