@@ -172,6 +172,15 @@ class IllegalTransition(PrivacyGateError):
     kind = "illegal transition"
 
 
+class BudgetOverdrawn(PrivacyGateError):
+    """OpenDP's privacy filter refused a query of a differentially private release: it would
+    spend more than the budget left. The ledger reads it as a refusal (nothing recorded,
+    nothing written); it never leaves the ledger's transaction."""
+
+    exit_code = EXIT_BLOCKED
+    kind = "blocked"
+
+
 class ReleaseBlocked(PrivacyGateError):
     """A verdict: the release may not be published. ``envelope`` is the report (a
     :class:`airflow_privacy.gate.envelope.Envelope`) that says why."""

@@ -58,6 +58,7 @@ from airflow_privacy.core.composition.identifiers import (
 from airflow_privacy.core.composition.release import PublishedRelease
 from airflow_privacy.core.redaction import redact
 from airflow_privacy.errors import (
+    BudgetOverdrawn,
     IllegalTransition,
     InputError,
     PrivacyGateError,
@@ -878,7 +879,7 @@ class ReleaseLedger:
         rho: float,
         epsilon: float | None,
         cap: Callable[[PolicyInfo | None], Cap | None],
-        draw: Callable[[], str],
+        draw: Callable[[float, str], str],
         envelope: Callable[[AttemptInfo, Budget], Mapping[str, Any]],
         name: str,
         version: str | None = None,
@@ -889,8 +890,11 @@ class ReleaseLedger:
         transaction under the dataset's lock: ``cap`` (the gate's reading of the dataset's
         policy) and the spends recorded decide whether ``rho`` (or ``epsilon``, under a
         pure-DP cap) fits; when it does not, nothing is recorded, ``draw`` is not called
-        (no noise is drawn) and the attempt is None. Otherwise ``draw()`` draws the noise
-        and returns the ``sha256:HEX`` digest of the file to publish; the release (kind
+        (no noise is drawn) and the attempt is None. Otherwise ``draw(room, unit)`` draws
+        the noise through a privacy filter holding ``room`` in the cap's ``unit``
+        (:func:`budget.room`; a filter that
+        refuses raises :class:`BudgetOverdrawn`, read as a refusal) and returns the
+        ``sha256:HEX`` digest of the file to publish; the release (kind
         ``dp-marginals``: no groups, no records), an open attempt requiring check ``name``,
         the spend and that check (``envelope(attempt, budget after)``, a pass) are recorded
         together: a spend never exists without its release, nor a release without its
@@ -923,7 +927,10 @@ class ReleaseLedger:
                     before = replace(before, people=budget.people_spent(s, row.id, line.unit))
                     if not budget.fits(before.people or 0.0, cost, line):
                         raise _Refused(before)
-                digest = _check_digest(draw())  # the noise: only now, and only when it fits
+                try:  # the noise: only now, only when it fits, through OpenDP's filter
+                    digest = _check_digest(draw(budget.room(before, line), line.unit))
+                except BudgetOverdrawn:
+                    raise _Refused(before) from None
                 assert digest is not None
                 row.content_hash = hashlib.sha256(f"{digest} {row.uuid}".encode()).hexdigest()
                 a = AttemptRow(

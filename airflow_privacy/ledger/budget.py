@@ -98,6 +98,13 @@ def fits(spent: float, cost: float, cap: Cap) -> bool:
     return spent + cost <= cap.cap * (1 + 1e-12)
 
 
+def room(before: Budget, cap: Cap) -> float:
+    """What a release may spend after ``before`` (its dataset's and its people's spends):
+    the ``d_out`` of the privacy filter its noise is drawn through, with :func:`fits`'s
+    allowance for rounding, so the two agree."""
+    return cap.cap * (1 + 1e-12) - before.binding
+
+
 def spent(s: Session, dataset: str, unit: str) -> tuple[float, int]:
     """The loss spent on ``dataset`` in ``unit`` and the number of DP releases."""
     rows = s.execute(

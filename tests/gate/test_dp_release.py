@@ -106,6 +106,26 @@ def test_a_release_spends_the_budget_and_publishes(world: dict[str, Any]) -> Non
     assert before["ledger_dp_spends"] == 2
 
 
+def test_the_privacy_filter_refuses_what_the_ledgers_check_would_let_through(
+    world: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The noise is drawn through OpenDP's privacy filter holding the room the ledger's
+    spends leave: with the ledger's own check switched off, the filter alone refuses a
+    release over the cap (its first marginal drawn, its second refused), and nothing is
+    recorded or written."""
+    from airflow_privacy.ledger import budget
+
+    assert set_cap("--dp-rho-cap", "1")[0] == 0
+    assert cli(*release_args(world, "m1.csv", "--rho", "0.8"))[0] == 0
+    monkeypatch.setattr(budget, "fits", lambda spent, cost, cap: True)
+    before = counts(world["url"])
+    code, env = cli(*release_args(world, "m2.csv", "--rho", "0.3"))  # 0.15 + 0.15 > 0.2
+    assert code == 1 and env["outcome"] == "blocked"
+    assert "would exceed the budget" in env["reasons"][0] and "left 0.2" in env["reasons"][0]
+    assert counts(world["url"]) == before and not (world["tmp"] / "m2.csv").exists()
+    assert cli(*release_args(world, "m3.csv", "--rho", "0.2"))[0] == 0  # the room, exactly
+
+
 def test_publishing_other_bytes_is_blocked(world: dict[str, Any]) -> None:
     set_cap("--dp-rho-cap", "1")
     code, env = cli(*release_args(world, "m1.csv", "--rho", "0.1"))

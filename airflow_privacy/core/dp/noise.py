@@ -12,8 +12,8 @@ marginal's sensitivity ``bound`` as ``d_in``, :mod:`~airflow_privacy.core.dp.mar
 The marginals of one release are composed by OpenDP (``make_composition``: the loss of
 the release is its map at ``d_in = bound``); the scale is the smallest for which that loss
 is at most the budget asked for. Converting a loss to (epsilon, delta) is OpenDP's
-(``make_zCDP_to_approxDP``), and so is the loss of a Laplace release in rho
-(``make_pureDP_to_zCDP``).
+(``make_zCDP_to_approxDP``), and so is the loss of a Laplace release in rho: each vector's
+epsilon converted (``make_pureDP_to_zCDP``, eps^2 / 2), then added.
 
 The noise's spread (standard deviation, 95% interval) is computed exactly from the
 mechanism's probability mass function, ``exp(-k^2 / (2 scale^2))`` or
@@ -132,10 +132,16 @@ def plan(
         return [(_release(dp, mechanism, sc, n_marginals), d)
                 for sc, d in zip(scales, d_ins, strict=True)]  # fmt: skip
 
-    def total(parts: Sequence[Any], convert: bool = False) -> float:
-        if convert:
-            return math.fsum(float(dp.c.make_pureDP_to_zCDP(m).map(d)) for m, d in parts)
+    def total(parts: Sequence[Any]) -> float:
         return math.fsum(float(m.map(d)) for m, d in parts)
+
+    def in_rho(scales: Sequence[float]) -> float:
+        # each query's pure loss in zCDP (OpenDP's make_pureDP_to_zCDP: eps -> eps^2 / 2),
+        # then added, as the privacy filter composes them: tighter than converting the sum
+        return math.fsum(
+            n_marginals * float(dp.c.make_pureDP_to_zCDP(_measurement(dp, mechanism, sc)).map(d))
+            for sc, d in zip(scales, d_ins, strict=True)
+        )
 
     parts = losses(scales)
     while total(parts) > budget:  # rounding of the sum: never over
@@ -150,7 +156,7 @@ def plan(
     if mechanism == "gaussian":
         rho, epsilon = loss, None
     else:
-        rho, epsilon = total(parts, convert=True), loss
+        rho, epsilon = in_rho(scales), loss
     sd, half = spread(mechanism, scales[0])
     summed = tuple(
         SumNoise(column, int(reach), sc, *spread(mechanism, sc))
@@ -211,6 +217,71 @@ def draw(noise: NoisePlan, vector: np.ndarray, scale: float | None = None) -> np
     dp = _opendp()
     meas = _measurement(dp, noise.mechanism, noise.scale if scale is None else scale)
     return np.asarray(meas([int(x) for x in vector]), dtype=np.int64)
+
+
+def draw_release(
+    noise: NoisePlan,
+    counts: Sequence[np.ndarray],
+    sums: Sequence[Sequence[np.ndarray]],
+    room: float,
+    unit: str,
+) -> tuple[list[np.ndarray], list[list[np.ndarray]]]:
+    """Every vector of a release plus fresh noise, drawn through OpenDP's privacy filter
+    (``make_privacy_filter`` over ``make_fully_adaptive_composition``; Rogers, Roth, Ullman
+    and Vadhan, NeurIPS 2016) built for this release with ``room``, the budget the ledger
+    leaves (in ``unit``: ``rho``, zCDP, or ``epsilon``, pure DP), as its ``d_out``: the
+    filter's input is the release's vectors (``counts``, one per marginal, then ``sums``,
+    one list per summed column), its ``d_in`` one person, and each vector is one query whose
+    loss is its mechanism's at the vector's sensitivity (``bound``, or ``bound * reach`` for
+    a sum). A query the room does not hold is refused by the filter: :class:`~airflow_privacy.
+    errors.BudgetOverdrawn` (the ledger's own check runs first, so this is a second guard
+    that the spend recorded is what OpenDP composed). Returns the noisy counts and sums."""
+    from airflow_privacy.errors import BudgetOverdrawn
+
+    if unit not in ("rho", "epsilon"):
+        raise InputError(f"unknown budget unit {unit!r} (rho or epsilon)")
+    dp = _opendp()
+    # the vector a query reads is picked by a transformation of our own (OpenDP's
+    # "honest-but-curious" feature: its stability map, d -> d * sensitivity, is the claim
+    # that one person moves the vector by at most its sensitivity: marginals.py's bound)
+    dp.enable_features("honest-but-curious")
+    vectors = [*counts, *(v for per in sums for v in per)]
+    scales = [noise.scale] * len(counts) + [
+        sn.scale for sn, per in zip(noise.sums, sums, strict=True) for _ in per
+    ]
+    reaches = [1] * len(counts) + [sn.reach for sn, per in zip(noise.sums, sums, strict=True)
+                                   for _ in per]  # fmt: skip
+    domain = dp.user_domain("ReleaseVectors", lambda x: isinstance(x, tuple))
+    persons = dp.symmetric_distance()
+    measure = dp.zero_concentrated_divergence() if unit == "rho" else dp.max_divergence()
+    odometer = dp.c.make_fully_adaptive_composition(domain, persons, measure)
+    queryable = dp.c.make_privacy_filter(odometer, d_in=1, d_out=float(room))(
+        tuple([int(x) for x in v] for v in vectors)
+    )
+    out: list[np.ndarray] = []
+    for i, (scale, reach) in enumerate(zip(scales, reaches, strict=True)):
+        mech = _measurement(dp, noise.mechanism, scale)
+        pick = dp.t.make_user_transformation(
+            domain, persons, mech.input_domain, mech.input_metric,
+            function=lambda x, i=i: x[i],
+            stability_map=lambda d, s=noise.bound * reach: d * s,
+        )  # fmt: skip
+        query = pick >> mech
+        if unit == "rho" and noise.mechanism == "laplace":
+            query = dp.c.make_pureDP_to_zCDP(query)
+        try:
+            out.append(np.asarray(queryable(query), dtype=np.int64))
+        except dp.OpenDPException as e:
+            raise BudgetOverdrawn(
+                f"OpenDP's privacy filter refused vector {i + 1} of {len(vectors)}: "
+                f"{e.message.strip()}"
+            ) from None
+    noisy_sums: list[list[np.ndarray]] = []
+    at = len(counts)
+    for per in sums:
+        noisy_sums.append(out[at : at + len(per)])
+        at += len(per)
+    return out[: len(counts)], noisy_sums
 
 
 def approx_dp(rho: float, delta: float) -> float:

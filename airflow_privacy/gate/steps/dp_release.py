@@ -446,7 +446,7 @@ def _release(
     from dataclasses import replace
 
     from airflow_privacy.core.dp.marginals import columns_of
-    from airflow_privacy.core.dp.noise import draw
+    from airflow_privacy.core.dp.noise import draw_release
     from airflow_privacy.gate.policy import dp_cap
     from airflow_privacy.gate.tables import _serialize, write_outputs
 
@@ -457,12 +457,9 @@ def _release(
 
     counts, sums = vectors
 
-    def drawn() -> str:
-        noisy = [draw(noise, v) for v in counts]
-        summed = [
-            (x, [draw(noise, v, sn.scale) for v in per_marginal])
-            for x, sn, per_marginal in zip(req.sums, noise.sums, sums, strict=True)
-        ]
+    def drawn(room: float, unit: str) -> str:
+        noisy, noisy_sums = draw_release(noise, counts, sums, room, unit)
+        summed = list(zip(req.sums, noisy_sums, strict=True))
         buf = io.BytesIO()
         table = _table(marginals, keys, noisy, noise, consistent, summed)
         _serialize(table, req.out.name, buf)

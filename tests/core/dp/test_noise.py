@@ -16,8 +16,16 @@ import math
 import numpy as np
 import pytest
 
-from airflow_privacy.core.dp.noise import MAX_SCALE, approx_dp, draw, plan, semantic, spread
-from airflow_privacy.errors import InputError
+from airflow_privacy.core.dp.noise import (
+    MAX_SCALE,
+    approx_dp,
+    draw,
+    draw_release,
+    plan,
+    semantic,
+    spread,
+)
+from airflow_privacy.errors import BudgetOverdrawn, InputError
 
 
 def gaussian_spread(sigma: float, confidence: float = 0.95) -> tuple[float, int]:
@@ -81,16 +89,26 @@ def test_the_laplace_plan_spends_the_budget_by_the_definition(
     spent = n * bound / p.scale
     assert budget * (1 - 1e-9) <= spent <= budget * (1 + 1e-9)
     assert p.epsilon is not None and abs(p.epsilon - spent) <= 1e-9 * budget
-    assert abs(p.rho - spent**2 / 2) <= 1e-9 * max(1.0, spent**2)  # eps-DP is eps^2/2-zCDP
+    # each marginal is (bound / b)-DP, so (bound / b)^2 / 2-zCDP; zCDP adds over marginals
+    want_rho = n * (bound / p.scale) ** 2 / 2
+    assert abs(p.rho - want_rho) <= 1e-9 * max(1.0, want_rho)
 
 
-@pytest.mark.parametrize(("mechanism", "budget"), [("gaussian", 0.5), ("gaussian", 0.02),
-                                                   ("laplace", 1.0), ("laplace", 0.2)])  # fmt: skip
-def test_draws_have_the_stated_spread_and_coverage(mechanism: str, budget: float) -> None:
+@pytest.mark.parametrize(("mechanism", "budget", "unit"), [
+    ("gaussian", 0.5, "rho"), ("gaussian", 0.02, "rho"),
+    ("laplace", 1.0, "epsilon"), ("laplace", 0.2, "rho"),
+])  # fmt: skip
+def test_draws_have_the_stated_spread_and_coverage(
+    mechanism: str, budget: float, unit: str
+) -> None:
+    """Drawn as a release draws them: through OpenDP's privacy filter."""
     p = plan(mechanism, budget, 1, 2)
     n = 20_000
     truth = np.arange(n, dtype=np.int64) % 7
-    noise = draw(p, truth) - truth
+    room = p.rho if unit == "rho" else p.epsilon
+    assert room is not None
+    (noisy,), _ = draw_release(p, [truth], [], room, unit)
+    noise = noisy - truth
     sd = float(np.std(noise, ddof=0))
     # the sample standard deviation's standard error is sd * sqrt((kurtosis - 1) / 4n)
     kurt = 6.0 if mechanism == "laplace" else 3.0
@@ -208,3 +226,26 @@ def test_a_budget_too_small_for_any_scale_is_bad_input(mechanism: str, flag: str
 
     with pytest.raises(InputError, match=rf"^{flag} 1e-320 is too small: no noise scale"):
         plan(mechanism, 1e-320, 1, 2)
+
+
+@pytest.mark.parametrize(("mechanism", "unit"), [("gaussian", "rho"), ("laplace", "rho"),
+                                                 ("laplace", "epsilon")])  # fmt: skip
+def test_the_privacy_filter_holds_the_release_to_the_room_it_is_given(
+    mechanism: str, unit: str
+) -> None:
+    """A release of three marginals and one sum (bound 2, reach 5) through OpenDP's filter:
+    with the plan's own loss as the room every vector is drawn, in its shape; with a room a
+    millionth smaller the filter refuses (its composed loss is the plan's, to 1e-6)."""
+    p = plan(mechanism, 0.9, 2, 3, sums=[("income", 5)])
+    loss = p.rho if unit == "rho" else p.epsilon
+    assert loss is not None
+    counts = [np.zeros(k, np.int64) for k in (4, 6, 2)]
+    sums = [[np.full(k, 10, np.int64) for k in (4, 6, 2)]]
+    noisy, noisy_sums = draw_release(p, counts, sums, loss * (1 + 1e-12), unit)
+    assert [len(v) for v in noisy] == [4, 6, 2] and [len(v) for v in noisy_sums[0]] == [4, 6, 2]
+    assert all(v.dtype == np.int64 for v in [*noisy, *noisy_sums[0]])
+    with pytest.raises(BudgetOverdrawn, match="privacy filter refused vector 6 of 6"):
+        draw_release(p, counts, sums, loss * (1 - 1e-6), unit)
+    # a room for the counts alone: the first sum's vector is refused
+    with pytest.raises(BudgetOverdrawn, match="refused vector 4 of 6"):
+        draw_release(p, counts, sums, loss / 2 * (1 + 1e-9), unit)
