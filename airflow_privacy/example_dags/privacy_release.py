@@ -1,14 +1,15 @@
 """Sample release DAG: publish a table only when it is provably safe.
 
-prepare the input -> anonymize (Anatomy bucketization: QIs exact + a bucket id, buckets
-diverse enough for (c,k)-safety and the skyline point) -> open an attempt in the ledger ->
-four checks in parallel, each recorded under the attempt: (c,k)-safety + privacy skyline,
-MaxEnt risk, the composition audit against every earlier release, Great Expectations ->
-``publish``, the gate: it publishes only when the ledger says every check of *this* attempt
-passed and every task before it succeeded; otherwise it blocks the attempt with every reason
-and fails (the one red task of a blocked run) -> ``release_report`` (a teardown: it always
-runs and never changes the run's outcome) writes the HTML report beside the release, stores
-it in the ledger for the Airflow UI page (``/privacy``), and links the task to that page.
+prepare the input -> anonymize (``@task.anonymize``: Anatomy bucketization, QIs exact + a
+bucket id, buckets diverse enough for (c,k)-safety and the skyline point) -> open an attempt
+in the ledger -> four checks in parallel, each recorded under the attempt: (c,k)-safety +
+privacy skyline, MaxEnt risk, the composition audit against every earlier release, Great
+Expectations -> ``publish``, the gate: it publishes only when the ledger says every check of
+*this* attempt passed and every task before it succeeded; otherwise it blocks the attempt
+with every reason and fails (the one red task of a blocked run) -> ``release_report`` (a
+teardown: it always runs and never changes the run's outcome) writes the HTML report beside
+the release, stores it in the ledger for the Airflow UI page (``/privacy``), and links the
+task to that page.
 
 The run is green exactly when the release was published (or was already published: re-running
 published content publishes nothing again and says so). A published release updates the asset
@@ -49,7 +50,6 @@ from airflow.sdk import DAG, Asset, Param, get_current_context, task
 
 from airflow_privacy.core.datasets import adult_hierarchy_path
 from airflow_privacy.providers.airflow.notifier import ReleaseVerdictNotifier
-from airflow_privacy.providers.airflow.operators.anonymize import BucketizeOperator
 from airflow_privacy.providers.airflow.operators.attempt import OpenAttemptOperator
 from airflow_privacy.providers.airflow.operators.check import CheckSafetyOperator
 from airflow_privacy.providers.airflow.operators.composition import CompositionAuditOperator
@@ -233,11 +233,9 @@ with DAG(
             "published": str(root / DATASET / "published" / run),
         }
 
-    paths = prepare_input()
-
-    anonymize = BucketizeOperator(
-        task_id="anonymize",
-        source="{{ ti.xcom_pull(task_ids='prepare_input')['input'] }}",
+    # @task.anonymize (the provider's TaskFlow decorator): the function returns the input,
+    # and BucketizeOperator's arguments below anonymize it into the release
+    @task.anonymize(
         release="{{ ti.xcom_pull(task_ids='prepare_input')['release'] }}",
         # the run's own folder: a cleared run writes its release again (nothing else is there)
         replace=True,
@@ -249,6 +247,12 @@ with DAG(
             {"name": "skyline", "points": ["{{ params.skyline_point }}"]},
         ],
     )
+    def anonymize(paths: Any) -> str:
+        """Anatomy bucketization of the input ``prepare_input`` wrote (its release: the QIs
+        exact, a bucket id, buckets diverse enough for (c,k)-safety and the skyline point)."""
+        return str(paths["input"])
+
+    anonymized = anonymize(prepare_input())
 
     open_attempt = OpenAttemptOperator(
         task_id="open_attempt",
@@ -376,7 +380,7 @@ with DAG(
     )
 
     checks = [check, maxent, audit, validate]
-    paths >> anonymize >> open_attempt >> checks
+    anonymized >> open_attempt >> checks
     checks >> publish >> report.as_teardown()
 
 
