@@ -202,10 +202,20 @@ def count_rows(
     return _labels(ordered, keys, codes), counts.astype(np.int64)
 
 
+def _weights(table: pa.Table, name: str | None) -> npt.NDArray[np.float64] | None:
+    """The column ``name`` of whole numbers as float64 (``np.bincount``'s weights: exact
+    for counts below 2^53), or None."""
+    if name is None:
+        return None
+    column = table.column(name).combine_chunks()
+    return int_view(column).astype(np.float64)
+
+
 def count_groups(
-    table: pa.Table, group_columns: Sequence[str], sensitive: str
+    table: pa.Table, group_columns: Sequence[str], sensitive: str, *, weights: str | None = None
 ) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...], IntArray]:
-    """``(group keys, sensitive labels, counts)`` of a table without missing values.
+    """``(group keys, sensitive labels, counts)`` of a table without missing values; with
+    ``weights``, each row counts as that (integer) column's number of records.
 
     Groups that occur are listed in the order of their codes; values no record has are
     dropped.
@@ -213,6 +223,7 @@ def count_groups(
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    w = _weights(table, weights)
     prepared, cols = _prepare(table, [*group_columns, sensitive])
     by_name = {c.name: c for c in cols}
     g_cols = [by_name[name] for name in group_columns]
@@ -233,7 +244,7 @@ def count_groups(
             flat_keys[start:stop] *= n_values
             flat_keys[start:stop] += _codes(batch, s_col)
             start = stop
-        flat = np.bincount(flat_keys, minlength=int(space) * n_values)
+        flat = np.bincount(flat_keys, weights=w, minlength=int(space) * n_values)
         grid = flat.reshape(int(space), n_values)
         present = np.flatnonzero(grid.any(axis=1))
         counts = grid[present]
@@ -249,7 +260,7 @@ def count_groups(
         for batch in s_batches:
             group_idx[start : start + batch.num_rows] += _codes(batch, s_col)
             start += batch.num_rows
-        counts = np.bincount(group_idx, minlength=len(group_codes) * n_values).reshape(
+        counts = np.bincount(group_idx, weights=w, minlength=len(group_codes) * n_values).reshape(
             len(group_codes), n_values
         )
     groups = _labels(g_cols, keys, group_codes)

@@ -576,10 +576,12 @@ def check_utf8(
     names: Mapping[str, str] | None = None,
     *,
     data_rows: bool = True,
+    start: int = 0,
 ) -> None:
     """Refuse a text column holding bytes that are not UTF-8 (Parquet's reader, and Spark's,
     do not check them; every later step would fail on them), naming the column (``names``
-    maps a table's column to the user's name) and, for ``data_rows``, its first bad row.
+    maps a table's column to the user's name) and, for ``data_rows``, its first bad row
+    (``start``: the data rows before the table's first).
     Text columns are validated by Arrow in C++; a dictionary column through its
     dictionaries, which is all its text."""
     import pyarrow as pa
@@ -589,7 +591,7 @@ def check_utf8(
         kind = col.type.value_type if pa.types.is_dictionary(col.type) else col.type
         if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
             continue
-        offset = 0
+        offset = start
         for chunk in col.chunks:
             text = chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
             try:

@@ -273,21 +273,28 @@ class Bucketization:
 
     # ------------------------------------------------------------ constructors
     @classmethod
-    def from_arrow(cls, table: pa.Table, spec: ReleaseSpec) -> Bucketization:
-        """Count a release held as an Arrow table (the fast path used by the CLI)."""
+    def from_arrow(
+        cls, table: pa.Table, spec: ReleaseSpec, *, weights: str | None = None
+    ) -> Bucketization:
+        """Count a release held as an Arrow table (the fast path used by the CLI); with
+        ``weights``, each row stands for that column's number of records (distinct rows
+        and their counts, :mod:`airflow_privacy.core.parquet_stream`, whose reader has
+        checked them)."""
         check_columns(table.column_names, spec)
         if table.num_rows == 0:
             raise InputError("the release is empty (0 records)")
         for col in spec.required_columns():
             nulls = table.column(col).null_count
-            if nulls:
+            if nulls and weights is None:
                 raise InputError(
                     f"column {col!r} has {nulls} missing value(s); fill or drop them first"
                 )
 
         from airflow_privacy.core.counting import count_groups
 
-        groups, labels, counts = count_groups(table, spec.group_columns, spec.sensitive)
+        groups, labels, counts = count_groups(
+            table, spec.group_columns, spec.sensitive, weights=weights
+        )
         return cls(spec.group_columns, spec.sensitive, groups, labels, counts)
 
     @classmethod

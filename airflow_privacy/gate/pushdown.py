@@ -97,9 +97,10 @@ def choose(requested: str, source: ReleaseRef, release: ReleaseRef, ctx: GateCon
         return requested
     if source.is_uri or gzip:
         return "arrow"
-    from airflow_privacy.core.backends import choose as choose_file
+    from airflow_privacy.core.backends import large
 
-    return choose_file("auto", source.local, fmt, columns=columns)
+    # the in-process anonymizers read the input whole: DuckDB for a large one
+    return "duckdb" if large(source.local, fmt, columns) else "arrow"
 
 
 def _choose_spark(requested: str, source: ReleaseRef, release: ReleaseRef) -> str:

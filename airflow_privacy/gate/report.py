@@ -343,18 +343,19 @@ def _table_report_args(req: ReportRequest, ctx: GateContext) -> dict[str, Any]:
 
 
 def _file_counts(path: Path, req: ReportRequest, ctx: GateContext) -> Any:
-    """The counts of a release file, by the backend ``auto`` picks for it (DuckDB for a big
-    file: only the per-group counts come back; else the in-process reader, with its checks
-    and messages)."""
-    from airflow_privacy.core.backends import choose, count_release
+    """The counts of a release file: a large one (:func:`~airflow_privacy.core.backends.
+    large`) by the backend ``auto`` picks for it, in bounded memory (DuckDB, or Arrow one
+    row group at a time: only the per-group counts are held); else the in-process reader,
+    with its checks and messages."""
+    from airflow_privacy.core.backends import count_release, large
     from airflow_privacy.core.model import Bucketization, ReleaseSpec
     from airflow_privacy.report.build import read_counts
 
     def counts(sensitive: str, groups: list[str]) -> Bucketization:
-        if choose("auto", path, req.fmt, [*groups, sensitive]) == "duckdb":
-            ctx.progress(f"counting {req.release.describe()} with DuckDB")
+        if large(path, req.fmt, [*groups, sensitive]):
+            ctx.progress(f"counting {req.release.describe()} without reading it whole")
             spec = ReleaseSpec(sensitive=sensitive, group_columns=tuple(groups))
-            return count_release(path, spec, requested="duckdb", fmt=req.fmt,
+            return count_release(path, spec, requested="auto", fmt=req.fmt,
                                  delimiter=req.delimiter, missing_as=req.missing_as)[0]  # fmt: skip
         ctx.progress(f"reading {req.release.describe()}")
         return read_counts(path, sensitive, groups, req.missing_as, req.fmt, req.delimiter)

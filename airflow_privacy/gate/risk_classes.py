@@ -39,12 +39,13 @@ def class_counts(table: pa.Table, qis: Sequence[str]) -> dict[tuple[str | None, 
 def file_classes(
     ref: ReleaseRef, columns: Sequence[str], ctx: GateContext, fmt: Any, delimiter: str | None
 ) -> dict[tuple[str | None, ...], int] | None:
-    """The class sizes of a file on ``columns`` counted by DuckDB when ``auto`` picks it for
-    the file (a big one: only the classes come back), else ``None`` (read in process)."""
-    from airflow_privacy.core.backends import choose
+    """The class sizes of a file on ``columns`` counted by DuckDB when the file is too
+    large to read whole (:func:`~airflow_privacy.core.backends.large`: only the classes
+    come back), else ``None`` (read in process)."""
+    from airflow_privacy.core.backends import large
 
     path = ref.local
-    if choose("auto", path, fmt, list(columns)) != "duckdb":
+    if not large(path, fmt, list(columns)):
         return None
     from airflow_privacy.core.backends.duck import DuckDBBackend
 

@@ -23,13 +23,15 @@ def _groups(release: Any) -> dict[tuple[str, ...], dict[str, int]]:
     return out
 
 
-@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+@pytest.mark.parametrize(("suffix", "counter"), [(".parquet", "duckdb"), (".csv", "duckdb"),
+                                                 (".parquet", "arrow")])  # fmt: skip
 def test_counted_out_of_core_are_the_groups_read_whole(
-    tmp_path: Path, suffix: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, suffix: str, counter: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Forced through the out-of-core path (``auto`` says DuckDB), the recorded groups equal
-    the in-process reading's, labels and counts, text and numbers (a float QI with both
-    zeros, a missing label refused alike)."""
+    """Forced through the out-of-core path (the file taken for a large one, counted by
+    DuckDB or by Arrow one row group at a time), the recorded groups equal the in-process
+    reading's, labels and counts, text and numbers (a float QI with both zeros, a missing
+    label refused alike)."""
     rng = np.random.default_rng(7)
     n = 5_000
     table = pa.table({
@@ -40,7 +42,7 @@ def test_counted_out_of_core_are_the_groups_read_whole(
     })  # fmt: skip
     path = tmp_path / f"r{suffix}"
     if suffix == ".parquet":
-        pq.write_table(table, path)
+        pq.write_table(table, path, row_group_size=700)
     else:
         import pyarrow.csv as pacsv
 
@@ -49,10 +51,22 @@ def test_counted_out_of_core_are_the_groups_read_whole(
     whole = read_release_file(path, **cols)  # type: ignore[arg-type]
     from airflow_privacy.core import backends
 
-    monkeypatch.setattr(backends, "choose", lambda *_a, **_k: "duckdb")
+    monkeypatch.setattr(backends, "large", lambda *_a, **_k: True)
+    monkeypatch.setattr(backends, "choose", lambda *_a, **_k: counter)
+    import airflow_privacy.core.parquet_stream as stream
+
+    streamed: list[int] = []
+    real = stream.count_parquet
+
+    def counting(*a: Any, **k: Any) -> Any:
+        streamed.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(stream, "count_parquet", counting)
     said: list[str] = []
     large = read_release_file(path, **cols, progress=said.append)  # type: ignore[arg-type]
-    assert any("with DuckDB" in line for line in said)
+    assert any("without reading it whole" in line for line in said)
+    assert streamed == ([1] if counter == "arrow" else [])  # one row group at a time
     assert _groups(large.release) == _groups(whole.release)
     assert large.release.qis == whole.release.qis and large.release.kind == "generalized"
     assert large.spec() == whole.spec()
@@ -60,7 +74,7 @@ def test_counted_out_of_core_are_the_groups_read_whole(
     bucketized = read_release_file(path, qis=["zip"], sensitive="disease", kind="bucketized",
                                    bucket="age", progress=said.append)  # fmt: skip
     assert bucketized.release.members is not None
-    assert sum("with DuckDB" in line for line in said) == 1
+    assert sum("without reading it whole" in line for line in said) == 1
 
 
 def test_a_parquet_bomb_is_recorded_in_bounded_memory(tmp_path: Path) -> None:

@@ -14,13 +14,18 @@ from airflow_privacy.gate.refs import ReleaseRef
 from airflow_privacy.gate.report import ReportRequest, run_report
 
 
-def test_a_big_file_is_counted_by_duckdb_with_the_same_report(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("row_group", "counter"), [(None, "duckdb"), (1000, "arrow")])
+def test_a_big_file_is_counted_without_reading_it_whole_with_the_same_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, row_group: int | None, counter: str
 ) -> None:
+    """A big file is counted by the backend ``auto`` picks (DuckDB for one row group, Arrow
+    one row group at a time for several), and the report is the one of the file read
+    whole."""
     import airflow_privacy.core.backends as backends
 
     path = tmp_path / "release.parquet"
-    pq.write_table(load_adult().slice(0, 4000).select(["age", "sex", "occupation"]), path)
+    pq.write_table(load_adult().slice(0, 4000).select(["age", "sex", "occupation"]), path,
+                   row_group_size=row_group)  # fmt: skip
     lines: list[str] = []
 
     def report(name: str) -> dict[str, object]:
@@ -36,10 +41,11 @@ def test_a_big_file_is_counted_by_duckdb_with_the_same_report(
         return d
 
     small = report("a.html")
-    assert not any("DuckDB" in x for x in lines)
-    monkeypatch.setattr(backends, "DUCKDB_MIN_CELLS", 1)  # every Parquet file is "big"
+    assert not any("without reading it whole" in x for x in lines)
+    monkeypatch.setattr(backends, "DUCKDB_MIN_CELLS", 3 * 1000 + 1)  # every file is "big"
+    assert backends.choose("auto", path, columns=["age", "sex", "occupation"]) == counter
     big = report("b.html")
-    assert any("with DuckDB" in x for x in lines)
+    assert any("without reading it whole" in x for x in lines)
     assert small == big
 
 

@@ -7,7 +7,9 @@ Every engine works on a release's sufficient statistics, its per-group sensitive
 count local files today:
 
 * ``arrow``: the in-process path (:func:`airflow_privacy.core.io.read_bucketization`,
-  :mod:`airflow_privacy.core.counting`), the fastest for small files;
+  :mod:`airflow_privacy.core.counting`), the fastest for small files; a Parquet file of
+  several row groups is counted one row group at a time over its dictionary codes
+  (:mod:`airflow_privacy.core.parquet_stream`), in memory bounded by a row group;
 * ``duckdb``: an embedded DuckDB ``GROUP BY`` over ``read_parquet``/``read_csv`` of the
   file (:mod:`airflow_privacy.core.backends.duck`): out of core, only the per-group counts
   come back to Python.
@@ -15,10 +17,11 @@ count local files today:
 Both make the same input checks with the same errors (missing, duplicate and unreadable
 columns, blank sensitive cells refused unless ``missing_as``), and both return the
 bucketization in its normalized order (:meth:`Bucketization.normalized`), so the same file
-gives equal statistics and equal verdicts whichever counted it. ``auto`` picks DuckDB for
-Parquet files of at least :data:`DUCKDB_MIN_CELLS` cells to count (rows x columns, from the
-footer) and CSV files of at least :data:`DUCKDB_MIN_BYTES` bytes, Arrow below
-(docs/backends.md).
+gives equal statistics and equal verdicts whichever counted it. ``auto`` picks Arrow for a
+file that is not :func:`large` (a Parquet file under :data:`DUCKDB_MIN_CELLS` cells to
+count, rows x columns, from the footer; CSV under :data:`DUCKDB_MIN_BYTES` bytes) and for
+a large Parquet file of several row groups of bounded size (:func:`bounded_row_groups`); DuckDB for
+every other large file (docs/backends.md).
 
 ``spark`` counts a Parquet file or dataset folder with one ``groupBy`` in the Spark session
 (:mod:`airflow_privacy.core.backends.spark`, :class:`SparkBackend`): asked for only, never
@@ -46,23 +49,27 @@ if TYPE_CHECKING:
 BackendName = Literal["arrow", "duckdb", "spark"]
 BACKENDS: tuple[str, ...] = ("auto", "arrow", "duckdb", "spark")
 """The values of ``backend``: ``auto`` chooses between ``arrow`` and ``duckdb`` by the
-file's size; ``spark`` is used when asked for."""
+file's size and, for Parquet, its encoding (:func:`choose`); ``spark`` is used when asked
+for."""
 DUCKDB_MIN_BYTES: dict[str, int] = {"csv": 64 << 20, "csv.gz": 4 << 20}
 """Under ``auto``, text files of at least this many bytes are counted by DuckDB, by format:
 the two backends take the same time at about 10^6 Adult-shaped rows, 88 MiB of CSV, where
 DuckDB already needs less memory (benchmarks/bench_backends.py, docs/benchmarks.md); gzip
 CSV (not measured) holds rows about as densely as Parquet."""
 DUCKDB_MIN_CELLS = 40_000_000
-"""Under ``auto``, a Parquet file is counted by DuckDB when its rows times the columns
-counted reach this many cells (4 x 10^7: 5 x 10^6 rows of eight columns), read from its
-footer, not its size in bytes. The in-process path reads text columns as dictionaries and
+"""A Parquet file is :func:`large` (not read whole in process) when its rows times the
+columns counted reach this many cells (4 x 10^7: 5 x 10^6 rows of eight columns), read
+from its footer, not its size in bytes; ``auto`` then counts it with DuckDB unless Arrow
+can count it one row group at a time (:func:`bounded_row_groups`: each row group under this many
+cells). The in-process path reads text columns as dictionaries and
 counts their codes, so its time and memory follow the cells (about 25 ns and 10 bytes a
 cell) and hardly the bytes or the groups; DuckDB adds a fixed ~0.2 s and a cost per
 distinct ``(group, value)`` cell it returns, and stays in constant memory. Measured
 (docs/backends.md): 10^6 Adult-shaped rows x 8 columns (8 x 10^6 cells, 3.1 MiB) 0.22 s
 Arrow against 0.30 s DuckDB; 6 x 10^6 rows x 2 columns into 1.3 x 10^6 distinct cells
 (1.2 x 10^7 cells, 17 MiB, the (c,k)-safety process) 0.4 s against 1.4 s; 10^7 rows x 8
-columns (8 x 10^7 cells, 31.5 MiB) 2.1-2.4 s and 790 MiB against 0.8 s and 190 MiB."""
+columns (8 x 10^7 cells, 31.5 MiB) 2.1-2.4 s and 790 MiB read whole against 0.8 s and 190
+MiB (a row group at a time: 0.7-1.0 s and 260 MiB)."""
 
 
 class CountingBackend(Protocol):
@@ -102,7 +109,26 @@ class ArrowBackend:
     ) -> Bucketization:
         from airflow_privacy.core.io import read_bucketization
 
+        if streamed(path, fmt, spec.required_columns()):
+            from airflow_privacy.core.parquet_stream import count_parquet
+
+            return count_parquet(path, spec, missing_as=missing_as, progress=progress)
         return read_bucketization(path, spec, fmt, delimiter, progress, missing_as=missing_as)
+
+
+def streamed(path: Path, fmt: Any = None, columns: Sequence[str] | None = None) -> bool:
+    """Whether the Arrow path counts ``path`` one row group at a time
+    (:mod:`airflow_privacy.core.parquet_stream`): a :func:`large` Parquet file whose row
+    groups are bounded (:func:`bounded_row_groups`). A smaller file is read whole and
+    counted directly, which is faster: the (c,k)-safety process of docs/benchmarks.md
+    (6 x 10^6 rows in six row groups, 1.3 million distinct rows) took 2.2 s a row group
+    at a time against 0.6 s read whole."""
+    try:
+        if (fmt or _format(path)) != "parquet":
+            return False
+        return large(path, fmt, columns) and bounded_row_groups(path, columns)
+    except (OSError, ValueError):  # the reader names the error
+        return False
 
 
 class SparkBackend:
@@ -179,11 +205,11 @@ def check_backend(value: object) -> str:
 def choose(
     requested: str, path: Path, fmt: Any = None, columns: Sequence[str] | None = None
 ) -> BackendName:
-    """The backend that counts ``path``: the one requested, or for ``auto``: for Parquet,
-    DuckDB when its rows times the ``columns`` counted (all when ``None``) reach
-    :data:`DUCKDB_MIN_CELLS`, from the file's metadata; for CSV, DuckDB when the file has
-    at least :data:`DUCKDB_MIN_BYTES` bytes of its format; Arrow when the file cannot be
-    looked at or its format cannot be told (its reader names the error)."""
+    """The backend that counts ``path``: the one requested, or for ``auto``: Arrow for a
+    file that is not :func:`large`; a large Parquet file whose row groups Arrow counts one
+    at a time in bounded memory (:func:`bounded_row_groups`) stays with Arrow; any other large file
+    goes to DuckDB. Arrow when the file cannot be looked at
+    or its format cannot be told (its reader names the error)."""
     chosen = check_backend(requested)
     if chosen == "arrow":
         return "arrow"
@@ -191,20 +217,41 @@ def choose(
         return "duckdb"
     if chosen == "spark":
         return "spark"
+    if not large(path, fmt, columns):
+        return "arrow"
+    try:
+        parquet = (fmt or _format(path)) == "parquet"
+        return "arrow" if parquet and bounded_row_groups(path, columns) else "duckdb"
+    except (OSError, ValueError):
+        return "duckdb"
+
+
+def _format(path: Path) -> str:
     from airflow_privacy.core.io import detect_format
 
+    return str(detect_format(path))
+
+
+def large(path: Path, fmt: Any = None, columns: Sequence[str] | None = None) -> bool:
+    """Whether ``path`` is too large to read whole in process: a Parquet file of at least
+    :data:`DUCKDB_MIN_CELLS` cells to count (``columns``; all when ``None``), from its
+    footer; a CSV file of at least :data:`DUCKDB_MIN_BYTES` bytes of its format (a small
+    ``.csv.gz`` that decompresses past the CSV limit too). Such a file is counted without
+    being read whole, by DuckDB or one row group at a time (:func:`choose`). False when
+    the file cannot be looked at or its format cannot be told (its reader names the
+    error)."""
     try:
-        kind = fmt or detect_format(path)
+        kind = fmt or _format(path)
         if kind == "parquet":
-            return "duckdb" if parquet_cells(path, columns) >= DUCKDB_MIN_CELLS else "arrow"
+            return parquet_cells(path, columns) >= DUCKDB_MIN_CELLS
         size = os.stat(path).st_size
     except (OSError, ValueError):  # InputError is a ValueError
-        return "arrow"
+        return False
     if kind == "csv" and path.name.lower().endswith(".gz"):
         kind = "csv.gz"
         if size < DUCKDB_MIN_BYTES["csv.gz"] and gzip_reaches(path, DUCKDB_MIN_BYTES["csv"]):
-            return "duckdb"  # small, but not once decompressed: DuckDB streams it
-    return "duckdb" if size >= DUCKDB_MIN_BYTES.get(str(kind), 64 << 20) else "arrow"
+            return True  # small, but not once decompressed: DuckDB streams it
+    return size >= DUCKDB_MIN_BYTES.get(str(kind), 64 << 20)
 
 
 GZIP_RATIO_MAX = 1032
@@ -249,6 +296,31 @@ def parquet_cells(path: Path, columns: Sequence[str] | None = None) -> int:
     names = set(meta.schema.to_arrow_schema().names)
     width = len(names) if columns is None else len(set(columns) & names)
     return int(meta.num_rows) * width
+
+
+def bounded_row_groups(path: Path, columns: Sequence[str] | None = None) -> bool:
+    """Whether the Arrow path counts a large Parquet file in bounded memory, one row group
+    at a time (:mod:`airflow_privacy.core.parquet_stream`), from its footer: it has more
+    than one row group and each has fewer than :data:`DUCKDB_MIN_CELLS` cells to count
+    (``columns``; all when None). Text columns are read as dictionaries either way (a
+    dictionary-encoded column's codes as they are; a plainly written one hashed as it is
+    read): at 10^8 Adult-shaped rows both encodings counted this way took no more time
+    than DuckDB and less CPU (docs/benchmarks.md), so the row groups decide, not the
+    encoding. One huge row group goes to DuckDB."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_metadata(path)
+    except pa.ArrowException as exc:
+        raise ValueError(str(exc)) from None
+    names = set(meta.schema.to_arrow_schema().names)
+    width = len(names) if columns is None else len(set(columns) & names)
+    if meta.num_row_groups < 2:
+        return False
+    return all(
+        meta.row_group(g).num_rows * width < DUCKDB_MIN_CELLS for g in range(meta.num_row_groups)
+    )
 
 
 def backend(name: BackendName) -> CountingBackend:

@@ -116,13 +116,14 @@ def read_release_file(
     Blank cells of the sensitive column are refused, or published as ``missing_as``
     (:func:`airflow_privacy.core.io.fill_blanks`).
 
-    A large generalized release (what ``auto`` counts with DuckDB: a Parquet file of at
-    least 4 x 10^7 cells by its metadata, a CSV of 64 MiB, a gzip CSV that decompresses
-    past that) is read from DuckDB's per-group counts, streaming in bounded memory, not
-    whole (a 2.6 MB Parquet file of 2 x 10^8 rows took 8 GB): the same groups (the
-    backends' parity). A bucketized release lists its members and is read whole.
+    A large generalized release (:func:`airflow_privacy.core.backends.large`: a Parquet
+    file of at least 4 x 10^7 cells by its metadata, a CSV of 64 MiB, a gzip CSV that
+    decompresses past that) is read from its per-group counts, counted by ``auto``'s
+    backend in bounded memory (DuckDB, or Arrow one row group at a time), not whole (a
+    2.6 MB Parquet file of 2 x 10^8 rows took 8 GB): the same groups (the backends'
+    parity). A bucketized release lists its members and is read whole.
     """
-    from airflow_privacy.core.backends import choose, count_release
+    from airflow_privacy.core.backends import count_release, large
     from airflow_privacy.core.cells import check_missing_as
     from airflow_privacy.core.io import read_release
     from airflow_privacy.core.model import ReleaseSpec
@@ -136,15 +137,15 @@ def read_release_file(
     q, s, k, b = resolve_columns(mdata, qis, sensitive, kind, bucket, label)
     spec = ReleaseSpec(sensitive=s, group_columns=q)
     generalized = k == "generalized" and b is None
-    if generalized and choose("auto", Path(path), fmt, spec.required_columns()) == "duckdb":
+    if generalized and large(Path(path), fmt, spec.required_columns()):
         if progress is not None:
-            progress(f"counting {label} with DuckDB (a large file: not read whole)")
-        counted, _ = count_release(path, spec, requested="duckdb", fmt=fmt, delimiter=delimiter,
+            progress(f"counting {label} without reading it whole (a large file)")
+        counted, _ = count_release(path, spec, requested="auto", fmt=fmt, delimiter=delimiter,
                                    missing_as=missing_as, progress=progress)  # fmt: skip
-        large = PublishedRelease(
+        counted_release = PublishedRelease(
             "generalized", q, s, counted.groups, counted.values, counted.counts, None, label
         )
-        return ReleaseFile(large, mdata, None)
+        return ReleaseFile(counted_release, mdata, None)
     cols = [*q, s, *([b] if b else [])]
     table = read_release(
         path,

@@ -500,17 +500,17 @@ def _table_release(
 def _file_release(
     req: MaxEntRequest, qis: list[str], bucket: str, sensitive: str, ctx: GateContext
 ) -> BucketRelease:
-    """A bucketized release file, counted by the backend ``auto`` picks: DuckDB's histogram
-    of ``(qis..., bucket, sensitive)`` for a big file (only the distinct tuples and their
-    counts come back), else the in-process reader."""
-    from airflow_privacy.core.backends import choose
+    """A bucketized release file: DuckDB's histogram of ``(qis..., bucket, sensitive)`` for
+    a file too large to read whole (:func:`~airflow_privacy.core.backends.large`: only the
+    distinct tuples and their counts come back), else the in-process reader."""
+    from airflow_privacy.core.backends import large
     from airflow_privacy.core.maxent import BucketRelease
     from airflow_privacy.gate.tables import read_table
 
     cols = [*qis, bucket, sensitive]
     if not req.release.is_uri:
         path = req.release.local
-        if choose("auto", path, req.fmt, cols) == "duckdb":
+        if large(path, req.fmt, cols):
             from airflow_privacy.core.backends.duck import DuckDBBackend
 
             ctx.progress(f"counting {req.release.describe()} with DuckDB")
