@@ -592,13 +592,23 @@ def check_utf8(
         if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
             continue
         offset = start
-        for chunk in col.chunks:
+        for i, chunk in enumerate(col.chunks):
             text = chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
             try:
                 text.validate(full=True)
             except pa.ArrowInvalid:
                 shown = (names or {}).get(name, name)
-                where = _first_bad_row(chunk, text, kind, offset) if data_rows else ""
+                where = ""
+                # a dictionary (shared by the row groups once unified) may hold the bad
+                # text before any row of this chunk uses it: the first later row that does
+                rest = col.chunks[i:] if pa.types.is_dictionary(chunk.type) else [chunk]
+                at = offset
+                for later in rest if data_rows else []:
+                    where = _first_bad_row(later, text if later is chunk else later.dictionary,
+                                           kind, at)  # fmt: skip
+                    if where:
+                        break
+                    at += len(later)
                 raise InputError(
                     f"column {shown!r} of {source} holds text that is not valid UTF-8"
                     f"{where}; re-encode it as UTF-8"

@@ -483,8 +483,9 @@ def test_a_runs_privacy_report_tab(session: Any, airflow: Airflow) -> None:
 def test_the_ledger_pages_follow_a_dark_color_scheme(
     session: Any, airflow: Airflow, seeded: Seeded
 ) -> None:
-    """With the browser in dark mode (Airflow's "system" theme), the ledger list and a
-    report turn dark; the report's charts keep their ink on a light card."""
+    """With the browser in dark mode (Airflow's "system" theme), the ledger list, a report,
+    a release's attempts and an attempt's report turn dark; the report's charts keep their
+    ink on a light card."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
 
@@ -505,6 +506,18 @@ def test_the_ledger_pages_follow_a_dark_color_scheme(
                                       chart)  # fmt: skip
         assert back == "rgb(22, 25, 29)" and card == "rgb(255, 255, 255)", (back, card)
         _full_page(browser, artifacts_dir() / "ui-report-blocked-dark.png")
+        # a release's attempts and checks (the ledger's own view), then an attempt's report
+        browser.get(f"{privacy}/releases/{seeded.uuid(seeded.published)}?view=ledger")
+        link = _wait(browser, lambda d: d.find_elements(By.LINK_TEXT, "its release report"))[0]
+        back = browser.execute_script("return getComputedStyle(document.body).backgroundColor")
+        assert back == "rgb(22, 25, 29)", back
+        _full_page(browser, artifacts_dir() / "ui-attempts-dark.png")
+        link.click()
+        _wait(browser, lambda d: "/privacy/attempts/" in d.current_url)
+        _wait(browser, ec.presence_of_element_located((By.CLASS_NAME, "privacy-nav")))
+        back = browser.execute_script("return getComputedStyle(document.body).backgroundColor")
+        assert back == "rgb(22, 25, 29)", back
+        _full_page(browser, artifacts_dir() / "ui-attempt-report-dark.png")
     finally:
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
 

@@ -169,7 +169,8 @@ def test_typed_columns_in_several_row_groups(
 
 def test_invalid_utf8_names_the_first_bad_data_row(tmp_path: Path) -> None:
     """A text cell that is not UTF-8 in the third row group: the whole reader's message,
-    naming the column and data row 6."""
+    naming the column and data row 6 (the unified dictionary holds the bad text from the
+    first row group on: the first row that uses it is found in a later chunk)."""
     path = tmp_path / "r.parquet"
     raw = pa.array([b"a", b"b", b"a", b"c", b"b", b"\xff\xfe", b"a"], pa.binary())
     table = pa.table({"g": raw.view(pa.string()), "s": ["x"] * 7})
@@ -178,6 +179,10 @@ def test_invalid_utf8_names_the_first_bad_data_row(tmp_path: Path) -> None:
     got = streaming(path, spec, None)
     assert got == whole(path, spec, None)
     assert "'g'" in got[1] and "(data row 6 first)" in got[1], got
+    # the whole-table reader of dictionaries (unified over the row groups) names it too
+    with pytest.raises(InputError) as unified:
+        read_bucketization(path, spec)
+    assert str(unified.value) == got[1]
 
 
 def test_an_empty_file_and_missing_columns_are_refused_alike(tmp_path: Path) -> None:
