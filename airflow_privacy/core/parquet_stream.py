@@ -53,14 +53,11 @@ def _count_name(names: Sequence[str]) -> str:
 
 
 def distinct_rows(
-    pf: Any,
-    names: Sequence[str],
-    text: Sequence[str],
-    progress: Callable[[str], None] | None = None,
+    pf: Any, names: Sequence[str], progress: Callable[[str], None] | None = None
 ) -> tuple[pa.Table, str]:
-    """The distinct rows of ``names`` in the open Parquet file ``pf`` (its ``text`` columns
-    read as dictionaries) and the name of the column that holds how many records have each
-    (module doc)."""
+    """The distinct rows of ``names`` in the open Parquet file ``pf`` (opened with its text
+    columns read as dictionaries) and the name of the column that holds how many records
+    have each (module doc)."""
     import pyarrow as pa
 
     count = _count_name(names)
@@ -147,7 +144,7 @@ def count_parquet(
         if progress is not None:
             progress(f"reading {p}")
         with pq.ParquetFile(p, read_dictionary=text) as pf:
-            rows, count = distinct_rows(pf, names, text, progress)
+            rows, count = distinct_rows(pf, names, progress)
     weights = rows.column(count)
     try:
         check_utf8(rows, p.name, data_rows=False)

@@ -7,8 +7,8 @@ Every engine works on a release's sufficient statistics, its per-group sensitive
 count local files today:
 
 * ``arrow``: the in-process path (:func:`airflow_privacy.core.io.read_bucketization`,
-  :mod:`airflow_privacy.core.counting`), the fastest for small files; a Parquet file of
-  several row groups is counted one row group at a time over its dictionary codes
+  :mod:`airflow_privacy.core.counting`), the fastest for small files; a large Parquet
+  file of several row groups is counted one row group at a time over its dictionary codes
   (:mod:`airflow_privacy.core.parquet_stream`), in memory bounded by a row group;
 * ``duckdb``: an embedded DuckDB ``GROUP BY`` over ``read_parquet``/``read_csv`` of the
   file (:mod:`airflow_privacy.core.backends.duck`): out of core, only the per-group counts
@@ -20,8 +20,8 @@ bucketization in its normalized order (:meth:`Bucketization.normalized`), so the
 gives equal statistics and equal verdicts whichever counted it. ``auto`` picks Arrow for a
 file that is not :func:`large` (a Parquet file under :data:`DUCKDB_MIN_CELLS` cells to
 count, rows x columns, from the footer; CSV under :data:`DUCKDB_MIN_BYTES` bytes) and for
-a large Parquet file of several row groups of bounded size (:func:`bounded_row_groups`); DuckDB for
-every other large file (docs/backends.md).
+a large Parquet file of several row groups of bounded size (:func:`bounded_row_groups`);
+DuckDB for every other large file (docs/backends.md).
 
 ``spark`` counts a Parquet file or dataset folder with one ``groupBy`` in the Spark session
 (:mod:`airflow_privacy.core.backends.spark`, :class:`SparkBackend`): asked for only, never
@@ -49,8 +49,8 @@ if TYPE_CHECKING:
 BackendName = Literal["arrow", "duckdb", "spark"]
 BACKENDS: tuple[str, ...] = ("auto", "arrow", "duckdb", "spark")
 """The values of ``backend``: ``auto`` chooses between ``arrow`` and ``duckdb`` by the
-file's size and, for Parquet, its encoding (:func:`choose`); ``spark`` is used when asked
-for."""
+file's size and, for Parquet, its row groups (:func:`choose`); ``spark`` is used when
+asked for."""
 DUCKDB_MIN_BYTES: dict[str, int] = {"csv": 64 << 20, "csv.gz": 4 << 20}
 """Under ``auto``, text files of at least this many bytes are counted by DuckDB, by format:
 the two backends take the same time at about 10^6 Adult-shaped rows, 88 MiB of CSV, where
@@ -60,9 +60,9 @@ DUCKDB_MIN_CELLS = 40_000_000
 """A Parquet file is :func:`large` (not read whole in process) when its rows times the
 columns counted reach this many cells (4 x 10^7: 5 x 10^6 rows of eight columns), read
 from its footer, not its size in bytes; ``auto`` then counts it with DuckDB unless Arrow
-can count it one row group at a time (:func:`bounded_row_groups`: each row group under this many
-cells). The in-process path reads text columns as dictionaries and
-counts their codes, so its time and memory follow the cells (about 25 ns and 10 bytes a
+can count it one row group at a time (:func:`bounded_row_groups`: each row group under
+this many cells). The in-process path reads text columns as dictionaries and counts their
+codes, so its time and memory follow the cells (about 25 ns and 10 bytes a
 cell) and hardly the bytes or the groups; DuckDB adds a fixed ~0.2 s and a cost per
 distinct ``(group, value)`` cell it returns, and stays in constant memory. Measured
 (docs/backends.md): 10^6 Adult-shaped rows x 8 columns (8 x 10^6 cells, 3.1 MiB) 0.22 s
@@ -207,9 +207,9 @@ def choose(
 ) -> BackendName:
     """The backend that counts ``path``: the one requested, or for ``auto``: Arrow for a
     file that is not :func:`large`; a large Parquet file whose row groups Arrow counts one
-    at a time in bounded memory (:func:`bounded_row_groups`) stays with Arrow; any other large file
-    goes to DuckDB. Arrow when the file cannot be looked at
-    or its format cannot be told (its reader names the error)."""
+    at a time in bounded memory (:func:`bounded_row_groups`) stays with Arrow; any other
+    large file goes to DuckDB. Arrow when the file cannot be looked at or its format cannot
+    be told (its reader names the error)."""
     chosen = check_backend(requested)
     if chosen == "arrow":
         return "arrow"
