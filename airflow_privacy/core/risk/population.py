@@ -96,6 +96,9 @@ __all__ = [
 ACCURACY = 1e-6
 #: ARX's iterations per try (``iterationsPerTry(1000)``).
 MAX_ITERATIONS = 1000
+#: the relative rounding of the log-likelihood (a few ulps of its sums of ~u terms): a step
+#: that lowers it by less is not a worse point (:func:`_ascend`)
+_ROUNDING = 64 * 2.0**-52
 #: ARX's Dankar rule: Pitman at or below this sampling fraction.
 DANKAR_PITMAN_MAX_FRACTION = 0.1
 
@@ -360,12 +363,17 @@ def _ascend(t: float, a: float, d: _Sample) -> tuple[float, float, int] | None:
             lam = min(lam, 0.9 * (1.0 - a) / da)
         if dt + da < 0:
             lam = min(lam, 0.9 * (t + a) / -(dt + da))
+        # a step is kept unless it lowers the likelihood by more than its rounding: near the
+        # maximum a Newton step gains less than the last bits of L (about 1e-11 at
+        # L = -1.6e5), and comparing rounding noise halved such steps to nothing (Adult's
+        # 1,408 classes: 1,000 iterations, 27,585 evaluations, no fit from that start)
+        noise = _ROUNDING * max(abs(here), 1.0)
         while True:
             if lam < 1e-12:
                 return None
             nt, na = t + lam * dt, a + lam * da
             there = _loglik(nt, na, d)
-            if there >= here:
+            if there >= here - noise:
                 break
             lam /= 2.0
         t, a, here = nt, na, there
