@@ -23,6 +23,7 @@ from airflow_privacy.core.io import read_bucketization, read_release
 from airflow_privacy.core.model import Bucketization, ReleaseSpec
 from airflow_privacy.core.parquet_stream import count_parquet
 from airflow_privacy.errors import InputError
+from tests.core.bucketization_cells import cells, same
 
 TOKENS = ["a", "b", "01", "1", " ", "é", "x y", "NULL"]
 text_cell = st.lists(st.sampled_from(TOKENS), max_size=2).map("".join)
@@ -46,14 +47,6 @@ def streaming(path: Path, spec: ReleaseSpec, missing_as: str | None) -> Any:
         return ("error", str(exc))
 
 
-def same(a: Any, b: Any) -> None:
-    if isinstance(a, tuple) or isinstance(b, tuple):
-        assert a == b
-        return
-    assert (a.groups, a.values) == (b.groups, b.values)
-    assert a.counts.tolist() == b.counts.tolist()
-
-
 def by_definition(
     rows: list[tuple[Any, ...]], missing_as: str | None
 ) -> dict[tuple[str, ...], int]:
@@ -66,15 +59,6 @@ def by_definition(
         label = "nan" if f != f else str(f)  # every NaN is one value
         out[(g, label, str(s))] += 1
     return dict(out)
-
-
-def cells(b: Bucketization) -> dict[tuple[str, ...], int]:
-    return {
-        (*g, v): int(b.counts[i, j])
-        for i, g in enumerate(b.groups)
-        for j, v in enumerate(b.values)
-        if b.counts[i, j]
-    }
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -39,6 +39,7 @@ from airflow_privacy.errors import InputError
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.refs import ReleaseRef
 from airflow_privacy.gate.steps.check import CheckRequest, run_check
+from tests.core.bucketization_cells import cells, same
 
 ADULT = Path(__file__).resolve().parents[3] / "airflow_privacy" / "data" / "adult" / "adult.csv.gz"
 TOKENS = ["a", "b", "01", "1", "1.0", " ", '"', ",", ";", "\t", "|", "é", "日本", "\u00a0",
@@ -60,16 +61,6 @@ def outcome(path: Path, spec: ReleaseSpec, backend: str, **kw: Any) -> Any:
     return b
 
 
-def same(a: Any, b: Any) -> None:
-    if isinstance(a, tuple) or isinstance(b, tuple):
-        assert a == b
-        return
-    assert a.groups == b.groups
-    assert a.values == b.values
-    assert a.counts.tolist() == b.counts.tolist()
-    assert (a.group_columns, a.sensitive) == (b.group_columns, b.sensitive)
-
-
 def expected(rows: list[tuple[Any, ...]], missing_as: str | None) -> dict[tuple[Any, ...], int]:
     """``n_b(s)`` counted from the rows by definition (blank cells as the readers define
     them: None, or text that is empty after stripping whitespace)."""
@@ -79,15 +70,6 @@ def expected(rows: list[tuple[Any, ...]], missing_as: str | None) -> dict[tuple[
             s = missing_as
         out[(*[str(v) for v in g], str(s))] += 1
     return dict(out)
-
-
-def as_cells(b: Bucketization) -> dict[tuple[Any, ...], int]:
-    return {
-        (*g, v): int(b.counts[i, j])
-        for i, g in enumerate(b.groups)
-        for j, v in enumerate(b.values)
-        if b.counts[i, j]
-    }
 
 
 def write_csv(path: Path, names: list[str], rows: list[tuple[Any, ...]], sep: str) -> None:
@@ -130,7 +112,7 @@ def test_csv_parity(
     else:
         want = expected([tuple("" if v is None else v for v in r[:-1]) + r[-1:] for r in cut],
                         missing_as)  # fmt: skip
-        assert as_cells(duck) == want
+        assert cells(duck) == want
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -164,7 +146,7 @@ def test_parquet_parity(
     duck = outcome(path, spec, "duckdb", missing_as=missing_as)
     same(arrow, duck)
     if not isinstance(duck, tuple):
-        assert as_cells(duck) == expected([(g, n * scale, s) for g, n, s in rows], missing_as)
+        assert cells(duck) == expected([(g, n * scale, s) for g, n, s in rows], missing_as)
     else:
         assert "blank cell" in duck[1] or "missing value" in duck[1]
 
@@ -195,7 +177,7 @@ def test_many_groups(tmp_path: Path, fmt: str) -> None:
     duck = outcome(path, spec, "duckdb")
     same(outcome(path, spec, "arrow"), duck)
     assert duck.n_groups > 10_000
-    assert as_cells(duck) == expected(rows, None)
+    assert cells(duck) == expected(rows, None)
 
 
 @pytest.mark.parametrize(
@@ -526,7 +508,7 @@ def test_dictionary_reading_unchanged(
         core_io.UNIFY_LIMIT = saved
     assert got_b.groups == want.groups and got_b.values == want.values
     assert got_b.counts.tolist() == want.counts.tolist()
-    assert as_cells(got_b) == expected(rows, missing_as)
+    assert cells(got_b) == expected(rows, missing_as)
 
 
 @pytest.mark.parametrize("kind", [pa.float64(), pa.float32()])

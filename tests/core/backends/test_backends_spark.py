@@ -34,6 +34,7 @@ from airflow_privacy.core.backends.histogram import Histogram
 from airflow_privacy.core.io import read_release
 from airflow_privacy.core.model import Bucketization, ReleaseSpec
 from airflow_privacy.errors import InputError
+from tests.core.bucketization_cells import cells
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 ADULT = Path(__file__).resolve().parents[3] / "airflow_privacy" / "data" / "adult" / "adult.csv.gz"
@@ -110,15 +111,6 @@ def spark_histogram(
     except InputError as exc:
         return ("error", str(exc))
     return h
-
-
-def cells(b: Bucketization) -> dict[tuple[str, ...], int]:
-    return {
-        (*g, v): int(b.counts[i, j])
-        for i, g in enumerate(b.groups)
-        for j, v in enumerate(b.values)
-        if b.counts[i, j]
-    }
 
 
 def same_bucketization(a: Bucketization, b: Bucketization) -> None:
