@@ -126,9 +126,10 @@ def streamed(path: Path, fmt: Any = None, columns: Sequence[str] | None = None) 
     try:
         if (fmt or _format(path)) != "parquet":
             return False
-        return large(path, fmt, columns) and bounded_row_groups(path, columns)
+        meta, width = _footer(path, columns)
     except (OSError, ValueError):  # the reader names the error
         return False
+    return int(meta.num_rows) * width >= DUCKDB_MIN_CELLS and _bounded(meta, width)
 
 
 class SparkBackend:
@@ -219,11 +220,7 @@ def choose(
         return "spark"
     if not large(path, fmt, columns):
         return "arrow"
-    try:
-        parquet = (fmt or _format(path)) == "parquet"
-        return "arrow" if parquet and bounded_row_groups(path, columns) else "duckdb"
-    except (OSError, ValueError):
-        return "duckdb"
+    return "arrow" if streamed(path, fmt, columns) else "duckdb"
 
 
 def _format(path: Path) -> str:
@@ -283,9 +280,9 @@ def gzip_reaches(path: Path, limit: int) -> bool:
         return False
 
 
-def parquet_cells(path: Path, columns: Sequence[str] | None = None) -> int:
-    """Rows times the ``columns`` of a Parquet file that exist (all when ``None``), from
-    its footer alone; :class:`OSError` or :class:`ValueError` when it is not Parquet."""
+def _footer(path: Path, columns: Sequence[str] | None) -> tuple[Any, int]:
+    """A Parquet file's metadata and how many of ``columns`` it has (all when ``None``);
+    :class:`OSError` or :class:`ValueError` when it is not Parquet."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -294,7 +291,21 @@ def parquet_cells(path: Path, columns: Sequence[str] | None = None) -> int:
     except pa.ArrowException as exc:
         raise ValueError(str(exc)) from None
     names = set(meta.schema.to_arrow_schema().names)
-    width = len(names) if columns is None else len(set(columns) & names)
+    return meta, len(names) if columns is None else len(set(columns) & names)
+
+
+def _bounded(meta: Any, width: int) -> bool:
+    """More than one row group, each under :data:`DUCKDB_MIN_CELLS` cells of ``width``."""
+    groups = range(meta.num_row_groups)
+    return len(groups) > 1 and all(
+        meta.row_group(g).num_rows * width < DUCKDB_MIN_CELLS for g in groups
+    )
+
+
+def parquet_cells(path: Path, columns: Sequence[str] | None = None) -> int:
+    """Rows times the ``columns`` of a Parquet file that exist (all when ``None``), from
+    its footer alone; :class:`OSError` or :class:`ValueError` when it is not Parquet."""
+    meta, width = _footer(path, columns)
     return int(meta.num_rows) * width
 
 
@@ -307,20 +318,7 @@ def bounded_row_groups(path: Path, columns: Sequence[str] | None = None) -> bool
     read): at 10^8 Adult-shaped rows both encodings counted this way took no more time
     than DuckDB and less CPU (docs/benchmarks.md), so the row groups decide, not the
     encoding. One huge row group goes to DuckDB."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        meta = pq.read_metadata(path)
-    except pa.ArrowException as exc:
-        raise ValueError(str(exc)) from None
-    names = set(meta.schema.to_arrow_schema().names)
-    width = len(names) if columns is None else len(set(columns) & names)
-    if meta.num_row_groups < 2:
-        return False
-    return all(
-        meta.row_group(g).num_rows * width < DUCKDB_MIN_CELLS for g in range(meta.num_row_groups)
-    )
+    return _bounded(*_footer(path, columns))
 
 
 def backend(name: BackendName) -> CountingBackend:
