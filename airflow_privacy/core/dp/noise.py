@@ -245,21 +245,19 @@ def draw_release(
     # "honest-but-curious" feature: its stability map, d -> d * sensitivity, is the claim
     # that one person moves the vector by at most its sensitivity: marginals.py's bound)
     dp.enable_features("honest-but-curious")
-    vectors = [*counts, *(v for per in sums for v in per)]
-    scales = [noise.scale] * len(counts) + [
-        sn.scale for sn, per in zip(noise.sums, sums, strict=True) for _ in per
+    # (vector, its noise's scale, its reach: 1 for a count, the summed column's for a sum)
+    queries = [(v, noise.scale, 1) for v in counts] + [
+        (v, sn.scale, sn.reach) for sn, per in zip(noise.sums, sums, strict=True) for v in per
     ]
-    reaches = [1] * len(counts) + [sn.reach for sn, per in zip(noise.sums, sums, strict=True)
-                                   for _ in per]  # fmt: skip
     domain = dp.user_domain("ReleaseVectors", lambda x: isinstance(x, tuple))
     persons = dp.symmetric_distance()
     measure = dp.zero_concentrated_divergence() if unit == "rho" else dp.max_divergence()
     odometer = dp.c.make_fully_adaptive_composition(domain, persons, measure)
     queryable = dp.c.make_privacy_filter(odometer, d_in=1, d_out=float(room))(
-        tuple([int(x) for x in v] for v in vectors)
+        tuple([int(x) for x in v] for v, _, _ in queries)
     )
     out: list[np.ndarray] = []
-    for i, (scale, reach) in enumerate(zip(scales, reaches, strict=True)):
+    for i, (_, scale, reach) in enumerate(queries):
         mech = _measurement(dp, noise.mechanism, scale)
         pick = dp.t.make_user_transformation(
             domain, persons, mech.input_domain, mech.input_metric,
@@ -273,7 +271,7 @@ def draw_release(
             out.append(np.asarray(queryable(query), dtype=np.int64))
         except dp.OpenDPException as e:
             raise BudgetOverdrawn(
-                f"OpenDP's privacy filter refused vector {i + 1} of {len(vectors)}: "
+                f"OpenDP's privacy filter refused vector {i + 1} of {len(queries)}: "
                 f"{e.message.strip()}"
             ) from None
     noisy_sums: list[list[np.ndarray]] = []
