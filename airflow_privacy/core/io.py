@@ -542,24 +542,10 @@ def _read_parquet(path: Path, cols: list[str] | None, *, dictionaries: bool = Fa
     the file's dictionary pages become the dictionary and each cell a 4-byte index, where
     decoding would allocate every cell's string (a 38.5 MB file of 3 x 10^7 rows peaked at
     2.2 GB); the values, and the labels counted from them, are the same."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     with _reading(path, "parquet"):
-        schema = pq.read_schema(path)
-        names = list(schema.names)
-        _unique(names, path)
-        if cols is not None:
-            _require(cols, names, path)
-        wanted = cols if cols is not None else names
-        for name in wanted:
-            _check_parquet_type(name, schema.field(name).type, path)
-        text = [
-            c
-            for c in wanted
-            if pa.types.is_string(schema.field(c).type)
-            or pa.types.is_large_string(schema.field(c).type)
-        ]
+        wanted, text = parquet_columns(path, cols)
         # ParquetFile reads without the dataset layer (which imports pandas: ~0.4 s)
         with pq.ParquetFile(path, read_dictionary=text if dictionaries else None) as pf:
             if dictionaries and pf.num_row_groups > 1:
@@ -568,6 +554,30 @@ def _read_parquet(path: Path, cols: list[str] | None, *, dictionaries: bool = Fa
                 table = pf.read(columns=cols)
     check_utf8(table, path.name)
     return table
+
+
+def parquet_columns(path: Path, cols: list[str] | None) -> tuple[list[str], list[str]]:
+    """The columns ``cols`` (all when ``None``) of a Parquet file checked from its schema
+    (no column twice, every one present, each a type that can be a label) and which of
+    them hold text (read as dictionaries by the counting). Call inside ``_reading``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(path)
+    names = list(schema.names)
+    _unique(names, path)
+    if cols is not None:
+        _require(cols, names, path)
+    wanted = cols if cols is not None else names
+    for name in wanted:
+        _check_parquet_type(name, schema.field(name).type, path)
+    text = [
+        c
+        for c in wanted
+        if pa.types.is_string(schema.field(c).type)
+        or pa.types.is_large_string(schema.field(c).type)
+    ]
+    return wanted, text
 
 
 def check_utf8(

@@ -38,13 +38,6 @@ MERGE_ROWS = 1 << 18
 merge left): the memory of the distinct rows stays about twice their number."""
 
 
-def _text_columns(schema: Any, names: Sequence[str]) -> list[str]:
-    import pyarrow as pa
-
-    kinds = {n: schema.field(n).type for n in names}
-    return [n for n in names if pa.types.is_string(kinds[n]) or pa.types.is_large_string(kinds[n])]
-
-
 def _count_name(names: Sequence[str]) -> str:
     name = "records"
     while name in names:
@@ -118,29 +111,20 @@ def count_parquet(
     import pyarrow.parquet as pq
 
     from airflow_privacy.core.io import (
-        _check_parquet_type,
         _existing_file,
         _reading,
-        _require,
-        _unique,
         blank_mask,
         check_utf8,
         fill_blanks,
+        parquet_columns,
     )
     from airflow_privacy.core.model import Bucketization, check_columns
 
     replacement = check_missing_as(missing_as)
     p = _existing_file(path)
-    names = list(dict.fromkeys(spec.required_columns()))
     with _reading(p, "parquet"):
-        schema = pq.read_schema(p)
-        present = list(schema.names)
-        check_columns(present, spec)
-        _unique(present, p)
-        _require(names, present, p)
-        for name in names:
-            _check_parquet_type(name, schema.field(name).type, p)
-        text = _text_columns(schema, names)
+        check_columns(pq.read_schema(p).names, spec)  # by role first, as the whole reader
+        names, text = parquet_columns(p, list(dict.fromkeys(spec.required_columns())))
         if progress is not None:
             progress(f"reading {p}")
         with pq.ParquetFile(p, read_dictionary=text) as pf:
