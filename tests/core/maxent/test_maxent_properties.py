@@ -186,6 +186,28 @@ def test_knowledge_that_pins_three_of_four_people_converges(linear: str) -> None
     )
 
 
+@pytest.mark.parametrize("linear", ["auto", "schur"])
+def test_knowledge_where_the_lu_step_stalls_is_solved_by_auto(linear: str) -> None:
+    """Found by ``test_knowledge_never_increases_entropy`` in CI: one bucket (a, b, c, a),
+    half of it b or c, person 0 holds a or b, and people 0, 1 and 3 all hold a or b.
+    Consistent (the release itself), but the regularized LU step stalls at residual
+    3.2e-8; ``auto`` then runs Newton again with the Schur solve, which reaches the second
+    solver's answer (``lu`` alone still refuses it)."""
+    buckets = [[(("x", "u"), "a"), (("x", "v"), "b"), (("x", "v"), "c"), (("x", "v"), "a")]]
+    dist = [
+        oracle.Dist(given=(), values=("b", "c"), low=Fraction(1, 2), high=Fraction(1, 2)),
+        oracle.Dist(
+            given=((0, "x"), (1, "u")), values=("a", "b"), low=Fraction(1), high=Fraction(1)
+        ),
+    ]
+    indiv = [oracle.Indiv(people=(0, 1, 3), values=("a", "b"), low=Fraction(3), high=Fraction(3))]
+    sol = _solve(buckets, dist, indiv, linear=linear)
+    model = oracle.pseudonym_model(buckets, dist, indiv)
+    np.testing.assert_allclose(
+        pseudonym_vector(sol, model, buckets), oracle.solve_dense(model), atol=1e-9
+    )
+
+
 @pytest.mark.parametrize("linear", ["auto", "lu", "schur"])
 def test_knowledge_that_nearly_pins_cells_converges_in_every_linear_solve(linear: str) -> None:
     """A 6-person release (buckets of 1, 4 and 1) and five statements: the faster Schur
