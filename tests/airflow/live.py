@@ -26,6 +26,8 @@ from typing import Any
 
 import pytest
 
+from tests.airflow.metadata_db import migrated_home
+
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 20
 START_TIMEOUT_S = 180  # the API server up and the DAG parsed
@@ -208,9 +210,7 @@ def running_airflow(
         }
     )
     airflow_bin = str(Path(sys.executable).with_name("airflow"))
-    migrate = subprocess.run([airflow_bin, "db", "migrate"], env=env, capture_output=True,
-                             text=True, timeout=300)  # fmt: skip
-    assert migrate.returncode == 0, migrate.stderr[-3000:]
+    migrated_home(home)
     af = Airflow(base=base, home=home, logs=logs)
     commands = {
         "api-server": (["api-server", "--host", "127.0.0.1", "--port", str(port)], api_env or {}),

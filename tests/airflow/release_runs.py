@@ -17,6 +17,7 @@ import pytest
 
 from airflow_privacy.cli import main
 from airflow_privacy.ledger import ReleaseLedger
+from tests.airflow.metadata_db import migrated_home
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_DAGS = ROOT / "dags"
@@ -27,12 +28,7 @@ KEY = "tests-only-key-0123456789abcdefghijklmnopqrstuv"
 
 @pytest.fixture(scope="module")
 def airflow_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    home = tmp_path_factory.mktemp("airflow-home")
-    proc = subprocess.run(
-        [AIRFLOW, "db", "migrate"], env=_env(home, SAMPLE_DAGS), capture_output=True, text=True
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    yield home
+    yield migrated_home(tmp_path_factory.mktemp("airflow-home"))
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

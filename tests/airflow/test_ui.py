@@ -32,6 +32,7 @@ from airflow_privacy.providers.airflow.plugin import (
     auth_mode,
     create_app,
 )
+from tests.airflow.metadata_db import migrated_home
 from tests.airflow.ui_seed import EVIL, STEWARD, SUPERSEDE_REASON, Seeded, seed_ledger
 from tests.ledger.support import DIGEST, gate_rules
 
@@ -666,10 +667,7 @@ def test_the_api_server_authenticates_and_authorizes_the_plugin_app(
             "PYTHONPATH": str(ROOT),
         }
     )
-    airflow = str(Path(sys.executable).with_name("airflow"))
-    migrate = subprocess.run([airflow, "db", "migrate"], env=env, capture_output=True,
-                             text=True, timeout=300)  # fmt: skip
-    assert migrate.returncode == 0, migrate.stderr[-2000:]
+    migrated_home(home)
     uuid = seeded.uuid(seeded.blocked)
     proc = subprocess.run([sys.executable, "-c", AUTH_PROBE, uuid], env=env, capture_output=True,
                           text=True, timeout=300, cwd=tmp_path)  # fmt: skip
