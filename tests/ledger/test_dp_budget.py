@@ -1,8 +1,9 @@
 """The DP budget under load, on SQLite and a real PostgreSQL: 16 ``dp-release`` processes
-at once on one dataset never together spend more than the cap (the spend is decided and
-recorded under the dataset's lock, in the transaction that draws the noise); ``kill -9`` at
-random moments never leaves a spend without its release, attempt and record, nor a DP
-release without its spend."""
+at once (forked together from one that imported the CLI: :mod:`tests.forked_cli`) on one
+dataset never together spend more than the cap (the spend is decided and recorded under the
+dataset's lock, in the transaction that draws the noise); ``kill -9`` at random moments (of
+processes of their own) never leaves a spend without its release, attempt and record, nor a
+DP release without its spend."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)
+from tests.forked_cli import Command, run_at_once
 from tests.ledger.support import ROOT, url
 from tests.policy_setup import record_policy
 
@@ -46,16 +48,31 @@ def _policy(target: str, cap: float, *datasets: str) -> None:
 KEY = "tests-only-key-0123456789abcdefghijklmnopqrst"
 
 
-def _start(target: str, args: list[str], out: Path, key: bool = False) -> subprocess.Popen[bytes]:
+def _argv(args: list[str], out: Path) -> list[str]:
+    return ["dp-release", *args, "--rho", "0.1", "--out", str(out), "--quiet"]
+
+
+def _start(target: str, args: list[str], out: Path) -> subprocess.Popen[bytes]:
+    """One ``airflow-privacy dp-release`` process of its own (the kill test: a process
+    killed at any moment, its interpreter's start-up included)."""
     env = dict(os.environ, AIRFLOW_PRIVACY_LEDGER_URL=target, PYTHONPATH=str(ROOT))
     env.pop("AIRFLOW_PRIVACY_LEDGER_KEY", None)
-    if key:
-        env["AIRFLOW_PRIVACY_LEDGER_KEY"] = KEY
     return subprocess.Popen(
-        [sys.executable, "-m", "airflow_privacy.cli", "dp-release", *args, "--rho", "0.1",
-         "--out", str(out), "--quiet"],
+        [sys.executable, "-m", "airflow_privacy.cli", *_argv(args, out)],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT,
     )  # fmt: skip
+
+
+def _at_once(target: str, runs: list[tuple[list[str], Path]], key: bool = False) -> list[int]:
+    """``dp-release`` processes started together (:func:`tests.forked_cli.run_at_once`), one
+    per (arguments, output); their exit codes: released (0), refused (1) or a lock waited
+    for too long (4), nothing else."""
+    env: dict[str, str | None] = {"AIRFLOW_PRIVACY_LEDGER_URL": target,
+                                  "AIRFLOW_PRIVACY_LEDGER_KEY": KEY if key else None}  # fmt: skip
+    outcomes = run_at_once([Command(_argv(a, out), env) for a, out in runs], cwd=ROOT)
+    for o in outcomes:
+        assert o.code in (0, 1, 4), o.stderr[-2000:]
+    return [o.code for o in outcomes]
 
 
 def _ledger(target: str) -> dict[str, Any]:
@@ -90,22 +107,10 @@ def _consistent(state: dict[str, Any], cap: float) -> None:
     # (every release here holds the same people)
 
 
-def _codes(procs: list[subprocess.Popen[bytes]]) -> list[int]:
-    """Each process's exit code once it ends: released (0), refused (1) or a lock waited
-    for too long (4), nothing else."""
-    codes = []
-    for p in procs:
-        _, err = p.communicate(timeout=600)
-        codes.append(p.returncode)
-        assert p.returncode in (0, 1, 4), err.decode()[-2000:]
-    return codes
-
-
 def test_concurrent_releases_never_overspend(url: str, tmp_path: Path) -> None:
     _policy(url, 1.0)
     args = _inputs(tmp_path)
-    procs = [_start(url, args, tmp_path / f"out-{i}.csv") for i in range(16)]
-    codes = _codes(procs)
+    codes = _at_once(url, [(args, tmp_path / f"out-{i}.csv") for i in range(16)])
     state = _ledger(url)
     _consistent(state, 1.0)
     released = [i for i, c in enumerate(codes) if c == 0]
@@ -146,12 +151,12 @@ def test_concurrent_releases_of_the_same_people_never_overspend_them(
     identifier hashes recorded): each person's spends add up over both datasets."""
     _policy(url, 1.0, "survey", "clinic")
     args = _inputs(tmp_path)
-    procs = []
+    runs = []
     for i in range(16):
         mine = [*args, "--entity", "who", "--max-rows-per-person", "2"]
         mine[mine.index("survey")] = ("survey", "clinic")[i % 2]
-        procs.append(_start(url, mine, tmp_path / f"out-{i}.csv", key=True))
-    codes = _codes(procs)
+        runs.append((mine, tmp_path / f"out-{i}.csv"))
+    codes = _at_once(url, runs, key=True)
     state = _ledger(url)
     _consistent(state, 1.0)
     if 4 not in codes:
