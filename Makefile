@@ -40,7 +40,7 @@ cli-demo: $(VENV)/.airflow-installed
 
 ## The test suite (unit, property, CLI, pyCANON cross-check).
 test: $(VENV)/.dev-installed $(PYCANON_VENV)/.installed
-	AIRFLOW_PRIVACY_PYCANON=1 $(BIN)/python -m pytest -q -n auto --dist loadfile; rc=$$?; \
+	AIRFLOW_PRIVACY_PYCANON=1 $(BIN)/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing on purpose"; exit 1; fi; \
 	exit $$rc
 

@@ -45,6 +45,8 @@ from airflow_privacy.ledger import ReleaseLedger
 from tests.airflow.live import Airflow, running_airflow, wait_for
 from tests.policy_setup import record_policy
 
+pytestmark = pytest.mark.long_module
+
 HERE = Path(__file__).resolve().parent
 DAG = "privacy_live"
 RUN_TIMEOUT_S = 600  # generous: the bound catches a hang, not a slow machine

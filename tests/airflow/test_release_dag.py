@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from airflow_privacy.cli import main
 from airflow_privacy.ledger import ReleaseLedger
 from tests.airflow.release_runs import (  # noqa: F401  (fixtures)
@@ -41,6 +43,8 @@ from tests.airflow.release_runs import (  # noqa: F401  (fixtures)
 )
 from tests.conftest_pg import pg_server, pg_url  # noqa: F401  (fixtures)
 from tests.policy_setup import record_policy
+
+pytestmark = pytest.mark.long_module
 
 
 def test_dag_imports_with_the_expected_tasks_and_params() -> None:

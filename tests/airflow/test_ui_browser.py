@@ -50,6 +50,8 @@ from tests.airflow.live import (
 )
 from tests.airflow.ui_seed import EVIL, STEWARD, Seeded, seed_ledger
 
+pytestmark = pytest.mark.long_module
+
 ROOT = Path(__file__).resolve().parents[2]
 IN_CI = os.environ.get("CI", "").lower() == "true"
 # a piece of the blocked release's first reason (the real (c,k)-safety witness)
