@@ -74,7 +74,7 @@ def test_outputs_are_checked_before_anything_is_written(tmp_path: Path) -> None:
 
 
 WRITER = """
-import sys, time
+import os, sys, time
 import pyarrow as pa
 from airflow_privacy.gate.context import GateContext
 from airflow_privacy.gate.refs import ReleaseRef
@@ -83,29 +83,36 @@ from airflow_privacy.gate import tables
 real = tables._serialize
 def slow(content, name, sink):
     real(content, name, sink)
-    sys.stdout.write("written\\n"); sys.stdout.flush()
+    sys.stdout.write(f"written {os.getpid()}\\n"); sys.stdout.flush()
     time.sleep(30)  # killed here, with the temporary file written
 tables._serialize = slow
 t = pa.table({"g": [str(i) for i in range(20000)]})
-tables.write_outputs({ReleaseRef(path=sys.argv[1]): t}, GateContext())
+for _ in range(int(sys.argv[2])):  # one writer at a time, forked from this warmed process
+    pid = os.fork()
+    if pid == 0:
+        tables.write_outputs({ReleaseRef(path=sys.argv[1]): t}, GateContext())
+        os._exit(0)
+    os.waitpid(pid, 0)
 """
 
 
 def test_kill_9_while_writing_leaves_no_temporary_files(tmp_path: Path) -> None:
     """50 writers killed with SIGKILL in the middle of writing: no ``.tmp`` left (unnamed
-    temporary files vanish with their process), and the old file is intact."""
+    temporary files vanish with their process), and the old file is intact. The writers are
+    forked one at a time from one process that imported the writing code once."""
     target = tmp_path / "release.csv.gz"
     write_outputs({ReleaseRef(path=str(target)): table()}, GateContext())
     before = target.read_bytes()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(target), "50"], stdout=subprocess.PIPE, env=env
+    )
+    assert proc.stdout is not None
     for _ in range(50):
-        proc = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(target)], stdout=subprocess.PIPE, env=env
-        )
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == b"written"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        word, pid = proc.stdout.readline().split()
+        assert word == b"written"
+        os.kill(int(pid), signal.SIGKILL)
+    assert proc.wait(timeout=120) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["release.csv.gz"]
     assert target.read_bytes() == before
 
