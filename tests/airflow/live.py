@@ -58,6 +58,7 @@ class Airflow:
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     password: str = ""
     passwords: dict[str, str] = field(default_factory=dict)  # every user's (simple auth)
+    tokens: dict[str, str] = field(default_factory=dict)  # every user's REST API token
 
     def log_tail(self, chars: int = 3000) -> str:
         out = []
@@ -114,10 +115,13 @@ class Airflow:
         return mark in (self.logs / "scheduler.log").read_text(errors="replace")
 
     def token(self, user: str = USER) -> str:
-        """A REST API token of ``user`` (``POST /auth/token``, the simple auth manager)."""
-        password = self.password if user == USER else self.passwords[user]
-        out = self.request("/auth/token", {"username": user, "password": password})
-        return str(out["access_token"])
+        """A REST API token of ``user`` (``POST /auth/token``, the simple auth manager),
+        asked once and kept (valid for a day): the tests poll the API every half second."""
+        if user not in self.tokens:
+            password = self.password if user == USER else self.passwords[user]
+            out = self.request("/auth/token", {"username": user, "password": password})
+            self.tokens[user] = str(out["access_token"])
+        return self.tokens[user]
 
     def runs(self, dag_id: str = DAG_ID) -> list[dict[str, Any]]:
         out = self.request(f"/api/v2/dags/{dag_id}/dagRuns", token=self.token())
@@ -204,6 +208,9 @@ def running_airflow(
             "AIRFLOW__API_AUTH__JWT_SECRET": base64.b64encode(os.urandom(24)).decode(),
             "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "1",
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
+            # a new file is parsed when the folder is listed (every 5 s); the files do not
+            # change, so they are not parsed again every 30 s (Airflow's default)
+            "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "3600",
             "AIRFLOW_PRIVACY_OUTPUT_DIR": str(tmp / "releases"),
             "PYTHONPATH": str(ROOT),
             **(env_extra or {}),
