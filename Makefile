@@ -38,9 +38,12 @@ demo: $(VENV)/.airflow-installed
 cli-demo: $(VENV)/.airflow-installed
 	$(BIN)/airflow-privacy demo --out build/demo
 
-## The test suite (unit, property, CLI, pyCANON cross-check).
+## The test suite (unit, property, CLI, pyCANON cross-check). One worker more than the
+## machine has cores: the live-Airflow and DAG modules spend much of their time waiting on
+## Airflow's scheduler, and the extra worker computes meanwhile (docs/layout.md).
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 test: $(VENV)/.dev-installed $(PYCANON_VENV)/.installed
-	AIRFLOW_PRIVACY_PYCANON=1 $(BIN)/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder; rc=$$?; \
+	AIRFLOW_PRIVACY_PYCANON=1 $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing on purpose"; exit 1; fi; \
 	exit $$rc
 
