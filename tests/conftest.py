@@ -37,12 +37,43 @@ import pytest  # noqa: E402
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
+# The modules that use the ``spark`` fixture run on one worker (one JVM for the run: each
+# local Spark costs about 25 s of CPU to start and warm); checked at collection.
+SPARK_MODULES = (
+    "tests/core/backends/test_backends_spark.py",
+    "tests/core/backends/test_backends_signed_zero.py",
+    "tests/gate/test_spark_gate.py",
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The modules marked ``long_module`` first, each kept whole and in its own order: under
     ``make test`` (``--dist loadfile --no-loadscope-reorder``) the workers take modules in
     this order, so the minutes a live Airflow spends waiting overlap the other modules' work
-    instead of ending the run with one worker busy and the other idle."""
+    instead of ending the run with one worker busy and the other idle. A module that uses
+    the ``spark`` fixture must be listed in :data:`SPARK_MODULES`."""
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        if "spark" in getattr(item, "fixturenames", ()) and module not in SPARK_MODULES:
+            raise pytest.UsageError(f"{module} uses the spark fixture: list it in SPARK_MODULES")
     items.sort(key=lambda item: item.get_closest_marker("long_module") is None)  # stable
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile``, with :data:`SPARK_MODULES` as one unit of work (one worker)."""
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    import importlib
+
+    scheduler: Any = importlib.import_module("xdist.scheduler")  # untyped
+
+    class Scheduling(scheduler.LoadFileScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::")[0]
+            return "spark modules" if module in SPARK_MODULES else module
+
+    return Scheduling(config, log)
 
 
 # a short-lived JVM: the client compiler only and the serial collector start Spark and run
