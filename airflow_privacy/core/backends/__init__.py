@@ -129,7 +129,7 @@ def streamed(path: Path, fmt: Any = None, columns: Sequence[str] | None = None) 
         meta, width = _footer(path, columns)
     except (OSError, ValueError):  # the reader names the error
         return False
-    return int(meta.num_rows) * width >= DUCKDB_MIN_CELLS and _bounded(meta, width)
+    return _many_cells(meta, width) and _bounded(meta, width)
 
 
 class SparkBackend:
@@ -240,7 +240,7 @@ def large(path: Path, fmt: Any = None, columns: Sequence[str] | None = None) -> 
     try:
         kind = fmt or _format(path)
         if kind == "parquet":
-            return parquet_cells(path, columns) >= DUCKDB_MIN_CELLS
+            return _many_cells(*_footer(path, columns))
         size = os.stat(path).st_size
     except (OSError, ValueError):  # InputError is a ValueError
         return False
@@ -292,6 +292,11 @@ def _footer(path: Path, columns: Sequence[str] | None) -> tuple[Any, int]:
         raise ValueError(str(exc)) from None
     names = set(meta.schema.to_arrow_schema().names)
     return meta, len(names) if columns is None else len(set(columns) & names)
+
+
+def _many_cells(meta: Any, width: int) -> bool:
+    """At least :data:`DUCKDB_MIN_CELLS` cells of ``width`` (:func:`large`'s Parquet rule)."""
+    return int(meta.num_rows) * width >= DUCKDB_MIN_CELLS
 
 
 def _bounded(meta: Any, width: int) -> bool:
