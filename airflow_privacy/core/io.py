@@ -556,14 +556,18 @@ def _read_parquet(path: Path, cols: list[str] | None, *, dictionaries: bool = Fa
     return table
 
 
-def parquet_columns(path: Path, cols: list[str] | None) -> tuple[list[str], list[str]]:
+def parquet_columns(
+    path: Path, cols: list[str] | None, schema: pa.Schema | None = None
+) -> tuple[list[str], list[str]]:
     """The columns ``cols`` (all when ``None``) of a Parquet file checked from its schema
     (no column twice, every one present, each a type that can be a label) and which of
-    them hold text (read as dictionaries by the counting). Call inside ``_reading``."""
+    them hold text (read as dictionaries by the counting). ``schema``: the file's, when
+    the caller has read it already. Call inside ``_reading``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = pq.read_schema(path)
+    if schema is None:
+        schema = pq.read_schema(path)
     names = list(schema.names)
     _unique(names, path)
     if cols is not None:

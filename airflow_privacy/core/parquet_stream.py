@@ -123,8 +123,9 @@ def count_parquet(
     replacement = check_missing_as(missing_as)
     p = _existing_file(path)
     with _reading(p, "parquet"):
-        check_columns(pq.read_schema(p).names, spec)  # by role first, as the whole reader
-        names, text = parquet_columns(p, list(dict.fromkeys(spec.required_columns())))
+        schema = pq.read_schema(p)
+        check_columns(schema.names, spec)  # by role first, as the whole reader
+        names, text = parquet_columns(p, list(dict.fromkeys(spec.required_columns())), schema)
         if progress is not None:
             progress(f"reading {p}")
         with pq.ParquetFile(p, read_dictionary=text) as pf:
