@@ -15,7 +15,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -26,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from tests.airflow.metadata_db import migrated_home
+from tests.airflow.metadata_db import AIRFLOW, migrated_home
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 20
@@ -216,7 +215,6 @@ def running_airflow(
             **(env_extra or {}),
         }
     )
-    airflow_bin = str(Path(sys.executable).with_name("airflow"))
     migrated_home(home)
     af = Airflow(base=base, home=home, logs=logs)
     commands = {
@@ -228,7 +226,7 @@ def running_airflow(
         for proc, (args, extra) in commands.items():
             with open(logs / f"{proc}.log", "wb") as out:
                 af.procs[proc] = subprocess.Popen(
-                    [airflow_bin, *args],
+                    [AIRFLOW, *args],
                     env=env | extra,
                     stdout=out,
                     stderr=subprocess.STDOUT,

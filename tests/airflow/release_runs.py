@@ -22,7 +22,6 @@ from tests.airflow.metadata_db import migrated_home
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_DAGS = ROOT / "dags"
 SCENARIO_DAGS = Path(__file__).resolve().parent / "dags"
-AIRFLOW = str(Path(sys.executable).with_name("airflow"))
 KEY = "tests-only-key-0123456789abcdefghijklmnopqrstuv"
 
 

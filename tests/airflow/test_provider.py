@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from airflow_privacy.core.composition import PublishedRelease
 from airflow_privacy.ledger import ReleaseLedger
 from airflow_privacy.providers.airflow import get_provider_info
+from tests.airflow.metadata_db import AIRFLOW
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -149,8 +150,7 @@ def test_airflow_config_lists_the_privacy_section(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
     env.update(AIRFLOW_HOME=str(tmp_path), AIRFLOW__CORE__LOAD_EXAMPLES="False",
                AIRFLOW__PRIVACY__OUTPUT_DIR="/srv/from-airflow-config")  # fmt: skip
-    airflow = str(Path(sys.executable).with_name("airflow"))
-    out = subprocess.run([airflow, "config", "list", "--section", "privacy", "--show-values"],
+    out = subprocess.run([AIRFLOW, "config", "list", "--section", "privacy", "--show-values"],
                          env=env,
                          capture_output=True, text=True, timeout=300)  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
@@ -158,7 +158,7 @@ def test_airflow_config_lists_the_privacy_section(tmp_path: Path) -> None:
     for option in ("ledger_url", "ledger_conn_id", "output_dir", "ui_auth"):
         assert option in out.stdout, option
     assert "/srv/from-airflow-config" in out.stdout  # Airflow's own environment form
-    got = subprocess.run([airflow, "config", "get-value", "privacy", "ui_auth"], env=env,
+    got = subprocess.run([AIRFLOW, "config", "get-value", "privacy", "ui_auth"], env=env,
                          capture_output=True, text=True, timeout=300)  # fmt: skip
     assert got.stdout.strip() == "airflow"
 
@@ -273,10 +273,9 @@ def test_airflow_providers_show_the_notifier_and_the_decorator(tmp_path: Path) -
     the notifier and the provider's metadata lists the ``@task.privacy_check`` decorator."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
     env.update(AIRFLOW_HOME=str(tmp_path), AIRFLOW__CORE__LOAD_EXAMPLES="False")
-    airflow = str(Path(sys.executable).with_name("airflow"))
 
     def run(*args: str) -> str:
-        out = subprocess.run([airflow, "providers", *args], env=env, capture_output=True,
+        out = subprocess.run([AIRFLOW, "providers", *args], env=env, capture_output=True,
                              text=True, timeout=300)  # fmt: skip
         assert out.returncode == 0, out.stderr[-2000:]
         return out.stdout

@@ -27,7 +27,6 @@ import pytest
 from airflow_privacy.cli import main
 from airflow_privacy.ledger import ReleaseLedger
 from tests.airflow.release_runs import (  # noqa: F401  (fixtures)
-    AIRFLOW,
     KEY,
     ROOT,
     SAMPLE_DAGS,
