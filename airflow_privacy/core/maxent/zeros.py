@@ -103,15 +103,19 @@ def _at_bucket_bounds(system: ConstraintSystem, cells: IntArray, live: BoolArray
         n_v = rel.sb[:, vmask].sum(axis=1).astype(np.float64)
         most = np.minimum(n_qv, n_v)
         least = np.maximum(0.0, n_qv + n_v - sizes)
+        slack = 1e-9 * max(1.0, float(most.sum()))
+        at_most = lo > 0 and lo >= most.sum() - slack
+        at_least = hi <= least.sum() + slack
+        if not (at_most or at_least):
+            continue  # the usual case: the statement leaves room at both ends
         in_qv = classes[cq]
         in_v = vmask[cs]
-        slack = 1e-9 * max(1.0, float(most.sum()))
-        if lo > 0 and lo >= most.sum() - slack:
+        if at_most:
             v_full = n_v <= n_qv  # all of V goes to Q_v people
             qv_full = n_qv <= n_v  # all Q_v people take V
             live &= ~(v_full[cb] & in_v & ~in_qv)
             live &= ~(qv_full[cb] & in_qv & ~in_v)
-        if hi <= least.sum() + slack:
+        if at_least:
             none = least[cb] == 0  # no Q_v person holds V in such a bucket
             live &= ~(none & in_qv & in_v)
             live &= ~(~none & ~in_qv & ~in_v)  # else nobody else holds a value outside V
