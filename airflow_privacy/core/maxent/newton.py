@@ -31,8 +31,12 @@ dual keeps decreasing.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -49,6 +53,12 @@ _MAX_GLOBAL = 3000
 # up to ~8k non-zeros in the global rows, 1.8-4.1 from ~20k)
 _SCHUR_FROM = 12_000
 _DAMPING = (0.0, 1e-6, 1e-3, 1.0, 1e3)
+# from this many cells the Schur complement is formed in two halves of the buckets, on two
+# threads where the machine has two cores (scipy's sparse products release the GIL); the
+# halves are fixed by the buckets alone, so the result does not depend on the core count
+_HALVES_FROM = 20_000
+_POOL: list[ThreadPoolExecutor] = []
+_BLAS: list[Any] = []  # threadpoolctl's controller, made once
 
 
 @dataclass
@@ -79,6 +89,44 @@ def newton(
     that span buckets); knowledge rows with ``low == high`` are equalities, the others
     intervals. ``bound``: the dual of a feasible problem never falls below ``-bound``.
     ``linear``: ``"schur"``, ``"lu"`` or ``"auto"``."""
+    with _one_blas_thread():
+        return _newton(
+            eq, eq_rhs, eq_bucket, know, low, high, lam0, nu0, tol, max_iter, bound, linear,
+            trace,
+        )  # fmt: skip
+
+
+def _one_blas_thread() -> AbstractContextManager[Any]:
+    """BLAS and LAPACK on one thread while Newton runs. Their dense work here is small (the
+    Schur complement's Cholesky factor, 516 x 516 for 1,000 rules on Adult), and OpenBLAS's
+    threads spin for a while after each call, competing with the sparse products that
+    follow: on 2 cores the 1,000 rules took 2.8 s of wall time and 5.2 s of CPU with them,
+    2.0 s and 3.3 s without (benchmarks/bench_maxent.py). One thread also makes the result
+    the same whatever the machine's core count (OpenBLAS's sums depend on it)."""
+    import scipy.linalg  # noqa: F401  (loads SciPy's BLAS, so that the controller sees it)
+    from threadpoolctl import ThreadpoolController
+
+    if not _BLAS:
+        _BLAS.append(ThreadpoolController())
+    limit: AbstractContextManager[Any] = _BLAS[0].limit(limits=1, user_api="blas")
+    return limit
+
+
+def _newton(
+    eq: sp.csr_matrix,
+    eq_rhs: FloatArray,
+    eq_bucket: IntArray,
+    know: sp.csr_matrix,
+    low: FloatArray,
+    high: FloatArray,
+    lam0: FloatArray,
+    nu0: FloatArray,
+    tol: float,
+    max_iter: int,
+    bound: float,
+    linear: str,
+    trace: list[dict[str, float]] | None,
+) -> NewtonResult:
     k = know.shape[0]
     row_nnz = np.diff(know.indptr)
     exact = (low == high) & (row_nnz > 0)
@@ -280,6 +328,7 @@ class _Blocks:
     pair_flat: IntArray  # flat index of that entry in the concatenated blocks
     total: int
     max_size: int
+    halves: tuple[IntArray, IntArray] | None  # cells of two halves of the buckets, or None
 
     @classmethod
     def build(cls, eq: sp.csr_matrix, eq_bucket: IntArray) -> _Blocks | None:
@@ -325,6 +374,16 @@ class _Blocks:
         keep[local_rows] = 1.0
         local_eq = (sp.diags(keep) @ eq).tocsr()
         local_eq.eliminate_zeros()
+        halves = None
+        if eq.shape[1] >= _HALVES_FROM and starts.size > 1:
+            # a cell's bucket is that of its local rows (a cell no local row meets: -1)
+            cell_bucket = np.full(eq.shape[1], -1, dtype=np.int64)
+            met = np.flatnonzero(counts)
+            cell_bucket[met] = eq_bucket[rows_of[lmat.indptr[met]]]
+            ids, per = np.unique(cell_bucket, return_counts=True)
+            cut = ids[min(int(np.searchsorted(np.cumsum(per), eq.shape[1] / 2)), ids.size - 2)]
+            first_half = cell_bucket <= cut
+            halves = (np.flatnonzero(first_half), np.flatnonzero(~first_half))
         return cls(
             int(local_rows.size),
             local_rows,
@@ -334,6 +393,7 @@ class _Blocks:
             flat.astype(np.int64),
             int((sizes**2).sum()),
             int(sizes.max()),
+            halves,
         )
 
     def pseudo_inverses(self, x: FloatArray, damping: float = 0.0) -> list[FloatArray]:
@@ -344,10 +404,11 @@ class _Blocks:
             h = flat[idx].reshape(-1, size, size)
             if damping:
                 h = h + damping * np.eye(size)[None, :, :]
-            w, v = np.linalg.eigh(h)
-            cut = 1e-12 * np.maximum(w[:, -1:], 1e-300)
-            inv_w = np.where(w > cut, 1.0 / np.where(w > cut, w, 1.0), 0.0)
-            out.append(np.einsum("nij,nj,nkj->nik", v, inv_w, v))
+            if self.halves is not None and h.shape[0] > 1:
+                # each block is inverted on its own: halving the batch changes no digit
+                out.append(np.concatenate(list(_pool().map(_pinv, np.array_split(h, 2)))))
+            else:
+                out.append(_pinv(h))
         return out
 
     def sparse_pseudo_inverse(self, x: FloatArray, m: int, damping: float = 0.0) -> sp.csr_matrix:
@@ -364,6 +425,24 @@ class _Blocks:
             (np.concatenate(vals_l), (np.concatenate(rows_l), np.concatenate(cols_l))),
             shape=(m, m),
         )
+
+
+def _pinv(h: FloatArray) -> FloatArray:
+    """Pseudo-inverses of a batch of symmetric positive semi-definite blocks (eigenvalues
+    below 1e-12 of a block's largest count as zero)."""
+    w, v = np.linalg.eigh(h)
+    cut = 1e-12 * np.maximum(w[:, -1:], 1e-300)
+    inv_w = np.where(w > cut, 1.0 / np.where(w > cut, w, 1.0), 0.0)
+    out: FloatArray = np.einsum("nij,nj,nkj->nik", v, inv_w, v)
+    return out
+
+
+def _pool() -> ThreadPoolExecutor:
+    """Two threads where the process may use two cores, else one (same halves, same sums)."""
+    if not _POOL:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+        _POOL.append(ThreadPoolExecutor(max_workers=min(2, max(cores, 1))))
+    return _POOL[0]
 
 
 def _schur_step(
@@ -400,8 +479,20 @@ def _schur_step(
         out[:m] = -u
         return out
     lx = blocks.local_eq.multiply(x[None, :]).tocsr()
-    p = (sp.diags(x) - lx.T @ hinv @ lx).tocsr()
-    s = np.asarray((glob @ p @ glob.T).todense()) + damping * np.eye(n_g)
+
+    def schur(cells: IntArray | None) -> FloatArray:
+        # G P G^T over some buckets' cells (P is block diagonal over the buckets)
+        lx_c, glob_c = (lx, glob) if cells is None else (lx[:, cells], glob[:, cells])
+        x_c = x if cells is None else x[cells]
+        p = (sp.diags(x_c) - lx_c.T @ hinv @ lx_c).tocsr()
+        return np.asarray((glob_c @ p @ glob_c.T).todense())
+
+    if blocks.halves is None:
+        s = schur(None)
+    else:
+        first, second = _pool().map(schur, blocks.halves)
+        s = first + second
+    s += damping * np.eye(n_g)
     g_glob = np.concatenate([g_eq[~local], g_know])
     rhs = -g_glob + glob @ (lx.T @ u)
     scale = max(float(np.max(np.diag(s), initial=1.0)), 1.0)

@@ -10,17 +10,20 @@ set that is infeasible and irreducible.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
+from collections.abc import Iterator
 from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
 import pytest
+import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_privacy.core.maxent import InfeasibleKnowledge, estimate
+from airflow_privacy.core.maxent import InfeasibleKnowledge, estimate, newton
 from airflow_privacy.core.maxent.constraints import build_system
 from airflow_privacy.core.maxent.result import MaxEntResult
 from airflow_privacy.core.maxent.solver import Solution, SolverOptions, solve
@@ -101,6 +104,18 @@ def _solve(
 ) -> Solution:
     sys_ = build_system(release_of(buckets), knowledge_of(buckets, dist, indiv))
     return solve(sys_, SolverOptions(**opts))  # type: ignore[arg-type]
+
+
+@contextlib.contextmanager
+def _schur_in_halves(on: bool) -> Iterator[None]:
+    """Form the Schur complement in two halves of the buckets, on two threads (what releases
+    of 20,000 cells and more do), on these small releases too."""
+    saved = newton._HALVES_FROM
+    newton._HALVES_FROM = 0 if on else saved
+    try:
+        yield
+    finally:
+        newton._HALVES_FROM = saved
 
 
 def _check_optimal(
@@ -208,11 +223,16 @@ def test_knowledge_where_the_lu_step_stalls_is_solved_by_auto(linear: str) -> No
     )
 
 
-@pytest.mark.parametrize("linear", ["auto", "lu", "schur"])
-def test_knowledge_that_nearly_pins_cells_converges_in_every_linear_solve(linear: str) -> None:
+@pytest.mark.parametrize(
+    ("linear", "halves"), [("auto", False), ("lu", False), ("schur", False), ("schur", True)]
+)
+def test_knowledge_that_nearly_pins_cells_converges_in_every_linear_solve(
+    linear: str, halves: bool
+) -> None:
     """A 6-person release (buckets of 1, 4 and 1) and five statements: the faster Schur
     form ``G X G^T - W^T H^+ W`` stalled here at residual 2e-9 after 1,000 steps (why the
-    Schur step forms ``P``); every linear solve reaches the second solver's answer."""
+    Schur step forms ``P``); every linear solve reaches the second solver's answer, the
+    Schur complement formed in two halves of the buckets too."""
     buckets = [
         [(("x", "v"), "c")],
         [(("x", "u"), "a"), (("y", "v"), "c"), (("x", "v"), "c"), (("x", "v"), "b")],
@@ -229,7 +249,8 @@ def test_knowledge_that_nearly_pins_cells_converges_in_every_linear_solve(linear
         oracle.Indiv(people=(1,), values=("b", "c"), low=Fraction(1), high=Fraction(1)),
         oracle.Indiv(people=(0, 4), values=("a",), low=Fraction(1), high=Fraction(1)),
     ]
-    sol = _solve(buckets, dist, indiv, linear=linear)
+    with _schur_in_halves(halves):
+        sol = _solve(buckets, dist, indiv, linear=linear, split=not halves)
     assert sol.stats.newton_iterations < 100
     model = oracle.pseudonym_model(buckets, dist, indiv)
     np.testing.assert_allclose(
@@ -237,14 +258,43 @@ def test_knowledge_that_nearly_pins_cells_converges_in_every_linear_solve(linear
     )
 
 
+def test_the_halves_split_the_cells_by_bucket() -> None:
+    """Four buckets of 2, 3, 1 and 2 cells (their local rows), a cell no local row meets, and
+    a global row: the two halves hold every cell once, each bucket whole in one of them."""
+    cell_bucket = [0, 0, 1, 1, 1, 2, 3, 3, -1]
+    rows = [[c for c, b in enumerate(cell_bucket) if b == bucket] for bucket in range(4)]
+    rows.append(list(range(9)))  # a global row spans every cell
+    entries = [(i, c) for i, row in enumerate(rows) for c in row]
+    eq = sp.csr_matrix(
+        ([1.0] * len(entries), ([i for i, _ in entries], [c for _, c in entries])), shape=(5, 9)
+    )
+    eq_bucket = np.array([0, 1, 2, 3, -1])
+    with _schur_in_halves(True):
+        blocks = newton._Blocks.build(eq, eq_bucket)
+    assert blocks is not None and blocks.halves is not None
+    first, second = blocks.halves
+    assert sorted([*first.tolist(), *second.tolist()]) == list(range(9))
+    assert first.size and second.size
+    for bucket in range(4):
+        cells = {c for c, b in enumerate(cell_bucket) if b == bucket}
+        assert cells <= set(first.tolist()) or cells <= set(second.tolist())
+    with _schur_in_halves(False):
+        whole = newton._Blocks.build(eq, eq_bucket)
+    assert whole is not None and whole.halves is None
+
+
 @SETTINGS
 @given(st.data())
 def test_equality_knowledge_matches_a_second_solver(data: st.DataObject) -> None:
     """Both Newton solves: the sparse LU (what ``auto`` picks on small systems) and the
-    Schur complement (what it picks when knowledge spans a large release)."""
+    Schur complement (what it picks when knowledge spans a large release), formed whole or
+    in two halves of the buckets (as from 20,000 cells)."""
     buckets = data.draw(releases())
     dist, indiv = data.draw(true_knowledge(buckets, intervals=False))
-    sol = _solve(buckets, dist, indiv, linear=data.draw(st.sampled_from(["auto", "schur"])))
+    linear = data.draw(st.sampled_from(["auto", "schur"]))
+    halves = linear == "schur" and data.draw(st.booleans())
+    with _schur_in_halves(halves):
+        sol = _solve(buckets, dist, indiv, linear=linear, split=not halves)
     model = oracle.pseudonym_model(buckets, dist, indiv)
     np.testing.assert_allclose(
         pseudonym_vector(sol, model, buckets), oracle.solve_dense(model), atol=1e-9
