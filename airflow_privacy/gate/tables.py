@@ -35,9 +35,7 @@ import io
 import json
 import os
 import re
-import secrets
 import shutil
-import socket
 import stat
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -518,6 +516,8 @@ def host_tag() -> str:
     """This machine in a temporary file's name: up to 16 characters of its host name
     (letters, digits, ``-``), a ``-`` and 8 hex digits of a hash of the whole name (two
     hosts whose names share a prefix still differ)."""
+    import socket  # here, not at the top: a check that writes nothing never needs it
+
     name = socket.gethostname() or "localhost"
     short = re.sub(r"[^A-Za-z0-9-]", "-", name.split(".", 1)[0])[:16] or "host"
     return f"{short}-{hashlib.sha256(name.encode('utf-8', 'surrogateescape')).hexdigest()[:8]}"
@@ -525,6 +525,8 @@ def host_tag() -> str:
 
 def temp_name(final: Path) -> Path:
     """The named temporary file of ``final`` beside it: ``.NAME.HOST.PID.RANDOM.tmp``."""
+    import secrets
+
     return final.with_name(f".{final.name}.{host_tag()}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
 
 

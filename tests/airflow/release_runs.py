@@ -4,6 +4,8 @@ reading what they did: shared by the DAG tests (``tests/airflow/test_*_dag.py``)
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import io
 import json
 import os
@@ -11,7 +13,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -27,7 +29,9 @@ KEY = "tests-only-key-0123456789abcdefghijklmnopqrstuv"
 
 @pytest.fixture(scope="module")
 def airflow_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    yield migrated_home(tmp_path_factory.mktemp("airflow-home"))
+    home = migrated_home(tmp_path_factory.mktemp("airflow-home"))
+    yield home
+    _Driver.stop_home(home)  # the module's DAG driver processes
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -61,7 +65,9 @@ def drive(
     confs: list[dict[str, Any]],
     extra_env: dict[str, str] | None = None,
 ) -> tuple[list[dict[str, Any]], str]:
-    """Run ``confs`` one after the other in one process; each run's result and all output."""
+    """Run ``confs`` one after the other in the DAG driver of ``home`` and ``dags`` (one
+    process, kept for the module's later runs: :mod:`tests.airflow.dag_driver`); each run's
+    result and all output."""
     conn = json.dumps({"conn_type": "privacyledger", "extra": {"url": ledger}})
     item_env = {"AIRFLOW_PRIVACY_OUTPUT_DIR": str(out), "AIRFLOW_CONN_PRIVACY_LEDGER_DEFAULT": conn,
                 **(extra_env or {})}  # fmt: skip
@@ -69,22 +75,86 @@ def drive(
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        results_file = Path(tmp) / "results.jsonl"
-        proc = subprocess.run(
-            [sys.executable, "-m", "tests.airflow.dag_driver", dag_id, json.dumps(items)],
-            env={**_env(home, dags), "DAG_DRIVER_RESULTS": str(results_file)},
-            capture_output=True,
-            text=True,
-            timeout=900,
-            cwd=ROOT,
-        )
+        results_file, output_file = Path(tmp) / "results.jsonl", Path(tmp) / "output.txt"
+        ok = _Driver.of(home, dags).run(dag_id, items, results_file, output_file)
         written = results_file.read_text().splitlines() if results_file.exists() else []
-    lines = proc.stdout.splitlines()
+        output = output_file.read_text(errors="replace") if output_file.exists() else ""
+    lines = output.splitlines()
     results = [json.loads(line[7:]) for line in written if line.startswith("RESULT ")]
     logged = [line for r in results for line in r.pop("log")]
-    text = "\n".join([*(x for x in lines if not x.startswith("RESULT ")), *logged]) + proc.stderr
-    assert proc.returncode == 0 and len(results) == len(confs), text[-4000:]
+    text = "\n".join([*(x for x in lines if not x.startswith("RESULT ")), *logged])
+    assert ok and len(results) == len(confs), text[-4000:]
     return results, text
+
+
+class _Driver:
+    """A ``dag_driver --serve`` process for one Airflow home and DAGs folder, started on
+    first use and ended with the home's module (:func:`airflow_home`), when the test process
+    exits, or when a request fails (so that the next one starts clean)."""
+
+    _running: ClassVar[dict[tuple[str, str], _Driver]] = {}
+
+    def __init__(self, home: Path, dags: Path) -> None:
+        self.key = (str(home), str(dags))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.airflow.dag_driver", "--serve"],
+            env=_env(home, dags),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+
+    @classmethod
+    def of(cls, home: Path, dags: Path) -> _Driver:
+        driver = cls._running.get((str(home), str(dags)))
+        if driver is None or driver.proc.poll() is not None:
+            if not cls._running:
+                atexit.register(cls.stop_home, None)
+            driver = cls(home, dags)
+            cls._running[driver.key] = driver
+        return driver
+
+    def run(self, dag_id: str, items: list[dict[str, Any]], results: Path, output: Path) -> bool:
+        """Whether the driver ran every item (a failed run is still a run); False when it
+        raised, died or took longer than 15 minutes (then it is stopped)."""
+        import select
+
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        request = {"dag_id": dag_id, "items": items, "results": str(results),
+                   "output": str(output)}  # fmt: skip
+        try:
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+            ready, _, _ = select.select([self.proc.stdout], [], [], 900)
+            answer = self.proc.stdout.readline() if ready else ""
+        except (BrokenPipeError, ValueError):
+            answer = ""
+        ok = bool(answer) and bool(json.loads(answer)["ok"])
+        if not ok:
+            self.stop(wait=0)
+        return ok
+
+    def stop(self, wait: float = 30) -> None:
+        """End the process: asked to (end of its requests) for ``wait`` seconds, then killed."""
+        self._running.pop(self.key, None)
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            with contextlib.suppress(BrokenPipeError):
+                self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+    @classmethod
+    def stop_home(cls, home: Path | None) -> None:
+        """End the drivers of ``home`` (None: every one)."""
+        for driver in list(cls._running.values()):
+            if home is None or driver.key[0] == str(home):
+                driver.stop()
 
 
 def ledger_state(url: str) -> list[tuple[str, str, list[str]]]:
