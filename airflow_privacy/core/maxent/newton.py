@@ -18,7 +18,9 @@ global rows only:
     d_L = H_LL^+ (-g_L - W d_G).
 
 Pseudo-inverses handle the dependent rows that forced zeros can create (a consistent
-system, so the minimum-norm step is a Newton step). While the global rows are light (few
+system, so the minimum-norm step is a Newton step). From 20,000 cells on, ``S`` and the
+pseudo-inverses are computed in two fixed halves of the buckets on two threads; BLAS runs on
+one thread throughout (:func:`_one_blas_thread` says why). While the global rows are light (few
 non-zeros), or a bucket is very large, or there are very many global rows, a sparse LU of
 the whole Hessian is faster and is used instead (``linear="auto"``).
 
