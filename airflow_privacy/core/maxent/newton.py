@@ -59,7 +59,7 @@ _DAMPING = (0.0, 1e-6, 1e-3, 1.0, 1e3)
 # threads where the machine has two cores (scipy's sparse products release the GIL); the
 # halves are fixed by the buckets alone, so the result does not depend on the core count
 _HALVES_FROM = 20_000
-_POOL: list[ThreadPoolExecutor] = []
+_POOL: dict[int, ThreadPoolExecutor] = {}  # by process id: a forked child makes its own
 _BLAS: list[Any] = []  # threadpoolctl's controller, made once
 
 
@@ -440,11 +440,14 @@ def _pinv(h: FloatArray) -> FloatArray:
 
 
 def _pool() -> ThreadPoolExecutor:
-    """Two threads where the process may use two cores, else one (same halves, same sums)."""
-    if not _POOL:
+    """Two threads where the process may use two cores, else one (same halves, same sums).
+    One pool per process: a child forked after the pool started has none of its threads
+    (work handed to the parent's pool would wait forever)."""
+    pid = os.getpid()
+    if pid not in _POOL:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-        _POOL.append(ThreadPoolExecutor(max_workers=min(2, max(cores, 1))))
-    return _POOL[0]
+        _POOL[pid] = ThreadPoolExecutor(max_workers=min(2, max(cores, 1)))
+    return _POOL[pid]
 
 
 def _schur_step(

@@ -283,6 +283,40 @@ def test_the_halves_split_the_cells_by_bucket() -> None:
     assert whole is not None and whole.halves is None
 
 
+def test_a_forked_process_solves_in_halves_too() -> None:
+    """The halves run on a thread pool; a process forked after the pool started has none of
+    its threads and must make its own (handing work to the parent's would wait forever)."""
+    import signal
+    import time
+
+    buckets = [
+        [(("x", "v"), "c")],
+        [(("x", "u"), "a"), (("y", "v"), "c"), (("x", "v"), "c"), (("x", "v"), "b")],
+        [(("y", "v"), "a")],
+    ]
+    indiv = [oracle.Indiv(people=(1,), values=("b", "c"), low=Fraction(1), high=Fraction(1))]
+    with _schur_in_halves(True):
+        parent = _solve(buckets, [], indiv, linear="schur", split=False)
+        pid = os.fork()
+        if pid == 0:  # the child: exit 0 only if it solved, and alike
+            try:
+                child = _solve(buckets, [], indiv, linear="schur", split=False)
+                os._exit(0 if np.allclose(child.x, parent.x, atol=1e-12) else 1)
+            except BaseException:
+                os._exit(2)
+    deadline = time.monotonic() + 120  # a hang, not slowness: the solve takes milliseconds
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked process hung solving in halves")
+        time.sleep(0.05)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
 @SETTINGS
 @given(st.data())
 def test_equality_knowledge_matches_a_second_solver(data: st.DataObject) -> None:
