@@ -27,6 +27,7 @@ settings.register_profile("ci", derandomize=True, print_blob=True, deadline=None
 settings.load_profile("ci" if os.environ.get("CI", "").lower() == "true" else "local")
 
 
+import logging  # noqa: E402
 import shutil  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
@@ -114,3 +115,6 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     print(f"Spark {session.version} started in {time.perf_counter() - started:.1f} s")
     yield session
     session.stop()
+    # py4j says goodbye at INFO when its last connection is collected, at interpreter exit,
+    # after pytest has closed the stream the root logger writes to ("--- Logging error ---")
+    logging.getLogger("py4j").setLevel(logging.WARNING)

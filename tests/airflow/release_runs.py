@@ -93,6 +93,7 @@ class _Driver:
     exits, or when a request fails (so that the next one starts clean)."""
 
     _running: ClassVar[dict[tuple[str, str], _Driver]] = {}
+    _ends_at_exit: ClassVar[list[bool]] = []
 
     def __init__(self, home: Path, dags: Path) -> None:
         self.key = (str(home), str(dags))
@@ -109,8 +110,9 @@ class _Driver:
     def of(cls, home: Path, dags: Path) -> _Driver:
         driver = cls._running.get((str(home), str(dags)))
         if driver is None or driver.proc.poll() is not None:
-            if not cls._running:
+            if not cls._ends_at_exit:
                 atexit.register(cls.stop_home, None)
+                cls._ends_at_exit.append(True)
             driver = cls(home, dags)
             cls._running[driver.key] = driver
         return driver
