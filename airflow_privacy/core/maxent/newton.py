@@ -33,12 +33,13 @@ dual keeps decreasing.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -46,6 +47,8 @@ import scipy.sparse as sp
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _EXP_MAX = 700.0
 _MAX_BLOCK = 400
@@ -72,30 +75,15 @@ class NewtonResult:
     iterations: int
 
 
-def newton(
-    eq: sp.csr_matrix,
-    eq_rhs: FloatArray,
-    eq_bucket: IntArray,
-    know: sp.csr_matrix,
-    low: FloatArray,
-    high: FloatArray,
-    lam0: FloatArray,
-    nu0: FloatArray,
-    tol: float,
-    max_iter: int,
-    bound: float,
-    linear: str = "auto",
-    trace: list[dict[str, float]] | None = None,
-) -> NewtonResult:
-    """Minimize the dual. ``eq_bucket[i]`` is the bucket of equality row ``i`` (-1 for rows
-    that span buckets); knowledge rows with ``low == high`` are equalities, the others
-    intervals. ``bound``: the dual of a feasible problem never falls below ``-bound``.
-    ``linear``: ``"schur"``, ``"lu"`` or ``"auto"``."""
-    with _one_blas_thread():
-        return _newton(
-            eq, eq_rhs, eq_bucket, know, low, high, lam0, nu0, tol, max_iter, bound, linear,
-            trace,
-        )  # fmt: skip
+def _on_one_blas_thread(solve: Callable[P, R]) -> Callable[P, R]:
+    """``solve`` with BLAS and LAPACK on one thread (:func:`_one_blas_thread`)."""
+
+    @functools.wraps(solve)
+    def limited(*args: P.args, **kwargs: P.kwargs) -> R:
+        with _one_blas_thread():
+            return solve(*args, **kwargs)
+
+    return limited
 
 
 def _one_blas_thread() -> AbstractContextManager[Any]:
@@ -114,7 +102,8 @@ def _one_blas_thread() -> AbstractContextManager[Any]:
     return limit
 
 
-def _newton(
+@_on_one_blas_thread
+def newton(
     eq: sp.csr_matrix,
     eq_rhs: FloatArray,
     eq_bucket: IntArray,
@@ -126,9 +115,13 @@ def _newton(
     tol: float,
     max_iter: int,
     bound: float,
-    linear: str,
-    trace: list[dict[str, float]] | None,
+    linear: str = "auto",
+    trace: list[dict[str, float]] | None = None,
 ) -> NewtonResult:
+    """Minimize the dual. ``eq_bucket[i]`` is the bucket of equality row ``i`` (-1 for rows
+    that span buckets); knowledge rows with ``low == high`` are equalities, the others
+    intervals. ``bound``: the dual of a feasible problem never falls below ``-bound``.
+    ``linear``: ``"schur"``, ``"lu"`` or ``"auto"``. BLAS runs on one thread meanwhile."""
     k = know.shape[0]
     row_nnz = np.diff(know.indptr)
     exact = (low == high) & (row_nnz > 0)
