@@ -40,7 +40,7 @@ CLI_GROUPS = {
     "ledger": "`--ledger URL` (default: `$AIRFLOW_PRIVACY_LEDGER_URL`, the connection "
     "`privacy_ledger_default`, else `$AIRFLOW_HOME/privacy_ledger.db`)",
     "report": "`--report FILE.html` (also write the HTML report of this check)",
-    "output": "`--format text|json` (json: the report envelope), `--quiet` (no progress on stderr)",
+    "output": "`--format text|json` (json: {json}), `--quiet` (no progress on stderr)",
 }
 
 
@@ -89,7 +89,7 @@ def cli_table(step: Step) -> str:
         if f.repeated and not f.positional:
             meaning += " (repeat for several)"
         rows.append(f"| {usage} | {_default(f, 'cli')} | {_cell(meaning)} |")
-    shared = [CLI_GROUPS[g] for g in step.cli_groups]
+    shared = [CLI_GROUPS[g].replace("{json}", step.json_output) for g in step.cli_groups]
     text = "\n".join(rows) + "\n"
     if shared:
         text += "\nAlso: " + "; ".join(shared) + ".\n"

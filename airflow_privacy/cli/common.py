@@ -97,9 +97,9 @@ def boolean(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
-def add_output_args(p: argparse.ArgumentParser) -> None:
+def add_output_args(p: argparse.ArgumentParser, json: str = "the report envelope") -> None:
     p.add_argument("--format", choices=("text", "json"), default="text",
-                   help="text (default) or json: the report envelope")  # fmt: skip
+                   help=f"text (default) or json: {json}")  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="no progress output on stderr")
 
 

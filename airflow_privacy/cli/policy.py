@@ -16,15 +16,13 @@ from airflow_privacy.cli.common import (
     EXIT_SAFE,
     EXIT_UNSAFE,
     Parser,
-    add_ledger_arg,
-    add_output_args,
     context,
     emit,
 )
-from airflow_privacy.errors import InputError
 
 if TYPE_CHECKING:
     from airflow_privacy.gate.envelope import Envelope
+    from airflow_privacy.gate.steps.base import Step
 
 NAME = "policy"
 
@@ -42,44 +40,29 @@ def register(sub: Any) -> None:
     actions = p.add_subparsers(dest="policy_command", required=True, parser_class=Parser)
 
     from airflow_privacy.cli import steps
+
+    for step in _steps():
+        steps.register(actions, step, name=step.command[-1])
+
+
+def _steps() -> tuple[Step, ...]:
+    """``policy set``, ``show``, ``approve``, ``reject``, each derived from its step's
+    declaration (:mod:`airflow_privacy.gate.steps.policy`, ``policy_decisions``)."""
     from airflow_privacy.gate.steps.policy import POLICY
+    from airflow_privacy.gate.steps.policy_decisions import (
+        POLICY_APPROVE,
+        POLICY_REJECT,
+        POLICY_SHOW,
+    )
 
-    steps.register(actions, POLICY, name="set")
-
-    show = actions.add_parser("show", help="the policy in force and its history")
-    show.add_argument("--dataset", required=True, help="the dataset")
-    add_ledger_arg(show)
-    add_output_args(show)
-
-    for action, words in (("approve", "approve (it takes effect)"), ("reject", "reject")):
-        d = actions.add_parser(action, help=f"{words} a proposed version: a second person")
-        d.add_argument("--dataset", required=True, help="the dataset")
-        d.add_argument("--version", required=True, type=int, help="the proposed version")
-        d.add_argument("--by", metavar="NAME", help="who decides (default: your user name)")
-        d.add_argument("--reason", required=True, help="why (kept with the version)")
-        add_ledger_arg(d)
-        add_output_args(d)
+    return (POLICY, POLICY_SHOW, POLICY_APPROVE, POLICY_REJECT)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    from airflow_privacy.gate import policy as service
+    from airflow_privacy.cli import steps
 
-    ctx = context(args)
-    action = args.policy_command
-    if action == "set":
-        from airflow_privacy.cli import steps
-        from airflow_privacy.gate.steps.policy import POLICY
-
-        env = POLICY.run(POLICY.request(steps.values(POLICY, args)), ctx)
-    elif action == "show":
-        env = service.show_policy(args.dataset, ctx, args.ledger)
-    elif action in ("approve", "reject"):
-        env = service.decide_policy(
-            args.dataset, args.version, approve=action == "approve", by=args.by,
-            reason=args.reason, ctx=ctx, ledger=args.ledger,
-        )  # fmt: skip
-    else:  # pragma: no cover - argparse
-        raise InputError(f"unknown policy action {action!r}")
+    step = next(s for s in _steps() if s.command[-1] == args.policy_command)
+    env = step.run(step.request(steps.values(step, args)), context(args))
     code = EXIT_UNSAFE if env.outcome in ("proposed", "rejected") else EXIT_SAFE
     return emit(env, args, out, render, code)
 

@@ -128,7 +128,7 @@ def register(sub: Any, step: Step, name: str | None = None) -> argparse.Argument
     if "report" in groups:
         add_report_arg(p)
     if "output" in groups:
-        add_output_args(p)
+        add_output_args(p, json=step.json_output)
     return p
 
 

@@ -44,6 +44,7 @@ STEPS = (
     "policy",
     "override",
     "dp-release",
+    "ledger",
 )
 OUTCOMES = (
     "passed",  # a check whose every criterion holds
@@ -57,7 +58,7 @@ OUTCOMES = (
     "superseded",  # a steward set a blocked attempt aside
     "recorded",  # content recorded in the ledger
     "not-published",  # a report of a run that published nothing
-    "computed",  # an exploration (curve, skyline, algorithm audit); a policy shown
+    "computed",  # an exploration (curve, skyline, algorithm audit); a policy or ledger shown
     "proposed",  # a policy change that waits for a second person
     "rejected",  # a proposed policy change a second person rejected
 )

@@ -69,6 +69,8 @@ class Step:
     cli_groups: ClassVar[tuple[str, ...]] = ("output",)
     #: whether the step works under an attempt (``attempt`` / ``attempt_task_id``)
     takes_attempt: ClassVar[bool] = False
+    #: what ``--format json`` prints (the ledger's listings print their records)
+    json_output: ClassVar[str] = "the report envelope"
 
     def template_fields(self) -> tuple[str, ...]:
         """The operator arguments that are templated: every templated field's argument (a
