@@ -323,3 +323,26 @@ def test_is_ck_safe_is_strict_threshold(rows: Rows, k: int, c: float) -> None:
     above = md + 2e-9
     if above <= 1.0:
         assert is_ck_safe(b, above, k) is True
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(0, 9), min_size=3, max_size=3), min_size=1, max_size=40),
+    st.sampled_from([1, 2**20, 2**40]),
+)
+def test_the_distinct_profiles_partition_the_groups(rows: list[list[int]], scale: int) -> None:
+    """The engine's deduplication of group profiles (packed into one integer when the
+    columns fit in 63 bits, compared as bytes otherwise: ``scale`` 2**40 forces the bytes)
+    against the definition: two groups share a profile iff their rows are equal, and each
+    profile's first row is equal to every row of it."""
+    import numpy as np
+
+    from airflow_privacy.core.criteria.worst_case import _distinct_rows
+
+    keys = np.asarray(rows, dtype=np.int64) * scale
+    first, inverse = _distinct_rows(keys)
+    assert len(set(map(tuple, keys.tolist()))) == first.size
+    for i, row in enumerate(keys.tolist()):
+        assert keys[first[inverse[i]]].tolist() == row
+        for j, other in enumerate(keys.tolist()):
+            assert bool(inverse[i] == inverse[j]) is (row == other)
