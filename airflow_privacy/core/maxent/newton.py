@@ -480,8 +480,10 @@ def _schur_step(
 
     def schur(cells: IntArray | None) -> FloatArray:
         # G P G^T over some buckets' cells (P is block diagonal over the buckets)
-        lx_c, glob_c = (lx, glob) if cells is None else (lx[:, cells], glob[:, cells])
-        x_c = x if cells is None else x[cells]
+        if cells is None:
+            lx_c, glob_c, x_c = lx, glob, x
+        else:
+            lx_c, glob_c, x_c = lx[:, cells], glob[:, cells], x[cells]
         p = (sp.diags(x_c) - lx_c.T @ hinv @ lx_c).tocsr()
         return np.asarray((glob_c @ p @ glob_c.T).todense())
 

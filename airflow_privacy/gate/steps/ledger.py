@@ -197,16 +197,16 @@ class LedgerImportStep(Step):
         from airflow_privacy.gate.history import import_release
 
         info = import_release(req, ctx)
+        outcome = "recorded"
         if info.created:
             summary = f"release #{info.id} ({info.name}) recorded as {info.content_status}"
         elif info.content_status == "published":
+            outcome = "already-published"
             summary = (f"already published as release #{info.id} ({info.name}); nothing was "
                        "recorded again")  # fmt: skip
         else:
             summary = (f"identical content is already recorded as release #{info.id} "
                        f"({info.name}, {info.status})")  # fmt: skip
-        outcome = "already-published" if not info.created and info.content_status == (
-            "published") else "recorded"  # fmt: skip
         return Envelope(step="record", name="import", outcome=outcome, safe=None,
                         summary=summary,
                         details=release_summary(info) | {"created": info.created})  # fmt: skip
