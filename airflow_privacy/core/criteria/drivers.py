@@ -92,15 +92,18 @@ def attribute_drivers(b: Bucketization, criterion: Criterion, group: int) -> lis
         return []
     passes = _judge(criterion, b)
     key = b.groups[group]
-    keys = np.asarray(b.groups, dtype=object).reshape(b.n_groups, len(key))
+    # which groups agree with the witness on each column (a release grouped by one column
+    # needs none: 14 ms of a 100,000-group (c,k) check went to an object array of the keys)
+    same = [
+        np.fromiter((k[i] == key[i] for k in b.groups), dtype=bool, count=b.n_groups)
+        for i in range(len(key))
+    ] if len(key) > 1 else []  # fmt: skip
     out: list[dict[str, Any]] = []
     for j, column in enumerate(b.group_columns):
-        others = [i for i in range(len(key)) if i != j]
-        if others:
-            mask = np.all(keys[:, others] == np.asarray([key[i] for i in others], dtype=object),
-                          axis=1)  # fmt: skip
-        else:
-            mask = np.ones(b.n_groups, dtype=bool)
+        mask = np.ones(b.n_groups, dtype=bool)
+        for i, agrees in enumerate(same):
+            if i != j:
+                mask &= agrees
         merged = b.counts[mask].sum(axis=0)
         out.append(
             {
