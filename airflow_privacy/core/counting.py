@@ -31,42 +31,68 @@ class _Column:
 
     name: str
     offset: int | None  # integer columns: code = value - offset; None: dictionary indices
-    labels: list[str]
+    cardinality: int
+    dictionary: list[str]  # a dictionary column's labels, by code (an integer column: [])
+
+    def labels(self, codes: IntArray) -> list[str]:
+        """The label of each code in ``codes``: its dictionary entry, or for an integer
+        column the number (``str``; made for the codes asked for only: the labels of a
+        100,000-value range cost 15 ms)."""
+        if self.offset is None:
+            dictionary = self.dictionary
+            return [dictionary[c] for c in codes.tolist()]
+        offset = self.offset
+        return [str(offset + c) for c in codes.tolist()]
 
 
 def _prepare(table: pa.Table, names: Sequence[str]) -> tuple[pa.Table, list[_Column]]:
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     columns: list[_Column] = []
     out = table.select(list(dict.fromkeys(names)))
     for name in dict.fromkeys(names):
         col = out.column(name)
         kind = col.type
-        if pa.types.is_integer(kind) and len(col) > 0:
-            bounds = pc.min_max(col).as_py()
-            low, high = int(bounds["min"]), int(bounds["max"])
+        if pa.types.is_integer(kind) and len(col) > 0 and col.null_count == 0:
+            low, high = _bounds(col)
             if high - low <= 2 * len(col) + 1024:
-                columns.append(_Column(name, low, [str(v) for v in range(low, high + 1)]))
+                columns.append(_Column(name, low, high - low + 1, []))
                 continue
-        if pa.types.is_floating(kind):
-            # every NaN is one value, whatever its sign bit or payload (all print "nan"; SQL
-            # and DuckDB group them as one): Arrow's hash would keep their bit patterns apart
-            col = pc.if_else(pc.is_nan(col), pa.scalar(float("nan"), kind), col)
         if not pa.types.is_dictionary(kind):
-            encoded = pc.dictionary_encode(col)
-            out = out.set_column(out.column_names.index(name), name, encoded)
-        columns.append(_Column(name, None, []))
+            out = out.set_column(out.column_names.index(name), name, _encoded(col))
+        columns.append(_Column(name, None, 0, []))
     out = out.unify_dictionaries()
     resolved: list[_Column] = []
     for c in columns:
         if c.offset is None:
             chunks = out.column(c.name).chunks
             dictionary = chunks[0].dictionary if chunks else pa.array([], pa.string())
-            resolved.append(_Column(c.name, None, [str(v) for v in dictionary.to_pylist()]))
+            labels = [str(v) for v in dictionary.to_pylist()]
+            resolved.append(_Column(c.name, None, len(labels), labels))
         else:
             resolved.append(c)
     return out, resolved
+
+
+def _encoded(col: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A column that is not a dictionary, dictionary-encoded by Arrow's hash."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = col.type
+    if pa.types.is_floating(kind):
+        # every NaN is one value, whatever its sign bit or payload (all print "nan"; SQL
+        # and DuckDB group them as one): Arrow's hash would keep their bit patterns apart
+        col = pc.if_else(pc.is_nan(col), pa.scalar(float("nan"), kind), col)
+    return pc.dictionary_encode(col)
+
+
+def _bounds(col: pa.ChunkedArray) -> tuple[int, int]:
+    """The least and the greatest value of a null-free integer column, on numpy views of
+    its chunks (``pyarrow.compute.min_max`` would import ``pyarrow.compute``: 29 ms of a
+    process that may need nothing else of it)."""
+    views = [int_view(chunk) for chunk in col.chunks if len(chunk)]
+    return min(int(v.min()) for v in views), max(int(v.max()) for v in views)
 
 
 def int_view(arr: pa.Array) -> npt.NDArray[np.integer]:
@@ -126,7 +152,7 @@ def _row_keys(prepared: pa.Table, columns: Sequence[_Column]) -> _Keys:
     batch by record batch into one buffer while the radix product fits, else combined column
     by column with re-densification (many high-cardinality columns: a plain mixed-radix
     key would wrap around int64 and decode to wrong labels)."""
-    cards = [max(len(c.labels), 1) for c in columns]
+    cards = [max(c.cardinality, 1) for c in columns]
     n_rows = prepared.num_rows
     keys = np.empty(n_rows, dtype=np.int64)
     space = 1
@@ -170,15 +196,16 @@ def _row_keys(prepared: pa.Table, columns: Sequence[_Column]) -> _Keys:
 def _labels(
     columns: Sequence[_Column], keys: _Keys, codes: IntArray
 ) -> tuple[tuple[str, ...], ...]:
-    """The label tuple of every key in ``codes``: column by column, then zipped (a Python
-    generator per group cost 0.14 s for 100,000 groups)."""
-    parts = keys.decode(codes)
-    per_column = [
-        [labels[code] for code in parts[:, j].tolist()]
-        for j, labels in enumerate(c.labels for c in columns)
-    ]
+    """The label tuple of every key in ``codes``."""
+    return _labels_of(columns, keys.decode(codes))
+
+
+def _labels_of(columns: Sequence[_Column], parts: IntArray) -> tuple[tuple[str, ...], ...]:
+    """The label tuple of every row of per-column codes ``parts``: column by column, then
+    zipped (a Python generator per group cost 0.14 s for 100,000 groups)."""
+    per_column = [c.labels(parts[:, j]) for j, c in enumerate(columns)]
     if not per_column:
-        return tuple(() for _ in range(len(codes)))
+        return tuple(() for _ in range(parts.shape[0]))
     return tuple(zip(*per_column, strict=True))
 
 
@@ -217,18 +244,16 @@ def count_groups(
     """``(group keys, sensitive labels, counts)`` of a table without missing values; with
     ``weights``, each row counts as that (integer) column's number of records.
 
-    Groups that occur are listed in the order of their codes; values no record has are
-    dropped.
+    The groups that occur are listed in the order of their label tuples, the values in
+    the order of their labels (Python's order of text: the order of
+    :meth:`Bucketization.normalized`); values no record has are dropped.
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     w = _weights(table, weights)
     prepared, cols = _prepare(table, [*group_columns, sensitive])
     by_name = {c.name: c for c in cols}
     g_cols = [by_name[name] for name in group_columns]
     s_col = by_name[sensitive]
-    n_values = len(s_col.labels)
+    n_values = s_col.cardinality
     keys = _row_keys(prepared, g_cols)
     space = keys.bound
     direct = space * n_values <= _DIRECT_CELLS
@@ -250,6 +275,9 @@ def count_groups(
         counts = grid[present]
         group_codes = present
     else:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         enc = pc.dictionary_encode(
             pa.Array.from_buffers(pa.int64(), n_rows, [None, pa.py_buffer(keys.key)])
         )
@@ -263,7 +291,57 @@ def count_groups(
         counts = np.bincount(group_idx, weights=w, minlength=len(group_codes) * n_values).reshape(
             len(group_codes), n_values
         )
-    groups = _labels(g_cols, keys, group_codes)
     used = np.asarray(counts.any(axis=0), dtype=bool)
-    labels = tuple(lbl for lbl, ok in zip(s_col.labels, used.tolist(), strict=True) if ok)
-    return groups, labels, np.ascontiguousarray(counts[:, used], dtype=np.int64)
+    labels = s_col.labels(np.flatnonzero(used))
+    counts = counts[:, used]
+    g_order, groups = _sorted_labels(g_cols, keys.decode(group_codes))
+    if g_order is not None:
+        counts = counts[g_order]
+    v_order = sorted(range(len(labels)), key=labels.__getitem__)
+    if v_order != list(range(len(labels))):
+        labels, counts = [labels[v] for v in v_order], counts[:, v_order]
+    return groups, tuple(labels), np.ascontiguousarray(counts, dtype=np.int64)
+
+
+def _sorted_labels(
+    columns: Sequence[_Column], parts: IntArray
+) -> tuple[IntArray | None, tuple[tuple[str, ...], ...]]:
+    """The label tuples of the rows of per-column codes ``parts``, in Python's order of
+    text (as :meth:`Bucketization.normalized` sorts them), and the order of the rows that
+    gives them (``None``: as they came). Found on the codes: each column's codes in use are
+    labelled and ranked once, the rows sorted by their ranks (``np.lexsort``, stable).
+    The rows stay as they came when a column gives two codes the same label (the codes
+    cannot stand for the labels; the bucketization sorts its label tuples itself)."""
+    n_rows = parts.shape[0]
+    if not columns:
+        return None, tuple(() for _ in range(n_rows))
+    names: list[list[str]] = []  # per column: the labels of the codes in use
+    local: list[IntArray] = []  # per column: each row's position in those
+    ranks: list[IntArray] = []  # per column: each row's rank of its label
+    sortable = True
+    for j, column in enumerate(columns):
+        codes = parts[:, j]
+        present = np.zeros(max(column.cardinality, 1), dtype=bool)
+        present[codes] = True
+        used = np.flatnonzero(present)  # (np.unique: 17 ms for 100,000 codes, this 0.2)
+        labels = column.labels(used)
+        position = np.empty(present.shape[0], dtype=np.int64)
+        position[used] = np.arange(used.shape[0], dtype=np.int64)
+        names.append(labels)
+        local.append(position[codes])
+        if column.offset is None and len(set(labels)) < len(labels):
+            sortable = False  # (an integer column's labels are its distinct numbers)
+        if sortable:
+            by_text = sorted(range(len(labels)), key=labels.__getitem__)
+            rank = np.empty(len(labels), dtype=np.int64)
+            rank[np.asarray(by_text, dtype=np.int64)] = np.arange(len(labels), dtype=np.int64)
+            ranks.append(rank[local[-1]])
+    order: IntArray | None = None
+    if sortable and n_rows > 1:
+        order = np.lexsort(ranks[::-1]).astype(np.int64)
+        if bool(np.all(order[1:] > order[:-1])):
+            order = None
+    if order is not None:
+        local = [at[order] for at in local]
+    per_column = [[labels[i] for i in at.tolist()] for labels, at in zip(names, local, strict=True)]
+    return order, tuple(zip(*per_column, strict=True))
