@@ -263,6 +263,17 @@ def _targets(b: Bucketization) -> _TargetInfo:
 
 
 def _compute_targets(b: Bucketization) -> _TargetInfo:
+    if not b.benign_mask.any():
+        # the most frequent value, first among equals: what ``np.argmax`` returns, and
+        # nothing is more frequent (a sort of every group's values cost 20 ms of 125 on
+        # 100,000 groups)
+        index = np.argmax(b.counts, axis=1).astype(np.int64)
+        count = np.take_along_axis(b.counts, index[:, None], axis=1)[:, 0].astype(np.int64)
+        index[count == 0] = -1
+        rank = np.zeros(b.n_groups, dtype=np.int64)
+        for arr in (index, count, rank):
+            arr.setflags(write=False)
+        return _TargetInfo(index=index, count=count, rank=rank)
     order = b.value_order()
     counts = np.take_along_axis(b.counts, order, axis=1)
     eligible = (counts > 0) & ~b.benign_mask[order]

@@ -346,3 +346,33 @@ def test_the_distinct_profiles_partition_the_groups(rows: list[list[int]], scale
         assert keys[first[inverse[i]]].tolist() == row
         for j, other in enumerate(keys.tolist()):
             assert bool(inverse[i] == inverse[j]) is (row == other)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.integers(0, 3), min_size=4, max_size=4).filter(any), min_size=1, max_size=30
+    ),
+    st.sets(st.sampled_from(["v0", "v1", "v2", "v3"]), max_size=4),
+)
+def test_each_groups_target_value_is_its_first_most_frequent_non_benign_value(
+    rows: list[list[int]], benign: set[str]
+) -> None:
+    """The target of the worst case in each group (with and without benign values, where a
+    shortcut skips sorting the groups' values) against the definition: the first non-benign
+    present value in the group's order of decreasing frequency (ties: label order), its
+    count, and how many values are strictly more frequent; -1 when there is none."""
+    from airflow_privacy.core.criteria.worst_case import _compute_targets
+
+    values = ["v0", "v1", "v2", "v3"]
+    b = Bucketization.from_group_counts(rows, values, "s").with_benign(frozenset(benign))
+    got = _compute_targets(b)
+    for g, row in enumerate(rows):
+        by_frequency = sorted(range(4), key=lambda v: (-row[v], v))
+        found = [v for v in by_frequency if row[v] > 0 and values[v] not in benign]
+        if not found:
+            assert (got.index[g], got.count[g], got.rank[g]) == (-1, 0, 0)
+            continue
+        v = found[0]
+        assert (got.index[g], got.count[g]) == (v, row[v])
+        assert got.rank[g] == sum(c > row[v] for c in row)
