@@ -115,7 +115,6 @@ def fill_blanks(
     naming the column, ``source``, how many there are and the data row of the first (1 =
     the first record). Other cells are left exactly as they are."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     replacement = check_missing_as(missing_as)
     if column not in table.column_names:
@@ -133,6 +132,8 @@ def fill_blanks(
         and not any(len(ch.dictionary) and _has_blank(ch.dictionary) for ch in col.chunks)
     ):
         return table
+    import pyarrow.compute as pc
+
     col, blank, textual = blank_mask(col)
     kind = col.type
     count = int(pc.sum(blank).as_py() or 0)
@@ -175,15 +176,30 @@ def blank_mask(col: Any) -> tuple[Any, Any, bool]:
     return col, blank, textual
 
 
+_FEW_VALUES = 4096
+"""A dictionary of at most this many values is looked at in Python by :func:`_has_blank`."""
+
+
 def _has_blank(values: pa.Array) -> bool:
     """Whether a (small) array of dictionary values holds a null, empty or whitespace-only
-    value."""
+    value. Up to :data:`_FEW_VALUES` text values are looked at in Python: ``str.strip()``
+    removes exactly the characters Arrow's ``utf8_trim_whitespace`` does (the 29 code
+    points of ``str.isspace``, checked by a test), so a value is blank for one iff for the
+    other, and the process need not import ``pyarrow.compute`` (29 ms)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if values.null_count:
         return True
     kind = values.type
+    if (pa.types.is_string(kind) or pa.types.is_large_string(kind)) and len(values) <= _FEW_VALUES:
+        try:
+            texts: list[str] = values.to_pylist()
+        except UnicodeDecodeError:  # not UTF-8 (the readers refuse it first): Arrow says so
+            pass
+        else:
+            return not all(text.strip() for text in texts)
+    import pyarrow.compute as pc
+
     if getattr(pa.types, "is_string_view", lambda _: False)(kind):
         values = pc.cast(values, pa.string())
         kind = pa.string()
@@ -670,7 +686,6 @@ def _read_unified(pf: Any, names: list[str]) -> pa.Table:
     the counting's unification copies nothing and only one row group is decoded at a time.
     The same table as ``pf.read`` followed by ``unify_dictionaries``."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     known: dict[str, Any] = {}
     done: dict[str, list[Any]] = {n: [] for n in names}  # finished chunks
@@ -691,6 +706,12 @@ def _read_unified(pf: Any, names: list[str]) -> pa.Table:
                     known[name] = chunk.dictionary
                     codes[name].append(chunk.indices)
                     continue
+                if chunk.dictionary.equals(seen):
+                    # the usual file: its writer kept one dictionary for every row group
+                    codes[name].append(chunk.indices)
+                    continue
+                import pyarrow.compute as pc
+
                 pos = pc.index_in(chunk.dictionary, value_set=seen)
                 fresh = pc.filter(chunk.dictionary, pc.is_null(pos))
                 if len(fresh):

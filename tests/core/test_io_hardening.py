@@ -493,3 +493,43 @@ def test_a_bad_delimiter_is_one_input_error(tmp_path: Path, delimiter: str) -> N
     path = tmp_path / "r.csv"
     path.write_text("g;s\n1;a\n", encoding="utf-8")
     one_input_error(lambda: read_release(path, delimiter=delimiter), "--delimiter")
+
+
+def test_python_and_arrow_agree_on_whitespace() -> None:
+    """A dictionary of a few values is checked for blank values in Python (``str.strip``),
+    a larger one by Arrow's ``utf8_trim_whitespace``: both must strip exactly the same code
+    points, or one reader would call a cell blank that the other publishes."""
+    import pyarrow.compute as pc
+
+    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    trimmed = pc.utf8_length(pc.utf8_trim_whitespace(pa.array(chars))).to_pylist()
+    arrow = {ch for ch, n in zip(chars, trimmed, strict=True) if n == 0}
+    assert arrow == {ch for ch in chars if ch.isspace()}
+    assert len(arrow) == 29
+
+
+@pytest.mark.parametrize("few", [True, False])
+def test_dictionary_values_are_blank_alike_in_python_and_in_arrow(
+    few: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``_has_blank`` gives the same answer on both of its paths (Python for a few values,
+    Arrow's kernel past ``_FEW_VALUES``), for blank and non-blank values."""
+    import airflow_privacy.core.io as core_io
+
+    monkeypatch.setattr(core_io, "_FEW_VALUES", 4096 if few else 0)
+    cases = {
+        ("a", "b"): False,
+        ("a", ""): True,
+        ("a", " \t\u3000"): True,
+        ("a", "\u200b"): False,  # zero-width space: not whitespace for either
+        ("x\u2028", "y"): False,
+        ("\x1c",): True,
+    }
+    for values, blank in cases.items():
+        assert core_io._has_blank(pa.array(list(values), pa.string())) is blank, values
+        assert core_io._has_blank(pa.array(list(values), pa.large_string())) is blank, values
+    assert core_io._has_blank(pa.array(["a", None], pa.string())) is True
+    # (the readers refuse text that is not UTF-8 before they look for blanks; here both
+    # paths leave it to Arrow, which raises)
+    with pytest.raises(pa.ArrowInvalid):
+        core_io._has_blank(pa.array([b"\xff", b" "], pa.binary()).view(pa.string()))
