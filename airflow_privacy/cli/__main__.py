@@ -1,5 +1,5 @@
 """``python -m airflow_privacy.cli``."""
 
-from airflow_privacy.cli import main
+from airflow_privacy.cli import console
 
-raise SystemExit(main())
+raise SystemExit(console())

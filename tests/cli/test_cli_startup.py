@@ -84,3 +84,34 @@ def test_an_anonymization_imports_no_scipy_stats(tmp_path: object) -> None:
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(run.stdout.strip().splitlines()[-1]) == [0, False]
     assert out.exists()
+
+
+def test_the_command_sets_the_collector_for_its_process_and_main_does_not() -> None:
+    """The installed command and ``python -m`` run :func:`console`, which raises the garbage
+    collector's first threshold for its own process; :func:`main` (which also runs inside
+    an Airflow worker or a test) leaves the host's setting alone."""
+    import tomllib
+    from pathlib import Path
+
+    from airflow_privacy.cli import GC_THRESHOLD
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    scripts = tomllib.loads(pyproject.read_text())["project"]["scripts"]
+    assert scripts["airflow-privacy"] == "airflow_privacy.cli:console"
+    code = (
+        "import gc, runpy, sys, io, contextlib\n"
+        "before = gc.get_threshold()\n"
+        "from airflow_privacy.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['check', '--help'])\n"
+        "assert gc.get_threshold() == before, gc.get_threshold()\n"
+        "sys.argv = ['airflow-privacy', '--version']\n"
+        "try:\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        runpy.run_module('airflow_privacy.cli', run_name='__main__')\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code == 0, exc.code\n"
+        "print(gc.get_threshold()[0], before[0])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split()[0] == str(GC_THRESHOLD)
