@@ -303,7 +303,7 @@ def anonymize_process(repeat: int, tmp: Path) -> dict[str, Any]:
     data = ROOT / "airflow_privacy" / "data" / "adult"
     argv = ["anonymize", str(data / "adult.csv.gz"), "--sensitive", "occupation",
             "--method", "lattice", "--criterion", "k-anonymity:k=5",
-            "--out", str(tmp / "anonymized.csv"), "--quiet"]  # fmt: skip
+            "--out", str(tmp / "anonymized.csv"), "--replace", "--quiet"]  # fmt: skip
     for q in ADULT_QIS:
         argv += ["--qi", q, "--hierarchy", f"{q}={data / f'adult_hierarchy_{q}.csv'}"]
     whole = median_of([str(EXE), *argv], repeat)
