@@ -214,7 +214,7 @@ def suda_measures(s: SudaResult, qis: Sequence[str]) -> list[dict[str, Any]]:
         )
     ]  # fmt: skip
     if k:
-        top = max(float(r.score) for r in s.records)
+        top = max(r.score_value() for r in s.records)
         out.append(
             measure(
                 "suda_max_score", "Highest SUDA score", top,

@@ -71,23 +71,73 @@ def suda_weight(n_qis: int, size: int, weighting: Weighting = "elliot") -> Fract
     )
 
 
+_INT64_TOTAL = 2**62
+"""Scores are added in int64 while the largest total they can reach stays below this (every
+MSU of every record at once), else in Python's integers."""
+
+
+def weight_units(n_qis: int, weighting: Weighting = "elliot") -> tuple[int, list[int]]:
+    """``(unit, units)``: the weights of MSUs of every size ``0..n_qis`` as whole numbers
+    of one common ``unit`` (``suda_weight(n_qis, s) == Fraction(units[s], unit)``): 1 with
+    the "elliot" weights, ``n_qis!`` with the "ihsn" ones. Scores add up in whole numbers
+    (exact, and far cheaper than adding fractions)."""
+    unit = 1 if weighting == "elliot" else math.factorial(n_qis)
+    units = []
+    for size in range(n_qis + 1):
+        w = suda_weight(n_qis, size, weighting) * unit
+        assert w.denominator == 1
+        units.append(int(w))
+    return unit, units
+
+
 @dataclass(frozen=True)
 class RecordRisk:
-    """One record that has at least one MSU (rows not listed have score 0)."""
+    """One record that has at least one MSU (rows not listed have score 0). Its score and
+    its share of each QI are whole numbers of ``unit`` (:func:`weight_units`); ``score``
+    and ``contributions`` give them as exact fractions."""
 
     row: int
     msus: tuple[tuple[str, ...], ...]  # by size, then in the order of the QIs
-    score: Fraction
+    score_units: int
     dis_score: float
-    contributions: dict[str, Fraction]  # share of the score from MSUs containing the QI
+    qis: tuple[str, ...]
+    share_units: tuple[int, ...]  # per QI: the weights of the MSUs containing it
+    unit: int
+
+    @property
+    def score(self) -> Fraction:
+        """The SUDA score: the sum of the weights of the record's MSUs."""
+        return Fraction(self.score_units, self.unit)
+
+    @property
+    def contributions(self) -> dict[str, Fraction]:
+        """Per QI, the share of the score from the MSUs containing it (0 when the score is
+        0)."""
+        if not self.score_units:
+            return {a: Fraction(0) for a in self.qis}
+        return {
+            a: Fraction(u, self.score_units)
+            for a, u in zip(self.qis, self.share_units, strict=True)
+        }
+
+    def contribution(self, qi: str) -> float:
+        """``contributions[qi]`` as a float (0 for a name that is not a QI), correctly
+        rounded, without making a fraction."""
+        if not self.score_units or qi not in self.qis:
+            return 0.0
+        return self.share_units[self.qis.index(qi)] / self.score_units
+
+    def score_value(self) -> float:
+        """``score`` as a float, correctly rounded, without making a fraction."""
+        return self.score_units / self.unit
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "row": self.row,
             "msus": [list(m) for m in self.msus],
-            "score": float(self.score),
+            "score": self.score_value(),
             "dis_score": self.dis_score,
-            "contributions": {a: float(c) for a, c in self.contributions.items()},
+            "contributions": {a: self.contribution(a) for a in self.qis},
         }
 
 
@@ -161,7 +211,17 @@ def _codes_from_table(table: pa.Table, qis: Sequence[str]) -> IntArray:
 
 
 def _group_sizes(keys: IntArray, weights: IntArray | None) -> tuple[IntArray, IntArray]:
-    """``(group id of each row, records in each group)``: rows count ``weights`` records."""
+    """``(group id of each row, records in each group)``: rows count ``weights`` records.
+    Group ids are dense, in the order of the keys. Non-negative keys of a small range are
+    counted by ``np.bincount`` over the range (linear; ``np.unique`` sorts them, which
+    was most of a SUDA search on Adult's 8 QIs)."""
+    if keys.size and int(keys.min()) >= 0:
+        bound = int(keys.max()) + 1
+        if bound <= 4 * keys.size + 4096:
+            per_key = np.bincount(keys, weights=weights, minlength=bound)
+            present = per_key > 0
+            dense = np.cumsum(present) - 1
+            return dense[keys].astype(np.int64), per_key[present].astype(np.int64)
     _, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
     inverse = inverse.reshape(-1)
     if weights is not None:
@@ -202,6 +262,11 @@ def find_msus(
     # alive[S] = (rows not unique on S nor on any subset of S, their group ids on S)
     alive: dict[tuple[int, ...], tuple[IntArray, IntArray]] = {}
     all_rows = np.arange(n, dtype=np.int64)
+    # scratch, one entry per row: in how many immediate subsets a row is still alive (an
+    # intersection by counting, where np.intersect1d sorts), and a row's group id on the
+    # subset extended (a lookup, where np.searchsorted is a binary search per row)
+    seen = np.zeros(n, dtype=np.int64)
+    group_of = np.zeros(n, dtype=np.int64)
     for c in range(m):
         inverse, counts = _group_sizes(codes[:, c], weights)
         unique = counts[inverse] == 1
@@ -220,16 +285,19 @@ def find_msus(
             parts = [subset[:i] + subset[i + 1 :] for i in range(size)]
             if any(p not in alive for p in parts):
                 continue  # some immediate subset has no candidate left
-            candidates = alive[parts[0]][0]
-            for p in parts[1:]:
-                candidates = np.intersect1d(candidates, alive[p][0], assume_unique=True)
-                if candidates.size == 0:
-                    break
+            rows_of = [alive[p][0] for p in parts]
+            smallest = min(rows_of, key=len)
+            for rows in rows_of:
+                seen[rows] += 1
+            candidates = smallest[seen[smallest] == size]
+            for rows in rows_of:
+                seen[rows] = 0
             if candidates.size == 0:
                 continue
             steps += int(candidates.size)
             base_rows, base_keys = alive[subset[:-1]]
-            keys = base_keys[np.searchsorted(base_rows, candidates)]
+            group_of[base_rows] = base_keys
+            keys = group_of[candidates]
             last = subset[-1]
             width = int(codes[:, last].max()) + 1
             combined = keys * width + codes[candidates, last]
@@ -352,13 +420,26 @@ def _suda(
         subset: np.sort(first[rows])
         for subset, rows in find_msus(distinct, k_max, counts.astype(np.int64)).items()
     }
-    weights = [suda_weight(m, s, weighting) for s in range(m + 1)]
-    per_row: dict[int, list[tuple[int, ...]]] = {}
+    unit, units = weight_units(m, weighting)
     by_size: dict[int, int] = {}
     for subset, rows in found.items():
         by_size[len(subset)] = by_size.get(len(subset), 0) + int(rows.size)
-        for r in rows.tolist():
-            per_row.setdefault(r, []).append(subset)
+    at_risk = np.unique(np.concatenate([*found.values(), np.zeros(0, np.int64)]))
+    # per record at risk: its score and its share of each QI, in whole units (int64 while
+    # the largest possible total fits, else Python's integers)
+    most = sum(math.comb(m, size) * units[size] for size in range(m + 1)) * max(n, 1)
+    dtype: Any = np.int64 if most < _INT64_TOTAL else object
+    score_u = np.zeros(at_risk.size, dtype=dtype)
+    share_u = np.zeros((at_risk.size, m), dtype=dtype)
+    msus: list[list[tuple[int, ...]]] = [[] for _ in range(at_risk.size)]
+    for subset in sorted(found, key=lambda t: (len(t), t)):
+        at = np.searchsorted(at_risk, found[subset])
+        w = units[len(subset)]
+        score_u[at] += w
+        for a in subset:
+            share_u[at, a] += w
+        for i in at.tolist():
+            msus[i].append(subset)
 
     # DIS (sdcMicro): uniques U and records in pairs P on the whole QI combination
     uniques = int((counts == 1).sum())
@@ -367,44 +448,31 @@ def _suda(
     dis = uniques * f / (uniques * f + pairs * (1 - f)) if uniques else 0.0
     q = 1 + (8 - m) / 20
 
-    scores: dict[int, Fraction] = {}
-    raw: dict[int, list[Fraction]] = {}
-    for r in sorted(per_row):
-        subsets = sorted(per_row[r], key=lambda s: (len(s), s))
-        per_row[r] = subsets
-        score = Fraction(0)
-        shares = [Fraction(0)] * m
-        for s in subsets:
-            w = weights[len(s)]
-            score += w
-            for a in s:
-                shares[a] += w
-        scores[r] = score
-        raw[r] = shares
-    adj = sum(float(s) ** -q for s in scores.values() if s)
-    total = sum(scores.values(), Fraction(0))
-
+    score_list: list[int] = [int(x) for x in score_u.tolist()]
+    floats = [x / unit for x in score_list]
+    adj = sum(x**-q for x in floats if x)
     records: list[RecordRisk] = []
-    for r, score in scores.items():
+    share_rows = share_u.tolist()
+    for i, r in enumerate(at_risk.tolist()):
+        score = score_list[i]
         if score:
-            dis_score = 1.0 / (1.0 + (uniques / dis - uniques) / (float(score) ** q * adj))
-            contributions = {names[a]: raw[r][a] / score for a in range(m)}
+            dis_score = 1.0 / (1.0 + (uniques / dis - uniques) / (floats[i] ** q * adj))
         else:  # an MSU weighs 0 only with "ihsn" weights and s == M
             dis_score = 0.0
-            contributions = {a: Fraction(0) for a in names}
         records.append(
             RecordRisk(
                 row=r,
-                msus=tuple(tuple(names[a] for a in s) for s in per_row[r]),
-                score=score,
+                msus=tuple(tuple(names[a] for a in sub) for sub in msus[i]),
+                score_units=score,
                 dis_score=dis_score,
-                contributions=contributions,
+                qis=names,
+                share_units=tuple(int(x) for x in share_rows[i]),
+                unit=unit,
             )
         )
-    attribute = {
-        names[a]: float(100 * sum((raw[r][a] for r in raw), Fraction(0)) / total) if total else 0.0
-        for a in range(m)
-    }
+    total = sum(score_list)
+    column_sums = [int(x) for x in share_u.sum(axis=0).tolist()] if at_risk.size else [0] * m
+    attribute = {names[a]: (100 * column_sums[a]) / total if total else 0.0 for a in range(m)}
     return SudaResult(
         qis=names,
         n_records=n,

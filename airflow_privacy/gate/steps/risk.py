@@ -598,7 +598,7 @@ def _suda(
         "records_with_msu": len(s.records),
         "msu_count_by_size": {str(k): v for k, v in sorted(s.msu_count_by_size.items())},
         "attribute_contributions": dict(s.attribute_contributions),
-        "score_max": max((float(r.score) for r in s.records), default=0.0),
+        "score_max": max((r.score_value() for r in s.records), default=0.0),
         "dis_score_table": words.dis_table(s),
     }
     if req.records is not None:
@@ -706,7 +706,7 @@ def _write_records(ref: ReleaseRef, s: SudaResult, qis: Sequence[str], ctx: Gate
     rows = list(s.records)
     data: dict[str, Any] = {
         "row": pa.array([r.row + 1 for r in rows], pa.int64()),
-        "suda_score": pa.array([float(r.score) for r in rows], pa.float64()),
+        "suda_score": pa.array([r.score_value() for r in rows], pa.float64()),
         "dis_suda_score": pa.array([r.dis_score for r in rows], pa.float64()),
         "special_uniques": pa.array([len(r.msus) for r in rows], pa.int64()),
         "smallest_special_unique": pa.array(
@@ -717,7 +717,5 @@ def _write_records(ref: ReleaseRef, s: SudaResult, qis: Sequence[str], ctx: Gate
         ),
     }
     for q in qis:
-        data[f"contribution:{q}"] = pa.array(
-            [float(r.contributions.get(q, 0)) for r in rows], pa.float64()
-        )
+        data[f"contribution:{q}"] = pa.array([r.contribution(q) for r in rows], pa.float64())
     write_outputs({ref: pa.table(data)}, ctx)

@@ -326,3 +326,46 @@ def test_the_risk_command_refuses_a_search_past_its_budget(
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "--suda-max-size" in err[0], err
     assert not out.exists()
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=tables(), weighting=st.sampled_from(["elliot", "ihsn"]))
+def test_scores_added_in_pythons_integers_match_brute_force(
+    rows: list[Row], weighting: str
+) -> None:
+    """The scores are added in int64 while their largest possible total fits, else in
+    Python's integers: the second way (forced here) gives the same exact scores."""
+    import airflow_privacy.core.risk.suda as suda_module
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(suda_module, "_INT64_TOTAL", 0)
+        check(rows, len(rows[0]), weighting, 0.1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    keys=st.one_of(
+        st.lists(st.integers(0, 6), min_size=1, max_size=40),  # a small range: bincount
+        st.lists(st.integers(0, 10**12), min_size=1, max_size=40),  # spread out: np.unique
+    ),
+    data=st.data(),
+)
+def test_group_sizes_equal_the_definition(keys: list[int], data: st.DataObject) -> None:
+    """``_group_sizes`` (by ``np.bincount`` over a small range of keys, by ``np.unique``
+    otherwise) against a count by hand: group ids dense in the order of the keys, each
+    group's records the sum of its rows' weights (1 each without weights)."""
+    from airflow_privacy.core.risk.suda import _group_sizes
+
+    weights = data.draw(
+        st.none() | st.lists(st.integers(1, 5), min_size=len(keys), max_size=len(keys))
+    )
+    ids, sizes = _group_sizes(
+        np.asarray(keys, dtype=np.int64),
+        None if weights is None else np.asarray(weights, dtype=np.int64),
+    )
+    distinct = sorted(set(keys))
+    assert ids.tolist() == [distinct.index(k) for k in keys]
+    w = weights or [1] * len(keys)
+    assert sizes.tolist() == [
+        sum(wi for ki, wi in zip(keys, w, strict=True) if ki == d) for d in distinct
+    ]
