@@ -5,7 +5,6 @@ process), and the population sizes estimated from a sampling fraction."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -26,12 +25,21 @@ def class_counts(table: pa.Table, qis: Sequence[str]) -> dict[tuple[str | None, 
     """The size of every equivalence class (records sharing one QI combination)."""
     if table.num_rows == 0:
         return {}
+    import pyarrow as pa
+
     grouped = table.group_by(list(qis)).aggregate([([], "count_all")])
-    keys = [grouped.column(q).to_pylist() for q in qis]
+    columns: list[list[Any]] = []
+    for q in qis:
+        col = grouped.column(q)
+        values = col.to_pylist()
+        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+            values = [None if v is None else str(v) for v in values]  # as class_key does
+        columns.append(values)
     counts = grouped.column("count_all").to_pylist()
     out: dict[tuple[str | None, ...], int] = {}
-    for i, c in enumerate(counts):
-        k = class_key([col[i] for col in keys])
+    # column by column, then zipped (a key built per class cost 30 ms on 12,458 classes);
+    # two values that print alike are one class, as class_key makes them
+    for k, c in zip(zip(*columns, strict=True), counts, strict=True):
         out[k] = out.get(k, 0) + int(c)
     return out
 
@@ -61,4 +69,5 @@ def file_classes(
 def estimated_population_sizes(sizes: Sequence[int], pi: Fraction) -> list[int]:
     """``F_j = floor(f_j / pi)`` (module doc): rounded down, so the estimated risk ``1/F_j``
     is never below the unrounded estimate's."""
-    return [max(f, math.floor(Fraction(f) / pi)) for f in sizes]
+    p, q = pi.numerator, pi.denominator  # floor(f / (p / q)) = (f q) // p, in integers
+    return [max(f, (f * q) // p) for f in sizes]

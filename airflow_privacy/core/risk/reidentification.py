@@ -160,6 +160,11 @@ class ReidentificationRisk:
 def _sizes(values: Iterable[int], name: str) -> tuple[int, ...]:
     if isinstance(values, str | bytes) or not hasattr(values, "__iter__"):
         raise InputError(f"{opt(name)} must be a sequence of positive integers")
+    values = list(values)
+    if values and all(type(v) is int for v in values) and min(values) >= 1:
+        # the usual input, plain integers: no check per value (the abstract-class test cost
+        # 40 ms on 12,458 classes); anything else is checked one by one, for its message
+        return tuple(values)
     out: list[int] = []
     for v in values:
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
@@ -210,6 +215,16 @@ def _at_risk(sample: tuple[int, ...], risk_sizes: tuple[int, ...], t: float | No
     return sum(f for f, s in zip(sample, risk_sizes, strict=True) if s < need)
 
 
+def _success_sum(sample: tuple[int, ...], population: tuple[int, ...]) -> Fraction:
+    """``sum_j f_j / F_j``, exactly. The classes are grouped by their population size first,
+    so the sum takes one fraction per distinct size, not one per class (12,458 classes of
+    Adult's 8 QIs: 0.1 s of fractions whose denominators grew with every class)."""
+    by_size: dict[int, int] = {}
+    for f, big_f in zip(sample, population, strict=True):
+        by_size[big_f] = by_size.get(big_f, 0) + f
+    return sum((Fraction(f, big_f) for big_f, f in by_size.items()), Fraction(0))
+
+
 # ---------------------------------------------------------------- engines
 def prosecutor_risk(class_sizes: Iterable[int], threshold: float | None = None) -> ProsecutorRisk:
     """Prosecutor risk of a sample with equivalence classes of sizes ``class_sizes`` (module
@@ -243,7 +258,7 @@ def journalist_risk(
     n, j, pop_n = sum(f), len(f), sum(big_f)
     k = _at_risk(f, big_f, t)
     rc1 = Fraction(j, pop_n)
-    rc2 = sum((Fraction(a, b) for a, b in zip(f, big_f, strict=True)), Fraction(0)) / n
+    rc2 = _success_sum(f, big_f) / n
     return JournalistRisk(
         threshold=t,
         n_records=n,
@@ -264,7 +279,7 @@ def marketer_risk(
     f = _sizes(class_sizes, "class_sizes")
     big_f = _population(f, population_sizes)
     n = sum(f)
-    rate = sum((Fraction(a, b) for a, b in zip(f, big_f, strict=True)), Fraction(0)) / n
+    rate = _success_sum(f, big_f) / n
     return MarketerRisk(n_records=n, n_classes=len(f), success_rate=float(rate))
 
 
