@@ -267,12 +267,16 @@ def find_msus(
     # subset extended (a lookup, where np.searchsorted is a binary search per row)
     seen = np.zeros(n, dtype=np.int64)
     group_of = np.zeros(n, dtype=np.int64)
+    # only a row standing for one record can be unique on any subset: a subset none of whose
+    # surviving rows is one has no MSU in any superset either, and is dropped (a release
+    # where every combination is shared is searched no further than its single columns)
+    single = np.ones(n, dtype=bool) if weights is None else np.asarray(weights) == 1
     for c in range(m):
         inverse, counts = _group_sizes(codes[:, c], weights)
         unique = counts[inverse] == 1
         if unique.any():
             found[(c,)] = all_rows[unique]
-        if not unique.all():
+        if single[~unique].any():  # (none when every row is unique)
             alive[(c,)] = (all_rows[~unique], inverse[~unique].astype(np.int64))
     steps = m * n
     max_steps = MAX_STEPS if max_steps is None else max_steps
@@ -307,8 +311,9 @@ def find_msus(
             unique = counts[inverse] == 1
             if unique.any():
                 found[subset] = candidates[unique]
-            if not unique.all():
-                nxt[subset] = (candidates[~unique], inverse[~unique].astype(np.int64))
+            rest = candidates[~unique]
+            if single[rest].any():
+                nxt[subset] = (rest, inverse[~unique].astype(np.int64))
         alive = nxt
         if not alive:
             break
@@ -431,15 +436,16 @@ def _suda(
     dtype: Any = np.int64 if most < _INT64_TOTAL else object
     score_u = np.zeros(at_risk.size, dtype=dtype)
     share_u = np.zeros((at_risk.size, m), dtype=dtype)
-    msus: list[list[tuple[int, ...]]] = [[] for _ in range(at_risk.size)]
+    msus: list[list[tuple[str, ...]]] = [[] for _ in range(at_risk.size)]
     for subset in sorted(found, key=lambda t: (len(t), t)):
         at = np.searchsorted(at_risk, found[subset])
         w = units[len(subset)]
         score_u[at] += w
         for a in subset:
             share_u[at, a] += w
+        named = tuple(names[a] for a in subset)
         for i in at.tolist():
-            msus[i].append(subset)
+            msus[i].append(named)
 
     # DIS (sdcMicro): uniques U and records in pairs P on the whole QI combination
     uniques = int((counts == 1).sum())
@@ -462,11 +468,11 @@ def _suda(
         records.append(
             RecordRisk(
                 row=r,
-                msus=tuple(tuple(names[a] for a in sub) for sub in msus[i]),
+                msus=tuple(msus[i]),
                 score_units=score,
                 dis_score=dis_score,
                 qis=names,
-                share_units=tuple(int(x) for x in share_rows[i]),
+                share_units=tuple(share_rows[i]),  # Python integers (tolist)
                 unit=unit,
             )
         )
