@@ -16,9 +16,15 @@ if TYPE_CHECKING:
     from airflow_privacy.gate.refs import ReleaseRef
 
 
+def class_value(value: Any) -> str | None:
+    """One QI value of a class as text (a CSV reads text, Parquet keeps types); null stays
+    null."""
+    return None if value is None else str(value)
+
+
 def class_key(values: Sequence[Any]) -> tuple[str | None, ...]:
-    """A class's QI combination, compared as text (a CSV reads text, Parquet keeps types)."""
-    return tuple(None if v is None else str(v) for v in values)
+    """A class's QI combination, compared as text (:func:`class_value`)."""
+    return tuple(map(class_value, values))
 
 
 def class_counts(table: pa.Table, qis: Sequence[str]) -> dict[tuple[str | None, ...], int]:
@@ -33,7 +39,7 @@ def class_counts(table: pa.Table, qis: Sequence[str]) -> dict[tuple[str | None, 
         col = grouped.column(q)
         values = col.to_pylist()
         if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
-            values = [None if v is None else str(v) for v in values]  # as class_key does
+            values = list(map(class_value, values))  # text already: nothing to convert
         columns.append(values)
     counts = grouped.column("count_all").to_pylist()
     out: dict[tuple[str | None, ...], int] = {}
