@@ -28,25 +28,78 @@ def class_key(values: Sequence[Any]) -> tuple[str | None, ...]:
 
 
 def class_counts(table: pa.Table, qis: Sequence[str]) -> dict[tuple[str | None, ...], int]:
-    """The size of every equivalence class (records sharing one QI combination)."""
+    """The size of every equivalence class (records sharing one QI combination), counted in
+    numpy over Arrow's dictionary codes of each column (``Table.group_by`` would import
+    Arrow's Acero engine: 0.35 s of a process whose whole risk analysis takes less)."""
     if table.num_rows == 0:
         return {}
+    import numpy as np
     import pyarrow as pa
 
-    grouped = table.group_by(list(qis)).aggregate([([], "count_all")])
-    columns: list[list[Any]] = []
+    from airflow_privacy.core.counting import int_view
+
+    key = np.zeros(table.num_rows, dtype=np.int64)
+    bound = 1
+    codes: list[Any] = []
+    labels: list[list[str | None]] = []
     for q in qis:
-        col = grouped.column(q)
-        values = col.to_pylist()
-        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
-            values = list(map(class_value, values))  # text already: nothing to convert
-        columns.append(values)
-    counts = grouped.column("count_all").to_pylist()
+        column_codes, values = _column_codes(table.column(q))
+        card = max(len(values), 1)
+        if bound * card >= _KEY_LIMIT:  # re-densify the key so far (many wide columns)
+            _, inverse = np.unique(key, return_inverse=True)
+            key = inverse.reshape(-1).astype(np.int64)
+            bound = int(key.max()) + 1
+        key *= card
+        key += column_codes
+        bound *= card
+        codes.append(column_codes)
+        labels.append(values)
+    encoded = _dictionary_encode(
+        pa.Array.from_buffers(pa.int64(), len(key), [None, pa.py_buffer(key)])
+    )
+    group = int_view(encoded.indices).astype(np.int64)
+    sizes = np.bincount(group, minlength=len(encoded.dictionary)).tolist()
+    row = np.empty(len(sizes), dtype=np.int64)
+    row[group] = np.arange(group.shape[0], dtype=np.int64)  # one row of each class
+    columns = [
+        [values[c] for c in column_codes[row].tolist()]
+        for column_codes, values in zip(codes, labels, strict=True)
+    ]
     out: dict[tuple[str | None, ...], int] = {}
     # column by column, then zipped (a key built per class cost 30 ms on 12,458 classes);
     # two values that print alike are one class, as class_key makes them
-    for k, c in zip(zip(*columns, strict=True), counts, strict=True):
-        out[k] = out.get(k, 0) + int(c)
+    for k, c in zip(zip(*columns, strict=True), sizes, strict=True):
+        out[k] = out.get(k, 0) + c
+    return out
+
+
+_KEY_LIMIT = 1 << 62
+"""A class's mixed-radix key stays below this (int64), else the key so far is re-densified."""
+
+
+def _column_codes(column: pa.ChunkedArray) -> tuple[Any, list[str | None]]:
+    """``(code of each row, text of each code)`` of one QI column (:func:`class_value`; a
+    null is a value of its own, null as text)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from airflow_privacy.core.counting import int_view
+
+    col = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    if pa.types.is_dictionary(col.type):
+        col = col.cast(col.type.value_type)
+    encoded = _dictionary_encode(col)
+    values = encoded.dictionary.to_pylist()
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        values = list(map(class_value, values))  # text already: nothing to convert
+    return int_view(encoded.indices).astype(np.int64), values
+
+
+def _dictionary_encode(arr: pa.Array) -> pa.DictionaryArray:
+    """Arrow's hash encoding of ``arr``, a null encoded as a value of its own."""
+    import pyarrow.compute as pc
+
+    out: pa.DictionaryArray = pc.dictionary_encode(arr, null_encoding="encode")
     return out
 
 

@@ -49,3 +49,21 @@ def test_class_sizes_are_the_counts_of_the_text_keys(
 def test_estimated_population_sizes_are_floor_of_f_over_pi(sizes: list[int], pi: Fraction) -> None:
     got = estimated_population_sizes(sizes, pi)
     assert got == [max(f, math.floor(Fraction(f) / pi)) for f in sizes]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 999), min_size=8, max_size=8), min_size=1, max_size=60))
+def test_class_sizes_of_many_wide_columns(rows: list[list[int]]) -> None:
+    """Eight columns of up to 1,000 values each: their product passes int64, so the key of
+    the first columns is re-densified before the next is added."""
+    names = [f"q{j}" for j in range(8)]
+    # every column holds 0..999, so the key space is 1000^8 whatever the rows
+    table = pa.table(
+        {
+            q: pa.array([r[j] for r in rows] + list(range(1000)), pa.int64())
+            for j, q in enumerate(names)
+        }
+    )
+    want = Counter(class_key(r) for r in rows)
+    want.update(class_key([v] * 8) for v in range(1000))
+    assert class_counts(table, names) == dict(want)

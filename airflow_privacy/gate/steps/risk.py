@@ -567,8 +567,8 @@ def _suda(
     measures: list[dict[str, Any]],
     ctx: GateContext,
 ) -> tuple[dict[str, Any] | None, dict[str, str]]:
-    """SUDA2 on the rows (or, without them, on the class counts), its measures appended to
-    ``measures``; the per-record scores to ``req.records`` when named."""
+    """SUDA2 on the rows when the per-record scores go to ``req.records``, else on the class
+    sizes; its measures appended to ``measures``."""
     from airflow_privacy.gate import risk_measures as words
 
     outputs: dict[str, str] = {}
@@ -581,9 +581,12 @@ def _suda(
         dis_f = float(pop.pi) if pop.pi is not None else DEFAULT_DIS_FRACTION
     k_max = req.suda_max_size or len(qis)
     ctx.progress(f"SUDA2: special uniques of up to {k_max} attribute(s)")
-    if classes.table is not None:
+    if classes.table is not None and req.records is not None:
+        # the per-record scores name rows: SUDA2 on the rows
         s = suda2(classes.table, qis, k_max=k_max, dis_fraction=dis_f)
     else:
+        # the measures need only the classes (a record's MSUs are its class's): SUDA2 on
+        # the class sizes, without coding every row again
         from airflow_privacy.core.risk.suda import suda2_counts
 
         s = suda2_counts(classes.keys, classes.sizes, qis, k_max=k_max, dis_fraction=dis_f)
