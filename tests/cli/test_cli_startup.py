@@ -86,6 +86,27 @@ def test_an_anonymization_imports_no_scipy_stats(tmp_path: object) -> None:
     assert out.exists()
 
 
+def test_a_risk_analysis_imports_neither_scipy_nor_acero_nor_pandas() -> None:
+    """The risk step on Adult with a sampling fraction (every population model, SUDA2)
+    runs without SciPy (0.3 s of import: the models' special functions are numpy), Arrow's
+    Acero engine (0.35 s: the classes are counted in numpy) or pandas (0.13 s)."""
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[2] / "airflow_privacy" / "data" / "adult"
+    argv = ["risk", str(data / "adult.csv.gz"), "--qi", "age", "--qi", "sex", "--qi", "race",
+            "--qi", "education", "--sampling-fraction", "0.01", "--format", "json",
+            "--quiet"]  # fmt: skip
+    code = (
+        "import sys, json, io\n"
+        "from airflow_privacy.cli import main\n"
+        f"rc = main({argv!r}, io.StringIO())\n"
+        "heavy = ('scipy', 'pyarrow.acero', 'pyarrow.dataset', 'pandas')\n"
+        "print(json.dumps([rc, [m for m in heavy if m in sys.modules]]))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(run.stdout.strip().splitlines()[-1]) == [0, []]
+
+
 def test_the_command_sets_the_collector_for_its_process_and_main_does_not() -> None:
     """The installed command and ``python -m`` run :func:`console`, which raises the garbage
     collector's first threshold for its own process; :func:`main` (which also runs inside
