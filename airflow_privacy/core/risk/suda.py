@@ -433,6 +433,30 @@ def suda2_counts(
                  dis_fraction)  # fmt: skip
 
 
+def _msus_by_record(
+    order: Sequence[tuple[int, ...]],
+    places: Sequence[IntArray],
+    names: tuple[str, ...],
+    records: int,
+) -> list[tuple[tuple[str, ...], ...]]:
+    """Each record's MSUs as attribute names, in ``order``: ``places[j]`` holds the records
+    (their places among those at risk) for which ``order[j]`` is an MSU. One stable sort
+    by record, not one append per MSU of each record."""
+    if not places:
+        return [() for _ in range(records)]
+    where = np.concatenate(places)
+    which = np.repeat(np.arange(len(order)), [p.size for p in places])
+    by_record = which[np.argsort(where, kind="stable")].tolist()
+    ends = np.cumsum(np.bincount(where, minlength=records)).tolist()
+    named = [tuple(names[a] for a in subset) for subset in order]
+    out: list[tuple[tuple[str, ...], ...]] = []
+    start = 0
+    for end in ends:
+        out.append(tuple(map(named.__getitem__, by_record[start:end])))
+        start = end
+    return out
+
+
 def _suda(
     names: tuple[str, ...],
     distinct: IntArray,
@@ -461,16 +485,16 @@ def _suda(
     dtype: Any = np.int64 if most < _INT64_TOTAL else object
     score_u = np.zeros(at_risk.size, dtype=dtype)
     share_u = np.zeros((at_risk.size, m), dtype=dtype)
-    msus: list[list[tuple[str, ...]]] = [[] for _ in range(at_risk.size)]
-    for subset in sorted(found, key=lambda t: (len(t), t)):
+    order = sorted(found, key=lambda t: (len(t), t))
+    places = []
+    for subset in order:
         at = np.searchsorted(at_risk, found[subset])
         w = units[len(subset)]
         score_u[at] += w
         for a in subset:
             share_u[at, a] += w
-        named = tuple(names[a] for a in subset)
-        for i in at.tolist():
-            msus[i].append(named)
+        places.append(at)
+    msus = _msus_by_record(order, places, names, at_risk.size)
 
     # DIS (sdcMicro): uniques U and records in pairs P on the whole QI combination
     uniques = int((counts == 1).sum())
@@ -493,7 +517,7 @@ def _suda(
         records.append(
             RecordRisk(
                 row=r,
-                msus=tuple(msus[i]),
+                msus=msus[i],
                 score_units=score,
                 dis_score=dis_score,
                 qis=names,
