@@ -53,10 +53,10 @@ WEIGHTINGS: tuple[Weighting, ...] = ("elliot", "ihsn")
 DEFAULT_DIS_FRACTION = 0.01  # sdcMicro's default sampling fraction
 MAX_STEPS = 100_000_000
 """The most steps the MSU search may take (a step: one candidate combination looked at in
-one attribute subset, or one subset enumerated): about 6 s of one core (16 M steps a second
+one attribute subset, or one subset enumerated): about 4 s of one core (27 M steps a second
 where nothing is pruned, 2,000 random binary combinations over 16 QIs; 3 M a second before
 the search counted its intersections, when that data took 52 s unbounded). All of Adult
-over its 8 QIs takes 2.9-4.1 M steps (0.15 s). Counted as the search goes, so data whose
+over its 8 QIs takes 2.9-4.1 M steps (0.08 s). Counted as the search goes, so data whose
 combinations become unique early (real data) passes even where the worst case would not;
 beyond it the search stops with the options that shrink it (issue: 20 QIs on 2,000 records
 ran past 60 s)."""
