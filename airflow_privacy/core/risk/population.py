@@ -526,7 +526,7 @@ def _snb_newton(
 ) -> tuple[float, float]:
     """Newton's method on ``residual(a, b) = 0`` from ``(a, b)``, the Jacobian by central
     differences; a step is halved until it stays inside ``a > 0``, ``0 < b < 1`` and lowers
-    ``|residual|``. Stops 1,000 times inside ``tol`` or when no step lowers it."""
+    ``|residual|``. Stops within a thousandth of ``tol``, or when no step lowers it."""
     r = residual(a, b)
     for _ in range(200):
         size = math.hypot(r[0], r[1])

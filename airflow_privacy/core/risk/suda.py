@@ -332,7 +332,9 @@ class _Alive:
     any of its subsets): as a bit mask over all rows (``np.packbits``: the candidates of a
     superset are an AND of its immediate subsets' masks, where intersecting row numbers
     was half of the search on Adult's 8 QIs) and as row numbers, ascending, with their
-    group ids on the subset (dense, grouped among these rows only)."""
+    group ids on the subset (dense, grouped among these rows only). The mask adds one bit
+    per row of the table to the 16 bytes per surviving row: 125 KB a subset at 10^6
+    distinct combinations, for the subsets of two levels at a time."""
 
     mask: npt.NDArray[np.uint8]
     rows: IntArray
