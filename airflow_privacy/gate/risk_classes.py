@@ -6,7 +6,7 @@ process), and the population sizes estimated from a sampling fraction."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -31,14 +31,27 @@ def class_key(values: Sequence[Any]) -> tuple[str | None, ...]:
 def class_counts(table: pa.Table, qis: Sequence[str]) -> dict[tuple[str | None, ...], int]:
     """The size of every equivalence class (records sharing one QI combination). Counted by
     Arrow's ``Table.group_by`` when its Acero engine is loaded already (it hashes on every
-    core: 34 ms against 63 ms for 301,620 rows of 8 QIs), else in numpy over Arrow's
-    dictionary codes of each column: importing Acero costs 0.35 s, more than the numpy count
-    of the largest table read in process (a CSV under 64 MiB, about 10^6 rows) loses."""
+    core: 34 ms against 63 ms for 301,620 rows of 8 QIs) or a QI holds a null (a value of
+    its own here, which the numpy count does not read), else by the checks' own count in
+    numpy over Arrow's dictionary codes (:func:`~airflow_privacy.core.counting.count_rows`):
+    importing Acero costs 0.35 s, more than the numpy count of the largest table read in
+    process (a CSV under 64 MiB, about 10^6 rows) loses."""
     if table.num_rows == 0:
         return {}
-    if "pyarrow.acero" in sys.modules:
+    if "pyarrow.acero" in sys.modules or any(_has_null(table.column(q)) for q in qis):
         return _grouped_counts(table, qis)
-    return _numpy_counts(table, qis)
+    return _counted_rows(table, qis)
+
+
+def _has_null(column: pa.ChunkedArray) -> bool:
+    """Whether a column holds a null, as a row or (a dictionary column) as a value."""
+    import pyarrow as pa
+
+    if column.null_count:
+        return True
+    return pa.types.is_dictionary(column.type) and any(
+        chunk.dictionary.null_count for chunk in column.chunks
+    )
 
 
 def _grouped_counts(table: pa.Table, qis: Sequence[str]) -> dict[tuple[str | None, ...], int]:
@@ -53,83 +66,28 @@ def _grouped_counts(table: pa.Table, qis: Sequence[str]) -> dict[tuple[str | Non
         if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
             values = list(map(class_value, values))  # text already: nothing to convert
         columns.append(values)
-    return _merged(columns, grouped.column("count_all").to_pylist())
+    return _merged(zip(*columns, strict=True), grouped.column("count_all").to_pylist())
 
 
-def _merged(columns: list[list[Any]], sizes: list[int]) -> dict[tuple[str | None, ...], int]:
-    """The classes keyed by their values as text, column by column then zipped (a key built
-    per class cost 30 ms on 12,458 classes); two values that print alike are one class, as
-    :func:`class_key` makes them."""
+def _counted_rows(table: pa.Table, qis: Sequence[str]) -> dict[tuple[str | None, ...], int]:
+    """:func:`class_counts` of a null-free table by
+    :func:`~airflow_privacy.core.counting.count_rows`, whose labels are the values' text as
+    :func:`class_value` makes it (``str``)."""
+    from airflow_privacy.core.counting import count_rows
+
+    rows, sizes = count_rows(table, list(qis))
+    return _merged(rows, sizes.tolist())
+
+
+def _merged(
+    keys: Iterable[tuple[str | None, ...]], sizes: list[int]
+) -> dict[tuple[str | None, ...], int]:
+    """The classes keyed by their values as text (built column by column, then zipped: a
+    key built per class cost 30 ms on 12,458 classes); two values that print alike are one
+    class, as :func:`class_key` makes them."""
     out: dict[tuple[str | None, ...], int] = {}
-    for k, c in zip(zip(*columns, strict=True), sizes, strict=True):
+    for k, c in zip(keys, sizes, strict=True):
         out[k] = out.get(k, 0) + int(c)
-    return out
-
-
-def _numpy_counts(table: pa.Table, qis: Sequence[str]) -> dict[tuple[str | None, ...], int]:
-    """:func:`class_counts` in numpy over Arrow's dictionary codes (no Acero)."""
-    import numpy as np
-    import pyarrow as pa
-
-    from airflow_privacy.core.counting import int_view
-
-    key = np.zeros(table.num_rows, dtype=np.int64)
-    bound = 1
-    codes: list[Any] = []
-    labels: list[list[str | None]] = []
-    for q in qis:
-        column_codes, values = _column_codes(table.column(q))
-        card = max(len(values), 1)
-        if bound * card >= _KEY_LIMIT:  # re-densify the key so far (many wide columns)
-            _, inverse = np.unique(key, return_inverse=True)
-            key = inverse.reshape(-1).astype(np.int64)
-            bound = int(key.max()) + 1
-        key *= card
-        key += column_codes
-        bound *= card
-        codes.append(column_codes)
-        labels.append(values)
-    encoded = _dictionary_encode(
-        pa.Array.from_buffers(pa.int64(), len(key), [None, pa.py_buffer(key)])
-    )
-    group = int_view(encoded.indices).astype(np.int64)
-    sizes = np.bincount(group, minlength=len(encoded.dictionary)).tolist()
-    row = np.empty(len(sizes), dtype=np.int64)
-    row[group] = np.arange(group.shape[0], dtype=np.int64)  # one row of each class
-    columns = [
-        [values[c] for c in column_codes[row].tolist()]
-        for column_codes, values in zip(codes, labels, strict=True)
-    ]
-    return _merged(columns, sizes)
-
-
-_KEY_LIMIT = 1 << 62
-"""A class's mixed-radix key stays below this (int64), else the key so far is re-densified."""
-
-
-def _column_codes(column: pa.ChunkedArray) -> tuple[Any, list[str | None]]:
-    """``(code of each row, text of each code)`` of one QI column (:func:`class_value`; a
-    null is a value of its own, null as text)."""
-    import numpy as np
-    import pyarrow as pa
-
-    from airflow_privacy.core.counting import int_view
-
-    col = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    if pa.types.is_dictionary(col.type):
-        col = col.cast(col.type.value_type)
-    encoded = _dictionary_encode(col)
-    values = encoded.dictionary.to_pylist()
-    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
-        values = list(map(class_value, values))  # text already: nothing to convert
-    return int_view(encoded.indices).astype(np.int64), values
-
-
-def _dictionary_encode(arr: pa.Array) -> pa.DictionaryArray:
-    """Arrow's hash encoding of ``arr``, a null encoded as a value of its own."""
-    import pyarrow.compute as pc
-
-    out: pa.DictionaryArray = pc.dictionary_encode(arr, null_encoding="encode")
     return out
 
 

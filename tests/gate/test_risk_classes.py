@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from airflow_privacy.gate.risk_classes import (
+    _counted_rows,
     _grouped_counts,
-    _numpy_counts,
     class_counts,
     class_key,
     estimated_population_sizes,
@@ -45,9 +45,53 @@ def test_class_sizes_are_the_counts_of_the_text_keys(
     )
     want = Counter(class_key(r) for r in rows)
     assert class_counts(table, ["s", "i", "f"]) == dict(want)
-    # both ways of counting: numpy over dictionary codes, and Arrow's group_by (Acero)
-    assert _numpy_counts(table, ["s", "i", "f"]) == dict(want)
+    # both ways of counting: Arrow's group_by (Acero), and numpy over dictionary codes
+    # (class_counts gives it the tables without nulls)
     assert _grouped_counts(table, ["s", "i", "f"]) == dict(want)
+    if not any(v is None for r in rows for v in r):
+        assert _counted_rows(table, ["s", "i", "f"]) == dict(want)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", " a", "None", "nan"]),
+            st.integers(-3, 3) | st.integers(-(2**62), 2**62),
+            st.sampled_from([0.5, -0.0, 0.0, 1.0, float("nan")]),
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    st.booleans(),
+)
+def test_the_numpy_count_of_a_null_free_table_is_the_counts_of_the_text_keys(
+    rows: list[tuple[str, int, float]], dictionary: bool
+) -> None:
+    """The numpy count (the checks' ``count_rows``) labels each value by its text, as
+    class_key does: small and wide integer ranges, signed zeros, NaN, text that reads
+    "None", plain and dictionary-encoded text columns."""
+    text = pa.array([r[0] for r in rows], pa.string())
+    table = pa.table(
+        {
+            "s": text.dictionary_encode() if dictionary else text,
+            "i": pa.array([r[1] for r in rows], pa.int64()),
+            "f": pa.array([r[2] for r in rows], pa.float64()),
+        }
+    )
+    want = Counter(class_key(r) for r in rows)
+    assert _counted_rows(table, ["s", "i", "f"]) == dict(want)
+    assert class_counts(table, ["s", "i", "f"]) == dict(want)
+
+
+def test_a_null_in_a_dictionary_is_a_class_value_of_its_own() -> None:
+    """A dictionary column whose dictionary holds a null (no row is null): that value is
+    null, not the text "None"."""
+    column = pa.DictionaryArray.from_arrays(
+        pa.array([0, 1, 1, 2], pa.int32()), pa.array(["a", None, "None"], pa.string())
+    )
+    table = pa.table({"s": column})
+    assert class_counts(table, ["s"]) == {("a",): 1, (None,): 2, ("None",): 1}
 
 
 @settings(max_examples=300, deadline=None)
@@ -75,4 +119,4 @@ def test_class_sizes_of_many_wide_columns(rows: list[list[int]]) -> None:
     )
     want = Counter(class_key(r) for r in rows)
     want.update(class_key([v] * 8) for v in range(1000))
-    assert _numpy_counts(table, names) == dict(want)
+    assert _counted_rows(table, names) == dict(want)
