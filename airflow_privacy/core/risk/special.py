@@ -55,23 +55,25 @@ def _shifted(x: npt.ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray]:
     return z, inv, inv2
 
 
-def _digamma(z: FloatArray, inv: FloatArray) -> FloatArray:
+def _series(z: FloatArray, coefficients: tuple[float, ...]) -> tuple[FloatArray, FloatArray]:
+    """``(1/z, sum_k coefficients[k] / z^(2k+2))`` by Horner's rule in ``1/z^2``."""
     r = 1.0 / z
     w = r * r
     series = np.zeros_like(z)
-    for c in reversed(_DIGAMMA):
+    for c in reversed(coefficients):
         series = (series + c) * w
+    return r, series
+
+
+def _digamma(z: FloatArray, inv: FloatArray) -> FloatArray:
+    r, series = _series(z, _DIGAMMA)
     out: FloatArray = np.log(z) - 0.5 * r - series - inv
     return out
 
 
 def _trigamma(z: FloatArray, inv2: FloatArray) -> FloatArray:
-    r = 1.0 / z
-    w = r * r
-    series = np.zeros_like(z)
-    for c in reversed(_TRIGAMMA):
-        series = (series + c) * w
-    out: FloatArray = r + 0.5 * w + series * r + inv2
+    r, series = _series(z, _TRIGAMMA)
+    out: FloatArray = r + 0.5 * (r * r) + series * r + inv2
     return out
 
 
