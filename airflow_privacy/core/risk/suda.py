@@ -219,23 +219,20 @@ def _codes_from_table(table: pa.Table, qis: Sequence[str]) -> IntArray:
     return out
 
 
-def _group_sizes(keys: IntArray, weights: IntArray | None) -> tuple[IntArray, IntArray]:
-    """``(group id of each row, records in each group)``: rows count ``weights`` records.
-    Group ids are dense, in the order of the keys. Non-negative keys of a small range are
-    counted by ``np.bincount`` over the range (linear; ``np.unique`` sorts them, which
-    was most of a SUDA search on Adult's 8 QIs)."""
+def _group_sizes(keys: IntArray) -> tuple[IntArray, IntArray]:
+    """``(group id of each row, rows in each group)``. Group ids are dense, in the order of
+    the keys. Non-negative keys of a small range are counted by ``np.bincount`` over the
+    range (linear; ``np.unique`` sorts them, which was most of a SUDA search on Adult's 8
+    QIs)."""
     if keys.size and int(keys.min()) >= 0:
         bound = int(keys.max()) + 1
         if bound <= 4 * keys.size + 4096:
-            per_key = np.bincount(keys, weights=weights, minlength=bound)
+            per_key = np.bincount(keys, minlength=bound)
             present = per_key > 0
             dense = np.cumsum(present) - 1
             return dense[keys].astype(np.int64), per_key[present].astype(np.int64)
     _, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
-    inverse = inverse.reshape(-1)
-    if weights is not None:
-        counts = np.bincount(inverse, weights=weights).astype(np.int64)
-    return inverse, counts
+    return inverse.reshape(-1), counts
 
 
 def _distinct_rows(codes: IntArray) -> tuple[IntArray, IntArray, IntArray]:
@@ -281,7 +278,7 @@ def find_msus(
     # np.searchsorted is a binary search per row)
     group_of = np.zeros(n, dtype=np.int64)
     for c in range(m):
-        inverse, counts = _group_sizes(columns[c], None)
+        inverse, counts = _group_sizes(columns[c])
         unique = (counts[inverse] == 1) & single
         if unique.any():
             found[(c,)] = all_rows[unique]
@@ -313,7 +310,7 @@ def find_msus(
             base = alive[tuple(a for a in subset if a != narrow)]
             group_of[base.rows] = base.groups
             combined = group_of[candidates] * widths[narrow] + columns[narrow][candidates]
-            inverse, counts = _group_sizes(combined, None)
+            inverse, counts = _group_sizes(combined)
             unique = (counts[inverse] == 1) & single[candidates]
             if unique.any():
                 found[subset] = candidates[unique]

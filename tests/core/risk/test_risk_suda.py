@@ -348,24 +348,14 @@ def test_scores_added_in_pythons_integers_match_brute_force(
         st.lists(st.integers(0, 6), min_size=1, max_size=40),  # a small range: bincount
         st.lists(st.integers(0, 10**12), min_size=1, max_size=40),  # spread out: np.unique
     ),
-    data=st.data(),
 )
-def test_group_sizes_equal_the_definition(keys: list[int], data: st.DataObject) -> None:
+def test_group_sizes_equal_the_definition(keys: list[int]) -> None:
     """``_group_sizes`` (by ``np.bincount`` over a small range of keys, by ``np.unique``
     otherwise) against a count by hand: group ids dense in the order of the keys, each
-    group's records the sum of its rows' weights (1 each without weights)."""
+    group's size its number of rows."""
     from airflow_privacy.core.risk.suda import _group_sizes
 
-    weights = data.draw(
-        st.none() | st.lists(st.integers(1, 5), min_size=len(keys), max_size=len(keys))
-    )
-    ids, sizes = _group_sizes(
-        np.asarray(keys, dtype=np.int64),
-        None if weights is None else np.asarray(weights, dtype=np.int64),
-    )
+    ids, sizes = _group_sizes(np.asarray(keys, dtype=np.int64))
     distinct = sorted(set(keys))
     assert ids.tolist() == [distinct.index(k) for k in keys]
-    w = weights or [1] * len(keys)
-    assert sizes.tolist() == [
-        sum(wi for ki, wi in zip(keys, w, strict=True) if ki == d) for d in distinct
-    ]
+    assert sizes.tolist() == [keys.count(d) for d in distinct]
